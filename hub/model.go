@@ -1,0 +1,110 @@
+package hub
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by stores when a key does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Trust says how the hub decides whether a publisher may post to a channel.
+type Trust string
+
+// Publisher trust modes.
+const (
+	// TrustToken requires "Authorization: Bearer <token>" on every publish.
+	TrustToken Trust = "token"
+	// TrustVerifiedTopic requires the topic URI's own Link headers to name this hub.
+	TrustVerifiedTopic Trust = "verified"
+	// TrustOpen accepts any publisher (demos only; logged loudly).
+	TrustOpen Trust = "open"
+)
+
+// Channel is one Change Notification channel: one topic URI, one Source
+// Capability List.
+type Channel struct {
+	Topic          string    `json:"topic"`                    // topic URI, the channel's identity
+	Name           string    `json:"name"`                     // short URL-safe slug for paths and NATS subjects
+	Trust          Trust     `json:"trust"`                    // publisher trust
+	Token          string    `json:"token,omitempty"`          // bearer token when Trust is TrustToken
+	CapabilityList string    `json:"capabilityList,omitempty"` // the Source's Capability List, if known
+	Hosted         bool      `json:"hosted"`                   // the hub answers HEAD/GET on the topic URI itself
+	Created        time.Time `json:"created"`
+}
+
+// ChannelState is the mutable progress of a channel: how far its history
+// reaches and which gaps were seen.
+type ChannelState struct {
+	Topic     string    `json:"topic"`
+	LastSeq   uint64    `json:"lastSeq"`   // log sequence of the last accepted notification
+	LastFrom  time.Time `json:"lastFrom"`  // from of the last accepted notification
+	LastUntil time.Time `json:"lastUntil"` // until of the last accepted notification
+	LastHash  string    `json:"lastHash"`  // idempotency key of the last accepted notification
+	Published uint64    `json:"published"` // notifications accepted
+	Gaps      []Gap     `json:"gaps,omitempty"`
+}
+
+// Gap is a window of Source time no notification covered.
+type Gap struct {
+	From     time.Time `json:"from"`
+	Until    time.Time `json:"until"`
+	Seq      uint64    `json:"seq"` // the notification after the gap
+	Recorded time.Time `json:"recorded"`
+}
+
+// SubState is the lifecycle state of a subscription.
+type SubState string
+
+// Subscription states.
+const (
+	SubPending SubState = "pending" // requested, verification of intent not yet done
+	SubActive  SubState = "active"
+	SubExpired SubState = "expired"
+)
+
+// Subscription is a WebSub subscription, keyed by (Topic, Callback).
+type Subscription struct {
+	ID       string    `json:"id"` // stable key derived from Topic and Callback, see SubscriptionID
+	Topic    string    `json:"topic"`
+	Callback string    `json:"callback"` // exactly as given, query string included
+	Secret   string    `json:"secret,omitempty"`
+	Lease    int64     `json:"leaseSeconds"`
+	Expires  time.Time `json:"expires"`
+	State    SubState  `json:"state"`
+	Created  time.Time `json:"created"`
+	Verified time.Time `json:"verified"`
+	StartSeq uint64    `json:"startSeq"` // first log sequence this subscription receives
+}
+
+// Cursor is a destination's position: the last log sequence handled and the
+// Source datetime (until) it corresponds to.
+type Cursor struct {
+	Seq   uint64    `json:"seq"`
+	Until time.Time `json:"until"`
+}
+
+// DeadLetter is a notification whose delivery to one subscription gave up.
+type DeadLetter struct {
+	ID         string    `json:"id"`
+	SubID      string    `json:"subId"`
+	Seq        uint64    `json:"seq"`
+	Attempts   int       `json:"attempts"`
+	LastStatus int       `json:"lastStatus"` // last HTTP status, 0 for transport errors
+	Reason     string    `json:"reason"`
+	Failed     time.Time `json:"failed"`
+}
+
+// Record is one notification as the log stores it.
+type Record struct {
+	Seq          uint64    `json:"seq"` // log sequence, assigned by Append
+	Topic        string    `json:"topic"`
+	Channel      string    `json:"channel"` // channel Name
+	From         time.Time `json:"from"`    // zero for non-ResourceSync content
+	Until        time.Time `json:"until"`
+	ContentType  string    `json:"contentType"`
+	ResourceSync string    `json:"resourcesync,omitempty"` // rel="resourcesync" link passed through
+	Received     time.Time `json:"received"`
+	Key          string    `json:"key"` // idempotency key
+	Body         []byte    `json:"-"`
+}

@@ -1,0 +1,70 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// Log is the durable, ordered history of notifications. Sequences are
+// assigned by the log, increase strictly, and are shared by all channels.
+type Log interface {
+	// Append stores rec durably and returns its sequence. When a record with
+	// the same Key is still inside the log's deduplication window, nothing is
+	// stored and Append returns the earlier sequence with dup set.
+	Append(ctx context.Context, rec Record) (seq uint64, dup bool, err error)
+	// Next returns the first record of topic (any topic when topic is "")
+	// whose sequence is at least seq, or ErrNotFound when there is none yet.
+	Next(ctx context.Context, topic string, seq uint64) (Record, error)
+	// Bounds returns the first and last sequence the log still holds
+	// (0, 0 when empty). Records before first were removed by retention.
+	Bounds(ctx context.Context) (first, last uint64, err error)
+	// Changed returns a channel that is closed after the next append by any
+	// writer of the log. Take it before calling Next to wait without races.
+	Changed() <-chan struct{}
+}
+
+// Store keeps the hub's state: channels and their progress, subscriptions,
+// delivery cursors, dead letters and ownership leases. Every implementation
+// passes the contract suite in hub/storetest.
+type Store interface {
+	PutChannel(ctx context.Context, ch Channel) error
+	// Channel returns the channel with the given topic or ErrNotFound.
+	Channel(ctx context.Context, topic string) (Channel, error)
+	// Channels lists every channel, ordered by topic.
+	Channels(ctx context.Context) ([]Channel, error)
+	DeleteChannel(ctx context.Context, topic string) error
+
+	// ChannelState returns the channel's progress, or ErrNotFound.
+	ChannelState(ctx context.Context, topic string) (ChannelState, error)
+	// UpdateChannelState applies fn to the current state (the zero state
+	// with Topic set when none exists) and stores the result atomically,
+	// retrying fn when another writer raced it. An error from fn aborts.
+	UpdateChannelState(ctx context.Context, topic string, fn func(*ChannelState) error) (ChannelState, error)
+
+	PutSubscription(ctx context.Context, s Subscription) error
+	// Subscription returns the subscription with the given ID or ErrNotFound.
+	Subscription(ctx context.Context, id string) (Subscription, error)
+	// Subscriptions lists the subscriptions of topic (all when topic is ""), ordered by ID.
+	Subscriptions(ctx context.Context, topic string) ([]Subscription, error)
+	// DeleteSubscription removes the subscription, its cursor and its dead letters.
+	DeleteSubscription(ctx context.Context, id string) error
+
+	// Cursor returns the delivery cursor of a subscription, or ErrNotFound.
+	Cursor(ctx context.Context, subID string) (Cursor, error)
+	PutCursor(ctx context.Context, subID string, c Cursor) error
+
+	AddDeadLetter(ctx context.Context, d DeadLetter) error
+	// DeadLetters lists a subscription's dead letters ordered by Seq.
+	DeadLetters(ctx context.Context, subID string) ([]DeadLetter, error)
+	// DeleteDeadLetter removes one dead letter; ErrNotFound when absent.
+	DeleteDeadLetter(ctx context.Context, subID, id string) error
+
+	// Claim takes or renews the expiring lease key for owner and reports
+	// whether owner holds it afterwards.
+	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	// Release gives up the lease key if owner holds it.
+	Release(ctx context.Context, key, owner string) error
+
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
