@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -107,4 +109,14 @@ type Record struct {
 	Received     time.Time `json:"received"`
 	Key          string    `json:"key"` // idempotency key
 	Body         []byte    `json:"-"`
+}
+
+// SubscriptionID is the stable key of the subscription (topic, callback):
+// 32 hex digits of SHA-256 over both, safe in store keys and URL paths.
+func SubscriptionID(topic, callback string) string {
+	h := sha256.New()
+	h.Write([]byte(topic))
+	h.Write([]byte{0})
+	h.Write([]byte(callback))
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -12,9 +12,11 @@ type Log interface {
 	// the same Key is still inside the log's deduplication window, nothing is
 	// stored and Append returns the earlier sequence with dup set.
 	Append(ctx context.Context, rec Record) (seq uint64, dup bool, err error)
-	// Next returns the first record of topic (any topic when topic is "")
-	// whose sequence is at least seq, or ErrNotFound when there is none yet.
-	Next(ctx context.Context, topic string, seq uint64) (Record, error)
+	// Next returns the first record of the channel named channel (any
+	// channel when channel is "") whose sequence is at least seq, or
+	// ErrNotFound when there is none yet. Records removed by retention are
+	// skipped: the caller compares the returned Seq with the one it asked for.
+	Next(ctx context.Context, channel string, seq uint64) (Record, error)
 	// Bounds returns the first and last sequence the log still holds
 	// (0, 0 when empty). Records before first were removed by retention.
 	Bounds(ctx context.Context) (first, last uint64, err error)
