@@ -1,0 +1,168 @@
+package embednats
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// SyncPolicy says when the JetStream file store forces writes to disk.
+type SyncPolicy int
+
+const (
+	// SyncDefault flushes every acknowledged write to the operating system
+	// and fsyncs on the server's default interval (two minutes):
+	// acknowledged data survives a process kill, not a power loss.
+	SyncDefault SyncPolicy = iota
+	// SyncAlways fsyncs every write before it is acknowledged: acknowledged
+	// data survives a power loss.
+	SyncAlways
+)
+
+// String returns the policy's name as used in flags and benchmarks.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncDefault:
+		return "default"
+	case SyncAlways:
+		return "always"
+	default:
+		return fmt.Sprintf("SyncPolicy(%d)", int(p))
+	}
+}
+
+// ParseSyncPolicy returns the policy named "default" or "always".
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	switch s {
+	case "default", "":
+		return SyncDefault, nil
+	case "always":
+		return SyncAlways, nil
+	}
+	return 0, fmt.Errorf("embednats: unknown sync policy %q (want default or always)", s)
+}
+
+// Default settings.
+const (
+	DefaultHost       = "127.0.0.1"
+	DefaultMaxPayload = 8 << 20
+	// ReadyTimeout bounds how long Start waits for the server.
+	ReadyTimeout = 10 * time.Second
+)
+
+// Config configures an embedded server.
+type Config struct {
+	DataDir    string     // JetStream store directory (required)
+	Host       string     // listen address; default 127.0.0.1
+	Port       int        // 0: no TCP listener (in-process connections only); -1: random port
+	Sync       SyncPolicy // when writes are fsynced, see the package documentation
+	MaxPayload int32      // largest message; default 8 MiB
+	Logger     *slog.Logger
+}
+
+// Server is a running embedded NATS server with JetStream.
+type Server struct {
+	ns     *server.Server
+	listen bool
+}
+
+// Start starts a server and waits, at most ReadyTimeout, until it accepts
+// connections and JetStream is enabled.
+func Start(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("embednats: DataDir is required")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("embednats: data dir: %w", err)
+	}
+	if cfg.Host == "" {
+		cfg.Host = DefaultHost
+	}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	if cfg.Port < -1 {
+		return nil, fmt.Errorf("embednats: invalid port %d", cfg.Port)
+	}
+	opts := &server.Options{
+		ServerName: "rshub-embedded",
+		Host:       cfg.Host,
+		Port:       cfg.Port,
+		DontListen: cfg.Port == 0,
+		JetStream:  true,
+		StoreDir:   cfg.DataDir,
+		MaxPayload: cfg.MaxPayload,
+		NoSigs:     true,
+		NoLog:      cfg.Logger == nil,
+	}
+	switch cfg.Sync {
+	case SyncDefault:
+	case SyncAlways:
+		opts.SyncAlways = true
+	default:
+		return nil, fmt.Errorf("embednats: unknown sync policy %d", int(cfg.Sync))
+	}
+	if opts.DontListen {
+		opts.Port = server.RANDOM_PORT // ignored without a listener
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embednats: new server: %w", err)
+	}
+	if cfg.Logger != nil {
+		ns.SetLoggerV2(slogAdapter{cfg.Logger}, false, false, false)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(ReadyTimeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("embednats: server on %s not ready within %s", cfg.DataDir, ReadyTimeout)
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("embednats: JetStream did not start on %s", cfg.DataDir)
+	}
+	return &Server{ns: ns, listen: !opts.DontListen}, nil
+}
+
+// Connect opens an in-process client connection; opts are applied after
+// the in-process option.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	all := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name("rshub")}, opts...)
+	nc, err := nats.Connect("", all...)
+	if err != nil {
+		return nil, fmt.Errorf("embednats: connect: %w", err)
+	}
+	return nc, nil
+}
+
+// ClientURL returns the nats:// URL other processes connect to, or "" when
+// the server does not listen on TCP.
+func (s *Server) ClientURL() string {
+	if !s.listen {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// Shutdown stops the server gracefully and waits until it has stopped.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// slogAdapter routes the server's log lines to slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Debugf(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Tracef(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }

@@ -1,0 +1,82 @@
+package embednats
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestStart_InProcessOnlyHasNoURL(t *testing.T) {
+	s, err := Start(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if u := s.ClientURL(); u != "" {
+		t.Fatalf("ClientURL = %q, want empty without a listener", u)
+	}
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := js.AccountInfo(ctx)
+	if err != nil {
+		t.Fatalf("JetStream not available: %v", err)
+	}
+	_ = info
+}
+
+func TestStart_RandomPortListensOnLoopback(t *testing.T) {
+	var logs bytes.Buffer
+	s, err := Start(Config{DataDir: t.TempDir(), Port: -1, Sync: SyncAlways,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	u := s.ClientURL()
+	if u == "" {
+		t.Fatal("ClientURL empty with Port -1")
+	}
+	nc, err := nats.Connect(u)
+	if err != nil {
+		t.Fatalf("connect %s: %v", u, err)
+	}
+	defer nc.Close()
+	if got := nc.MaxPayload(); got != DefaultMaxPayload {
+		t.Fatalf("MaxPayload = %d, want %d", got, DefaultMaxPayload)
+	}
+	if logs.Len() == 0 {
+		t.Fatal("no server log lines reached the slog logger")
+	}
+}
+
+func TestStart_RequiresDataDir(t *testing.T) {
+	if _, err := Start(Config{}); err == nil {
+		t.Fatal("Start without DataDir succeeded")
+	}
+}
+
+func TestParseSyncPolicy(t *testing.T) {
+	for _, p := range []SyncPolicy{SyncDefault, SyncAlways} {
+		got, err := ParseSyncPolicy(p.String())
+		if err != nil || got != p {
+			t.Fatalf("ParseSyncPolicy(%q) = %v, %v", p.String(), got, err)
+		}
+	}
+	if _, err := ParseSyncPolicy("sometimes"); err == nil {
+		t.Fatal("ParseSyncPolicy accepted an unknown name")
+	}
+}
