@@ -2,7 +2,7 @@
 
 # Runs the hub with everything embedded and the demo Source and subscriber.
 run:
-	go run ./examples/demo
+	go run ./cmd/hub --demo
 
 # Runs every check and test, installing what the tests need.
 test:
