@@ -107,7 +107,8 @@ type Record struct {
 	ContentType  string    `json:"contentType"`
 	ResourceSync string    `json:"resourcesync,omitempty"` // rel="resourcesync" link passed through
 	Received     time.Time `json:"received"`
-	Key          string    `json:"key"` // idempotency key
+	Key          string    `json:"key"`     // idempotency key
+	Entries      int       `json:"entries"` // <url> entries of a ResourceSync notification (0 otherwise)
 	Body         []byte    `json:"-"`
 }
 
