@@ -69,6 +69,7 @@ const (
 type Subscription struct {
 	ID       string    `json:"id"` // stable key derived from Topic and Callback, see SubscriptionID
 	Topic    string    `json:"topic"`
+	Channel  string    `json:"channel"`  // Name of the topic's channel
 	Callback string    `json:"callback"` // exactly as given, query string included
 	Secret   string    `json:"secret,omitempty"`
 	Lease    int64     `json:"leaseSeconds"`
