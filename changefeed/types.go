@@ -109,7 +109,7 @@ type Link struct {
 	Type     string
 	Encoding string
 	Path     string
-	Pri      int // 1..999999, -1 when absent
+	Pri      int // 1..999999; -1 (or 0) when absent
 	Ext      []xml.Attr
 }
 
@@ -137,6 +137,9 @@ type Header struct {
 type Document struct {
 	Header
 	Entries []Entry
+	// Trailer holds extension elements found at root level after the first
+	// entry; the encoder writes them after the last entry.
+	Trailer []RawElement
 }
 
 // Link returns the href of the first root rs:ln with the given rel, or "".
