@@ -1,0 +1,127 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// PutChannel stores ch under its topic.
+func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
+	b, err := json.Marshal(ch)
+	if err == nil {
+		err = s.rdb.HSet(ctx, s.key("channels"), ch.Topic, b).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: put channel %q: %w", ch.Topic, err)
+	}
+	return nil
+}
+
+// Channel returns the channel of topic or hub.ErrNotFound.
+func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) {
+	var ch hub.Channel
+	if err := s.hgetJSON(ctx, s.key("channels"), topic, &ch); err != nil {
+		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", topic, err)
+	}
+	return ch, nil
+}
+
+// Channels lists every channel ordered by topic.
+func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
+	vals, err := s.rdb.HVals(ctx, s.key("channels")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: channels: %w", err)
+	}
+	out := make([]hub.Channel, 0, len(vals))
+	for _, v := range vals {
+		var ch hub.Channel
+		if err := json.Unmarshal([]byte(v), &ch); err != nil {
+			return nil, fmt.Errorf("redisstore: channels: %w", err)
+		}
+		out = append(out, ch)
+	}
+	slices.SortFunc(out, func(a, b hub.Channel) int { return strings.Compare(a.Topic, b.Topic) })
+	return out, nil
+}
+
+// DeleteChannel removes the channel of topic; its state is kept.
+func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
+	if err := s.rdb.HDel(ctx, s.key("channels"), topic).Err(); err != nil {
+		return fmt.Errorf("redisstore: delete channel %q: %w", topic, err)
+	}
+	return nil
+}
+
+// ChannelState returns the progress of topic or hub.ErrNotFound.
+func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
+	b, err := s.rdb.Get(ctx, s.key("chstate", topic)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		err = hub.ErrNotFound
+	}
+	var st hub.ChannelState
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err != nil {
+		return hub.ChannelState{}, fmt.Errorf("redisstore: channel state %q: %w", topic, err)
+	}
+	return st, nil
+}
+
+// UpdateChannelState applies fn to the state of topic and stores the result
+// unless another writer changed it meanwhile (WATCH), retrying fn then.
+func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*hub.ChannelState) error) (hub.ChannelState, error) {
+	key := s.key("chstate", topic)
+	var result hub.ChannelState
+	var fnErr error
+	txf := func(tx *redis.Tx) error {
+		st := hub.ChannelState{}
+		b, err := tx.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return err
+		default:
+			if err := json.Unmarshal(b, &st); err != nil {
+				return err
+			}
+		}
+		st.Topic = topic
+		if fnErr = fn(&st); fnErr != nil {
+			return fnErr
+		}
+		nb, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, nb, 0)
+			return nil
+		})
+		result = st
+		return err
+	}
+	for attempt := range maxTxAttempts {
+		err := s.rdb.Watch(ctx, txf, key)
+		switch {
+		case err == nil:
+			return result, nil
+		case fnErr != nil:
+			return hub.ChannelState{}, fnErr
+		case !errors.Is(err, redis.TxFailedErr):
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
+		}
+	}
+	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", topic, maxTxAttempts)
+}

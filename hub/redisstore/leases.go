@@ -1,0 +1,60 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// renewScript extends the lease when ARGV[1] owns it, or takes it when it
+// is free (expired between SET NX and this script); 1 when owned after.
+var renewScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if not cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// releaseScript deletes the lease only when ARGV[1] owns it.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// Claim takes the lease key for owner with SET NX PX, or renews it with an
+// owner-checked script, and reports whether owner holds it afterwards.
+// Expiry runs on the Redis server's clock.
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ttl = max(ttl, time.Millisecond)
+	k := s.key("lease", key)
+	ok, err := s.rdb.SetNX(ctx, k, owner, ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: claim %q: %w", key, err)
+	}
+	if ok {
+		return true, nil
+	}
+	n, err := renewScript.Run(ctx, s.rdb, []string{k}, owner, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: claim %q: %w", key, err)
+	}
+	return n == 1, nil
+}
+
+// Release frees the lease key if owner holds it.
+func (s *Store) Release(ctx context.Context, key, owner string) error {
+	if err := releaseScript.Run(ctx, s.rdb, []string{s.key("lease", key)}, owner).Err(); err != nil {
+		return fmt.Errorf("redisstore: release %q: %w", key, err)
+	}
+	return nil
+}
