@@ -1,0 +1,167 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// maxChannelName bounds channel names (they become URL path segments and
+// NATS subject tokens).
+const maxChannelName = 64
+
+// ValidChannelName reports whether name can be used in paths and NATS
+// subjects: 1–64 characters of [A-Za-z0-9_-].
+func ValidChannelName(name string) bool {
+	if name == "" || len(name) > maxChannelName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// NameForTopic derives a channel name from a topic URI: a readable slug of
+// its host and path followed by a short hash, so distinct topics never share
+// a name.
+func NameForTopic(topic string) string {
+	var b strings.Builder
+	dash := false
+	src := topic
+	if u, err := url.Parse(topic); err == nil && u.Host != "" {
+		src = u.Host + u.Path
+	}
+	for _, r := range strings.ToLower(src) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		if ok {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	slug := strings.Trim(b.String(), "-")
+	sum := sha256.Sum256([]byte(topic))
+	if slug == "" {
+		return "t-" + hex.EncodeToString(sum[:5])
+	}
+	return slug + "-" + hex.EncodeToString(sum[:4])
+}
+
+// HostedTopic returns the topic URI of a channel the hub hosts itself.
+func (h *Hub) HostedTopic(name string) string {
+	u := *h.hubURL
+	u.Path = "/topics/" + name
+	u.RawQuery, u.Fragment = "", ""
+	return u.String()
+}
+
+// CheckChannel normalises and validates a channel definition.
+func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
+	if ch.Hosted {
+		if ch.Name == "" {
+			return ch, errors.New("a hosted channel needs a name")
+		}
+		if ch.Topic == "" {
+			ch.Topic = h.HostedTopic(ch.Name)
+		}
+	}
+	if ch.Topic == "" {
+		return ch, errors.New("topic is required")
+	}
+	u, err := url.Parse(ch.Topic)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ch, fmt.Errorf("topic %q must be an absolute http(s) URL", ch.Topic)
+	}
+	if ch.Name == "" {
+		ch.Name = NameForTopic(ch.Topic)
+	}
+	if !ValidChannelName(ch.Name) {
+		return ch, fmt.Errorf("channel name %q must be 1-64 characters of A-Z a-z 0-9 - _", ch.Name)
+	}
+	switch ch.Trust {
+	case "":
+		if ch.Token != "" {
+			ch.Trust = TrustToken
+		} else {
+			ch.Trust = TrustVerifiedTopic
+		}
+	case TrustToken, TrustVerifiedTopic, TrustOpen:
+	default:
+		return ch, fmt.Errorf("trust %q must be token, verified or open", ch.Trust)
+	}
+	if ch.Trust == TrustToken && len(ch.Token) < 16 {
+		return ch, errors.New("trust token needs a token of at least 16 characters")
+	}
+	if ch.Hosted && ch.Trust == TrustVerifiedTopic {
+		// the hub itself answers for a hosted topic; verification is moot
+		return ch, errors.New("a hosted channel needs trust token or open")
+	}
+	return ch, nil
+}
+
+// PutChannel validates and stores a channel, refusing a name already used by
+// another topic.
+func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
+	ch, err := h.CheckChannel(ch)
+	if err != nil {
+		return ch, fmt.Errorf("channel: %w", err)
+	}
+	if _, err := h.ChannelByName(ctx, ch.Name); err == nil {
+		old, _ := h.ChannelByName(ctx, ch.Name)
+		if old.Topic != ch.Topic {
+			return ch, fmt.Errorf("channel: name %q is taken by topic %s", ch.Name, old.Topic)
+		}
+	}
+	if old, err := h.cfg.Store.Channel(ctx, ch.Topic); err == nil {
+		ch.Created = old.Created
+	} else if !errors.Is(err, ErrNotFound) {
+		return ch, fmt.Errorf("channel: %w", err)
+	}
+	if ch.Created.IsZero() {
+		ch.Created = h.cfg.Now().UTC()
+	}
+	if ch.Trust == TrustOpen {
+		h.log.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", ch.Topic, "channel", ch.Name)
+	}
+	if err := h.cfg.Store.PutChannel(ctx, ch); err != nil {
+		return ch, fmt.Errorf("channel: store: %w", err)
+	}
+	return ch, nil
+}
+
+// ChannelByName finds a channel by its name.
+func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
+	chs, err := h.cfg.Store.Channels(ctx)
+	if err != nil {
+		return Channel{}, err
+	}
+	for _, c := range chs {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Channel{}, ErrNotFound
+}
+
+// channelFor returns the channel of topic, creating an open one when the
+// hub runs with OpenTopics.
+func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
+	ch, err := h.cfg.Store.Channel(ctx, topic)
+	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
+		return ch, err
+	}
+	return h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
+}

@@ -1,0 +1,116 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+)
+
+// maxFormBytes bounds subscription and publish-ping forms.
+const maxFormBytes = 64 << 10
+
+// Register adds the hub's routes to mux: the hub URL, hosted topics and,
+// when an admin token is configured, the admin API.
+func (h *Hub) Register(mux *http.ServeMux) {
+	path := h.hubURL.Path
+	if path == "" {
+		path = "/"
+	}
+	if path == "/" {
+		mux.HandleFunc("/{$}", h.serveHubURL)
+	} else {
+		mux.HandleFunc(path, h.serveHubURL)
+	}
+	mux.HandleFunc("/topics/{name}", h.serveTopic)
+	h.registerAdmin(mux)
+}
+
+// serveHubURL is the hub URL: POST for subscriptions, publish pings and
+// ResourceSync notifications; GET says what this is.
+func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodHead:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Link", "<"+h.cfg.HubURL+`>; rel="hub"`)
+		_, _ = fmt.Fprintf(w, "rshub: a WebSub hub for ResourceSync change notifications.\nPOST hub.mode=subscribe|unsubscribe|publish (form) or an application/xml change-notification with Link rel=\"self\" and rel=\"hub\" to %s\n", h.cfg.HubURL)
+		return
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		plainError(w, http.StatusMethodNotAllowed, "the hub URL takes POST")
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		h.obs.Rejected("content_type")
+		plainError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/x-www-form-urlencoded or application/xml")
+		return
+	}
+	switch mt {
+	case "application/x-www-form-urlencoded":
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if err := r.ParseForm(); err != nil {
+			status := http.StatusBadRequest
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			plainError(w, status, "bad form: "+err.Error())
+			return
+		}
+		form := r.PostForm
+		switch form.Get("hub.mode") {
+		case "subscribe", "unsubscribe":
+			h.handleSubscription(w, form)
+		case "publish":
+			h.handlePublishPing(w, r, form)
+		default:
+			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", form.Get("hub.mode")))
+		}
+	case "application/xml", "text/xml":
+		h.handleFatPing(w, r, r.Header.Get("Content-Type"))
+	default:
+		h.obs.Rejected("content_type")
+		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", mt))
+	}
+}
+
+// serveTopic answers HEAD and GET on a topic the hub hosts (RS Change
+// Notification 1.0.1 §4.1): 200, application/xml, Link self and hub, and the
+// channel's most recent notification as the body.
+func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		plainError(w, http.StatusMethodNotAllowed, "a topic takes GET or HEAD")
+		return
+	}
+	ch, err := h.ChannelByName(r.Context(), r.PathValue("name"))
+	if err != nil || !ch.Hosted {
+		plainError(w, http.StatusNotFound, "no hosted topic here")
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Link", FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList))
+	w.Header().Set("Cache-Control", "no-cache")
+	var body []byte
+	if st, err := h.cfg.Store.ChannelState(r.Context(), ch.Topic); err == nil && st.LastSeq > 0 {
+		if rec, err := h.cfg.Log.Next(r.Context(), ch.Name, st.LastSeq); err == nil && rec.Seq == st.LastSeq {
+			body = rec.Body
+		}
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(body)
+	}
+}
+
+// plainError writes a plain-text error for developers (WebSub §5.1).
+func plainError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}

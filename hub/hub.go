@@ -1,0 +1,163 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Activator is told when a subscription starts or stops receiving
+// notifications. The webhook delivery engine implements it.
+type Activator interface {
+	Activate(s Subscription)
+	Deactivate(id string)
+}
+
+// Redriver re-delivers one dead letter. The webhook delivery engine
+// implements it.
+type Redriver interface {
+	Redrive(ctx context.Context, subID, deadLetterID string) error
+}
+
+// Config configures a Hub. HubURL, Store and Log are required.
+type Config struct {
+	// HubURL is the hub's public URL, exactly as it appears in rel="hub".
+	HubURL string
+	Store  Store
+	Log    Log
+	// Client makes verification-of-intent requests and topic fetches. It
+	// should refuse non-global addresses and never follow redirects
+	// (internal/netguard); http.DefaultClient is NOT a safe choice.
+	Client *http.Client
+	// Leases bounds granted leases; zero means DefaultLeasePolicy.
+	Leases LeasePolicy
+	// MaxBody limits publish bodies and fetched topics (default 10 MiB).
+	MaxBody int64
+	// AllowOverlap accepts notifications that overlap or precede the
+	// channel's last until instead of refusing them with 409.
+	AllowOverlap bool
+	// OpenTopics lets a subscription or a thin ping name a topic the hub
+	// does not know: an open channel is created for it (a public hub).
+	OpenTopics bool
+	// AdminToken protects the admin API; empty disables it.
+	AdminToken string
+	// Activator and Redriver connect the delivery engine; both optional.
+	Activator Activator
+	Redriver  Redriver
+	// VerifyWorkers bounds concurrent verifications (default 32).
+	VerifyWorkers int
+	// Observer receives intake and subscription events (metrics); optional.
+	Observer Observer
+	Logger   *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Hub is the WebSub hub: it takes subscriptions and publishes, stores
+// notifications in the Log and keeps state in the Store.
+type Hub struct {
+	cfg     Config
+	hubURL  *url.URL
+	log     *slog.Logger
+	verifyq chan verifyJob
+	obs     Observer
+
+	mu        sync.Mutex
+	chanLocks map[string]*sync.Mutex
+	synced    map[string]bool // channels whose state was reconciled with the log
+	fetched   map[string]fetchMemo
+	topicOK   map[string]time.Time // verified topics and when the check expires
+}
+
+// New validates cfg and returns a Hub. Call Run to start its background work.
+func New(cfg Config) (*Hub, error) {
+	if cfg.Store == nil || cfg.Log == nil {
+		return nil, errors.New("hub: Store and Log are required")
+	}
+	u, err := url.Parse(cfg.HubURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("hub: hub URL %q must be an absolute http(s) URL", cfg.HubURL)
+	}
+	if cfg.Leases == (LeasePolicy{}) {
+		cfg.Leases = DefaultLeasePolicy()
+	}
+	if err := cfg.Leases.Validate(); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 10 << 20
+	}
+	if cfg.VerifyWorkers <= 0 {
+		cfg.VerifyWorkers = 32
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("hub: Client is required (use netguard.NewClient)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	return &Hub{
+		cfg:       cfg,
+		hubURL:    u,
+		log:       cfg.Logger,
+		obs:       obs,
+		verifyq:   make(chan verifyJob, 4096),
+		chanLocks: map[string]*sync.Mutex{},
+		synced:    map[string]bool{},
+		fetched:   map[string]fetchMemo{},
+		topicOK:   map[string]time.Time{},
+	}, nil
+}
+
+// URL returns the hub URL as configured.
+func (h *Hub) URL() string { return h.cfg.HubURL }
+
+// Run runs the verification workers and the lease sweeper until ctx ends.
+func (h *Hub) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range h.cfg.VerifyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case j := <-h.verifyq:
+					h.runVerify(ctx, j)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.sweepLeases(ctx)
+	}()
+	wg.Wait()
+	return nil
+}
+
+// channelLock returns the mutex serialising intake on one topic.
+func (h *Hub) channelLock(topic string) *sync.Mutex {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.chanLocks[topic]
+	if m == nil {
+		m = &sync.Mutex{}
+		h.chanLocks[topic] = m
+	}
+	return m
+}

@@ -1,0 +1,205 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+)
+
+// topicCheckTTL is how long a verified topic's Link headers are trusted.
+const topicCheckTTL = 10 * time.Minute
+
+// handleFatPing takes a ResourceSync notification POSTed as application/xml
+// with Link rel="self" (topic) and rel="hub" (this hub), and answers 200 only
+// once the log holds it.
+func (h *Hub) handleFatPing(w http.ResponseWriter, r *http.Request, contentType string) {
+	ctx := r.Context()
+	res, err := h.fatPing(ctx, r, contentType)
+	if err != nil {
+		h.writePublishError(w, err)
+		return
+	}
+	writePublishResult(w, res)
+}
+
+func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) (PublishResult, error) {
+	links := ParseLinkHeaders(r.Header.Values("Link"))
+	selfs := LinkRel(links, "self")
+	if len(selfs) != 1 {
+		return PublishResult{}, refuse(400, "links", "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
+	}
+	topic := selfs[0]
+	hubs := LinkRel(links, "hub")
+	if len(hubs) == 0 {
+		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
+	}
+	if !contains(hubs, h.cfg.HubURL) {
+		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", strings.Join(hubs, ", "), h.cfg.HubURL)
+	}
+	ch, err := h.cfg.Store.Channel(ctx, topic)
+	if errors.Is(err, ErrNotFound) {
+		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", topic)
+	}
+	if err != nil {
+		return PublishResult{}, fmt.Errorf("channel lookup: %w", err)
+	}
+	if err := h.checkPublisher(ctx, r, ch); err != nil {
+		return PublishResult{}, err
+	}
+	body, err := readLimited(r.Body, h.cfg.MaxBody)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	rs := ""
+	if v := LinkRel(links, "resourcesync"); len(v) > 0 {
+		rs = v[0]
+	}
+	in, err := h.notification(ch, body, contentType, rs)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	return h.commit(ctx, in)
+}
+
+// notification validates a ResourceSync change-notification payload.
+func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync string) (incoming, error) {
+	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody})
+	if err != nil {
+		return incoming{}, refuse(400, "invalid", "invalid notification: %v", err)
+	}
+	capa := doc.MD.Capability
+	if doc.Kind != changefeed.URLSet || (capa != changefeed.CapChangeNotification && capa != changefeed.CapChangeListNotification) {
+		return incoming{}, refuse(400, "capability",
+			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", capa)
+	}
+	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
+		return incoming{}, refuse(400, "invalid", "invalid notification: root rs:md needs both from and until")
+	}
+	if resourcesync == "" {
+		resourcesync = ch.CapabilityList
+	}
+	return incoming{
+		ch:           ch,
+		body:         body,
+		contentType:  contentType,
+		from:         doc.MD.From.Time,
+		until:        doc.MD.Until.Time,
+		resourcesync: resourcesync,
+		rs:           true,
+		entries:      len(doc.Entries),
+	}, nil
+}
+
+// checkPublisher applies the channel's publisher trust.
+func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) error {
+	switch ch.Trust {
+	case TrustOpen:
+		return nil
+	case TrustToken:
+		auth := r.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(auth, "Bearer ")
+		if !ok || tok == "" {
+			return refuse(401, "unauthorized", "this channel needs Authorization: Bearer <token>")
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(ch.Token)) != 1 {
+			return refuse(403, "forbidden", "wrong publisher token for this channel")
+		}
+		return nil
+	case TrustVerifiedTopic:
+		return h.verifyTopic(ctx, ch.Topic)
+	}
+	return refuse(403, "forbidden", "channel has no publisher trust configured")
+}
+
+// verifyTopic checks that HEAD on the topic URI answers with Link headers
+// naming the topic as self and this hub as hub (RS Change Notification §4.1).
+func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
+	now := h.cfg.Now()
+	h.mu.Lock()
+	until, ok := h.topicOK[topic]
+	h.mu.Unlock()
+	if ok && now.Before(until) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, topic, nil)
+	if err != nil {
+		return refuse(403, "unverified_topic", "topic URI: %v", err)
+	}
+	resp, err := h.cfg.Client.Do(req)
+	if err != nil {
+		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", err)
+	}
+	resp.Body.Close()
+	links := ParseLinkHeaders(resp.Header.Values("Link"))
+	if resp.StatusCode/100 != 2 || !contains(LinkRel(links, "hub"), h.cfg.HubURL) || !contains(LinkRel(links, "self"), topic) {
+		return refuse(403, "unverified_topic",
+			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
+			topic, h.cfg.HubURL, resp.StatusCode, strings.Join(resp.Header.Values("Link"), ", "))
+	}
+	h.mu.Lock()
+	h.topicOK[topic] = now.Add(topicCheckTTL)
+	h.mu.Unlock()
+	return nil
+}
+
+// readLimited reads a whole body, refusing one over limit with 413.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, refuse(400, "read", "reading body: %v", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, refuse(413, "too_large", "body exceeds the limit of %d bytes", limit)
+	}
+	return body, nil
+}
+
+func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
+	var pe *PublishError
+	if errors.As(err, &pe) {
+		h.obs.Rejected(pe.Code)
+		if pe.Status == 401 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		}
+		plainError(w, pe.Status, pe.Msg)
+		return
+	}
+	h.obs.Rejected("internal")
+	h.log.Error("publish failed", "err", err)
+	plainError(w, http.StatusServiceUnavailable, "the hub could not store the notification; retry later")
+}
+
+func writePublishResult(w http.ResponseWriter, res PublishResult) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Rshub-Seq", fmt.Sprint(res.Seq))
+	w.WriteHeader(http.StatusOK)
+	switch {
+	case res.Unchanged:
+		_, _ = io.WriteString(w, "unchanged\n")
+	case res.Duplicate:
+		fmt.Fprintf(w, "duplicate of seq %d\n", res.Seq)
+	case res.Gap != nil:
+		fmt.Fprintf(w, "stored seq %d; gap recorded from %s to %s\n", res.Seq, fmtTime(res.Gap.From), fmtTime(res.Gap.Until))
+	default:
+		fmt.Fprintf(w, "stored seq %d\n", res.Seq)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

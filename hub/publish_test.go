@@ -1,0 +1,330 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// notif builds a change-notification payload with one entry per datetime.
+func notif(capability, from, until string, datetimes ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:ln rel="up" href="http://example.com/dataset1/capabilitylist.xml"/>
+`)
+	fmt.Fprintf(&b, `<rs:md capability=%q from=%q until=%q/>`+"\n", capability, from, until)
+	for i, dt := range datetimes {
+		fmt.Fprintf(&b, `<url><loc>http://example.com/res%d</loc><rs:md change="updated" datetime=%q/></url>`+"\n", i, dt)
+	}
+	b.WriteString("</urlset>\n")
+	return b.String()
+}
+
+func links(topic, hubURL string) []string {
+	return []string{"<" + topic + `>; rel="self"`, "<" + hubURL + `>; rel="hub"`}
+}
+
+const (
+	t0 = "2013-01-03T00:00:00Z"
+	t1 = "2013-01-03T00:10:00Z"
+	t2 = "2013-01-03T00:20:00Z"
+	t3 = "2013-01-03T00:30:00Z"
+)
+
+// RSN-15, RSN-18: a valid fat ping is stored and answered 200 only once the
+// log holds it.
+func TestFatPing_StoredThen200(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	body := notif("change-notification", t0, t1, "2013-01-03T00:07:22Z")
+	status, resp := f.postXML(body, append(links(ch.Topic, f.url), `<http://example.com/dataset1/capabilitylist.xml>; rel="resourcesync"`))
+	if status != http.StatusOK {
+		t.Fatalf("status %d %q", status, resp)
+	}
+	rec, err := f.log.Next(context.Background(), ch.Name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(rec.Body) != body || rec.ContentType != "application/xml" || rec.Topic != ch.Topic ||
+		rec.From.Format("15:04") != "00:00" || rec.Until.Format("15:04") != "00:10" ||
+		rec.ResourceSync != "http://example.com/dataset1/capabilitylist.xml" {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+// RSN-7 (1.0): the superseded changelist-notification value is accepted.
+func TestFatPing_Accepts10CapabilityValue(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	if status, resp := f.postXML(notif("changelist-notification", t0, t1), links(ch.Topic, f.url)); status != 200 {
+		t.Fatalf("status %d %q", status, resp)
+	}
+}
+
+// Every bad publish gets its status and a reason, and writes nothing.
+func TestFatPing_BadRequestsRefusedAndNothingWritten(t *testing.T) {
+	f := newFixture(t)
+	open := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	tok := f.channel(hub.Channel{Topic: "http://127.0.0.1:1/tok/", Token: "a-token-of-16-chars-or-more"})
+	good := notif("change-notification", t0, t1, "2013-01-03T00:05:00Z")
+	// establish the channel's history so continuity rules apply
+	if s, r := f.postXML(good, links(open.Topic, f.url)); s != 200 {
+		t.Fatalf("setup publish: %d %q", s, r)
+	}
+	big := notif("change-notification", t1, t2, strings.Repeat("2013-01-03T00:15:00Z\x00", 1)) + strings.Repeat("<!-- padding -->", 70000)
+	cases := []struct {
+		name   string
+		ct     string
+		body   string
+		links  []string
+		hdr    []string
+		status int
+		want   string
+	}{
+		{"malformed XML", "application/xml", "<urlset><rs:md", links(open.Topic, f.url), nil, 400, "invalid notification"},
+		{"wrong capability", "application/xml", notif("changelist", t1, t2), links(open.Topic, f.url), nil, 400, "wrong capability"},
+		{"until missing", "application/xml", strings.Replace(notif("change-notification", t1, t2), ` until="`+t2+`"`, "", 1), links(open.Topic, f.url), nil, 400, "until"},
+		{"datetime outside window", "application/xml", notif("change-notification", t1, t2, "2013-01-03T00:25:00Z"), links(open.Topic, f.url), nil, 400, "invalid notification"},
+		{"no self link", "application/xml", notif("change-notification", t1, t2), []string{"<" + f.url + `>; rel="hub"`}, nil, 400, `rel="self"`},
+		{"two self links", "application/xml", notif("change-notification", t1, t2), append(links(open.Topic, f.url), `<http://127.0.0.1:1/x>; rel="self"`), nil, 400, `rel="self"`},
+		{"no hub link", "application/xml", notif("change-notification", t1, t2), []string{"<" + open.Topic + `>; rel="self"`}, nil, 400, `rel="hub"`},
+		{"other hub", "application/xml", notif("change-notification", t1, t2), links(open.Topic, "http://hub.example.org/"), nil, 400, "this hub is"},
+		{"unknown channel", "application/xml", notif("change-notification", t1, t2), links("http://127.0.0.1:1/nope", f.url), nil, 404, "no channel"},
+		{"over the size limit", "application/xml", big, links(open.Topic, f.url), nil, 413, "limit"},
+		{"wrong content type", "text/plain", notif("change-notification", t1, t2), links(open.Topic, f.url), nil, 415, "Content-Type"},
+		{"no token", "application/xml", notif("change-notification", t0, t1), links(tok.Topic, f.url), nil, 401, "Bearer"},
+		{"wrong token", "application/xml", notif("change-notification", t0, t1), links(tok.Topic, f.url), []string{"Authorization", "Bearer nope"}, 403, "token"},
+		{"overlap", "application/xml", notif("change-notification", "2013-01-03T00:05:00Z", t2), links(open.Topic, f.url), nil, 409, "overlap"},
+		{"out of order", "application/xml", notif("change-notification", "2013-01-02T00:00:00Z", t0), links(open.Topic, f.url), nil, 409, "out-of-order"},
+	}
+	before := f.lastSeq()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.ct)
+			for _, l := range tc.links {
+				req.Header.Add("Link", l)
+			}
+			for i := 0; i+1 < len(tc.hdr); i += 2 {
+				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
+			}
+			status, body := do(t, req)
+			if status != tc.status || !strings.Contains(strings.ToLower(body), strings.ToLower(tc.want)) {
+				t.Fatalf("got %d %q, want %d mentioning %q", status, body, tc.status, tc.want)
+			}
+			if got := f.lastSeq(); got != before {
+				t.Fatalf("log moved from %d to %d on a refused publish", before, got)
+			}
+		})
+	}
+}
+
+// A Source retrying a publish (its 200 got lost) does not store it twice.
+func TestFatPing_RetryIsIdempotent(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	body := notif("change-notification", t0, t1)
+	for i := 0; i < 3; i++ {
+		if status, resp := f.postXML(body, links(ch.Topic, f.url)); status != 200 {
+			t.Fatalf("attempt %d: %d %q", i, status, resp)
+		}
+	}
+	if got := f.lastSeq(); got != 1 {
+		t.Fatalf("log holds %d records after 3 identical publishes, want 1", got)
+	}
+}
+
+// RSN-9: a notification whose from is after the last until is stored and
+// the gap recorded and visible.
+func TestFatPing_GapRecorded(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+	status, resp := f.postXML(notif("change-notification", t2, t3), links(ch.Topic, f.url))
+	if status != 200 || !strings.Contains(resp, "gap") {
+		t.Fatalf("%d %q", status, resp)
+	}
+	st, err := f.store.ChannelState(context.Background(), ch.Topic)
+	if err != nil || len(st.Gaps) != 1 || st.Gaps[0].From.Format("15:04") != "00:10" || st.Gaps[0].Until.Format("15:04") != "00:20" {
+		t.Fatalf("state %+v %v", st, err)
+	}
+	// and contiguous ones record none
+	f.postXML(notif("change-notification", t3, "2013-01-03T00:40:00Z"), links(ch.Topic, f.url))
+	st, _ = f.store.ChannelState(context.Background(), ch.Topic)
+	if len(st.Gaps) != 1 || st.Published != 3 {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// AllowOverlap accepts what would otherwise be refused with 409.
+func TestFatPing_AllowOverlapConfigured(t *testing.T) {
+	f := newFixture(t, func(c *hub.Config) { c.AllowOverlap = true })
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.postXML(notif("change-notification", t0, t2), links(ch.Topic, f.url))
+	if status, resp := f.postXML(notif("change-notification", t1, t3), links(ch.Topic, f.url)); status != 200 {
+		t.Fatalf("%d %q", status, resp)
+	}
+}
+
+// Publisher trust "verified": the topic's own Link headers must name this hub.
+func TestFatPing_VerifiedTopicTrust(t *testing.T) {
+	f := newFixture(t)
+	var advertise atomic.Bool
+	var topicURL string
+	topicSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if advertise.Load() {
+			w.Header().Add("Link", "<"+topicURL+`>; rel="self"`)
+			w.Header().Add("Link", "<"+f.url+`>; rel="hub"`)
+		}
+		w.Header().Set("Content-Type", "application/xml")
+	}))
+	t.Cleanup(topicSrv.Close)
+	topicURL = topicSrv.URL + "/change/"
+	ch := f.channel(hub.Channel{Topic: topicURL, Trust: hub.TrustVerifiedTopic})
+	status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+	if status != 403 || !strings.Contains(resp, "rel=\"hub\"") {
+		t.Fatalf("unadvertised topic: %d %q", status, resp)
+	}
+	advertise.Store(true)
+	if status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); status != 200 {
+		t.Fatalf("advertised topic: %d %q", status, resp)
+	}
+}
+
+// Publisher trust "token": the right bearer token is accepted.
+func TestFatPing_TokenTrust(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Token: "a-token-of-16-chars-or-more"})
+	status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "Authorization", "Bearer a-token-of-16-chars-or-more")
+	if status != 200 {
+		t.Fatalf("%d %q", status, resp)
+	}
+}
+
+// RSN-14: a hosted topic answers HEAD and GET with 200, application/xml and
+// Link self + hub; GET serves the latest notification.
+func TestHostedTopic_HeadAndGet(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
+	if ch.Topic != f.srv.URL+"/topics/demo" {
+		t.Fatalf("hosted topic %q", ch.Topic)
+	}
+	for _, m := range []string{http.MethodHead, http.MethodGet} {
+		req, _ := http.NewRequest(m, ch.Topic, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ls := hub.ParseLinkHeaders(resp.Header.Values("Link"))
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" ||
+			len(hub.LinkRel(ls, "self")) != 1 || hub.LinkRel(ls, "self")[0] != ch.Topic || hub.LinkRel(ls, "hub")[0] != f.url {
+			t.Fatalf("%s: %d %v", m, resp.StatusCode, resp.Header)
+		}
+	}
+	body := notif("change-notification", t0, t1)
+	f.postXML(body, links(ch.Topic, f.url))
+	_, got := do(t, mustReq(http.MethodGet, ch.Topic))
+	if got != body {
+		t.Fatalf("GET topic = %q, want the latest notification", got)
+	}
+}
+
+// websub.rocks 105/106: a thin ping on a non-ResourceSync topic distributes
+// the body verbatim with its own Content-Type; unchanged content is not sent
+// again.
+func TestThinPing_VerbatimWithContentType(t *testing.T) {
+	for _, ct := range []string{"text/plain", "application/json"} {
+		t.Run(ct, func(t *testing.T) {
+			f := newFixture(t, func(c *hub.Config) { c.OpenTopics = true })
+			var fetches atomic.Int64
+			content := "hello " + ct
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fetches.Add(1)
+				if r.Header.Get("If-None-Match") == `"v1"` {
+					w.WriteHeader(http.StatusNotModified)
+					return
+				}
+				w.Header().Set("ETag", `"v1"`)
+				w.Header().Set("Content-Type", ct)
+				_, _ = w.Write([]byte(content))
+			}))
+			t.Cleanup(srv.Close)
+			topic := srv.URL + "/topic"
+			for _, key := range []string{"hub.topic", "hub.url"} {
+				status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, key: {topic}})
+				if status != 200 {
+					t.Fatalf("%s: %d %q", key, status, resp)
+				}
+			}
+			ch, _ := f.store.Channel(context.Background(), topic)
+			rec, err := f.log.Next(context.Background(), ch.Name, 1)
+			if err != nil || string(rec.Body) != content || rec.ContentType != ct {
+				t.Fatalf("record %+v, %v", rec, err)
+			}
+			if f.lastSeq() != 1 || fetches.Load() != 2 {
+				t.Fatalf("log %d records after an unchanged second ping (fetches %d), want 1", f.lastSeq(), fetches.Load())
+			}
+		})
+	}
+}
+
+// A thin ping on a topic serving a ResourceSync Change List publishes the
+// entries the hub has not seen as change notifications, from = previous until.
+func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
+	f := newFixture(t)
+	var entries atomic.Value
+	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		var b strings.Builder
+		b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
+			`<rs:ln rel="up" href="http://example.com/capabilitylist.xml"/><rs:md capability="changelist" from="` + t0 + `"/>`)
+		for i, dt := range entries.Load().([]string) {
+			fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><lastmod>%s</lastmod><rs:md change="created" datetime="%s"/></url>`, i, dt, dt)
+		}
+		b.WriteString(`</urlset>`)
+		_, _ = w.Write([]byte(b.String()))
+	}))
+	t.Cleanup(srv.Close)
+	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
+	if status, resp := f.postForm(ping); status != 200 {
+		t.Fatalf("%d %q", status, resp)
+	}
+	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z", "2013-01-03T00:12:00Z"})
+	if status, resp := f.postForm(ping); status != 200 {
+		t.Fatalf("%d %q", status, resp)
+	}
+	if status, _ := f.postForm(ping); status != 200 { // nothing new: nothing stored
+		t.Fatal(status)
+	}
+	r1, err1 := f.log.Next(context.Background(), ch.Name, 1)
+	r2, err2 := f.log.Next(context.Background(), ch.Name, r1.Seq+1)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if !r1.From.Equal(mustTime(t0)) || !r1.Until.Equal(mustTime("2013-01-03T00:08:00Z")) ||
+		!r2.From.Equal(r1.Until) || !r2.Until.Equal(mustTime("2013-01-03T00:12:00Z")) || f.lastSeq() != 2 {
+		t.Fatalf("notifications [%v %v] [%v %v], log last %d", r1.From, r1.Until, r2.From, r2.Until, f.lastSeq())
+	}
+	if strings.Count(string(r2.Body), "<url>") != 1 || !strings.Contains(string(r2.Body), `capability="change-notification"`) {
+		t.Fatalf("second notification:\n%s", r2.Body)
+	}
+}
+
+// A thin ping with neither hub.url nor hub.topic is refused.
+func TestThinPing_NeedsTopic(t *testing.T) {
+	f := newFixture(t)
+	if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}}); status != 400 || !strings.Contains(resp, "hub.url") {
+		t.Fatalf("%d %q", status, resp)
+	}
+}

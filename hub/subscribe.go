@@ -1,0 +1,305 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxSecret is WebSub's bound: hub.secret MUST be less than 200 bytes.
+const maxSecret = 200
+
+// verifyJob is one pending verification of intent.
+type verifyJob struct {
+	mode     string // subscribe or unsubscribe
+	topic    string
+	callback string
+	secret   string
+	lease    int64
+}
+
+// SubscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
+type SubscriptionRequest struct {
+	Mode     string
+	Topic    string
+	Callback string
+	Secret   string
+	Lease    int64
+}
+
+// ParseSubscription checks a subscribe or unsubscribe form against WebSub
+// §5.1 and the lease policy. Unknown parameters are ignored.
+func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest, error) {
+	r := SubscriptionRequest{
+		Mode:     form.Get("hub.mode"),
+		Topic:    form.Get("hub.topic"),
+		Callback: form.Get("hub.callback"),
+		Secret:   form.Get("hub.secret"),
+	}
+	if r.Mode != "subscribe" && r.Mode != "unsubscribe" {
+		return r, fmt.Errorf("hub.mode must be subscribe or unsubscribe, got %q", r.Mode)
+	}
+	if r.Callback == "" {
+		return r, errors.New("hub.callback is required")
+	}
+	if err := checkHTTPURL(r.Callback); err != nil {
+		return r, fmt.Errorf("hub.callback: %w", err)
+	}
+	if r.Topic == "" {
+		return r, errors.New("hub.topic is required")
+	}
+	if err := checkHTTPURL(r.Topic); err != nil {
+		return r, fmt.Errorf("hub.topic: %w", err)
+	}
+	if len(r.Secret) >= maxSecret {
+		return r, fmt.Errorf("hub.secret must be less than %d bytes, got %d", maxSecret, len(r.Secret))
+	}
+	if r.Mode == "subscribe" {
+		lease, err := leases.Grant(form.Get("hub.lease_seconds"))
+		if err != nil {
+			return r, err
+		}
+		r.Lease = lease
+	}
+	return r, nil
+}
+
+// checkHTTPURL accepts absolute http and https URLs without user info.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%q carries user info", raw)
+	}
+	return nil
+}
+
+// handleSubscription answers a subscribe/unsubscribe request: 202 and a
+// verification of intent queued, or 4xx with the reason.
+func (h *Hub) handleSubscription(w http.ResponseWriter, form url.Values) {
+	req, err := ParseSubscription(form, h.cfg.Leases)
+	if err != nil {
+		plainError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease}
+	select {
+	case h.verifyq <- j:
+	default:
+		w.Header().Set("Retry-After", "5")
+		plainError(w, http.StatusServiceUnavailable, "too many pending verifications; retry later")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = io.WriteString(w, req.Mode+" request accepted; verification of intent follows\n")
+}
+
+// runVerify performs the policy check, the denial or the verification of
+// intent, and applies the result.
+func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
+	log := h.log.With("mode", j.mode, "topic", j.topic, "callback", j.callback)
+	ch, err := h.channelFor(ctx, j.topic)
+	if err != nil && j.mode == "subscribe" {
+		reason := "topic is not served by this hub"
+		if !errors.Is(err, ErrNotFound) {
+			reason = "hub error; try again later"
+			log.Error("channel lookup", "err", err)
+		}
+		h.deny(ctx, j.callback, j.topic, reason)
+		return
+	}
+	challenge := newChallenge()
+	ok, why := h.verifyIntent(ctx, j, challenge)
+	h.obs.Verified(j.mode, ok)
+	if !ok {
+		log.Info("verification of intent failed; state unchanged", "reason", why)
+		return
+	}
+	id := SubscriptionID(j.topic, j.callback)
+	if j.mode == "unsubscribe" {
+		if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+			log.Error("unsubscribe", "err", err)
+			return
+		}
+		if h.cfg.Activator != nil {
+			h.cfg.Activator.Deactivate(id)
+		}
+		log.Info("unsubscribed")
+		return
+	}
+	now := h.cfg.Now().UTC()
+	sub, err := h.cfg.Store.Subscription(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		_, last, berr := h.cfg.Log.Bounds(ctx)
+		if berr != nil {
+			log.Error("subscribe: log bounds", "err", berr)
+			return
+		}
+		sub = Subscription{ID: id, Topic: j.topic, Callback: j.callback, Created: now, StartSeq: last + 1}
+	case err != nil:
+		log.Error("subscribe: load", "err", err)
+		return
+	}
+	sub.Channel = ch.Name
+	sub.Secret = j.secret
+	sub.Lease = j.lease
+	sub.Verified = now
+	sub.Expires = Expiry(now, j.lease)
+	sub.State = SubActive
+	if err := h.cfg.Store.PutSubscription(ctx, sub); err != nil {
+		log.Error("subscribe: store", "err", err)
+		return
+	}
+	if h.cfg.Activator != nil {
+		h.cfg.Activator.Activate(sub)
+	}
+	log.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+}
+
+// verifyIntent sends the verification GET and checks that the callback
+// echoed the challenge with a 2xx status.
+func (h *Hub) verifyIntent(ctx context.Context, j verifyJob, challenge string) (bool, string) {
+	q := url.Values{}
+	q.Set("hub.mode", j.mode)
+	q.Set("hub.topic", j.topic)
+	q.Set("hub.challenge", challenge)
+	if j.mode == "subscribe" {
+		q.Set("hub.lease_seconds", strconv.FormatInt(j.lease, 10))
+	}
+	body, status, err := h.callbackGET(ctx, j.callback, q, len(challenge)+1)
+	if err != nil {
+		return false, err.Error()
+	}
+	if status < 200 || status > 299 {
+		return false, fmt.Sprintf("callback answered %d", status)
+	}
+	if string(body) != challenge {
+		return false, "callback did not echo the challenge"
+	}
+	return true, ""
+}
+
+// deny tells the subscriber its subscription was refused (WebSub §5.2).
+func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
+	q := url.Values{}
+	q.Set("hub.mode", "denied")
+	q.Set("hub.topic", topic)
+	q.Set("hub.reason", reason)
+	if _, _, err := h.callbackGET(ctx, callback, q, 0); err != nil {
+		h.log.Info("denial not delivered", "callback", callback, "err", err)
+	}
+	h.log.Info("subscription denied", "topic", topic, "callback", callback, "reason", reason)
+}
+
+// callbackGET sends a GET to callback with q appended to its own query
+// string and returns at most limit bytes of the body.
+func (h *Hub) callbackGET(ctx context.Context, callback string, q url.Values, limit int) ([]byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	target := AppendQuery(callback, q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("callback request: %w", err)
+	}
+	resp, err := h.cfg.Client.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("callback: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("callback body: %w", err)
+	}
+	return body, resp.StatusCode, nil
+}
+
+// AppendQuery appends q to rawURL's query string, keeping the parameters it
+// already has (WebSub §5.3: existing parameters are not overwritten).
+func AppendQuery(rawURL string, q url.Values) string {
+	frag := ""
+	if i := strings.IndexByte(rawURL, '#'); i >= 0 {
+		rawURL, frag = rawURL[:i], rawURL[i:]
+	}
+	sep := "?"
+	if strings.Contains(rawURL, "?") {
+		sep = "&"
+		if strings.HasSuffix(rawURL, "?") || strings.HasSuffix(rawURL, "&") {
+			sep = ""
+		}
+	}
+	return rawURL + sep + q.Encode() + frag
+}
+
+// newChallenge returns a random single-use challenge.
+func newChallenge() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// sweepLeases marks subscriptions whose lease ended as expired and stops
+// their delivery; expired subscriptions are forgotten a day later.
+func (h *Hub) sweepLeases(ctx context.Context) {
+	t := time.NewTicker(h.sweepEvery())
+	defer t.Stop()
+	for {
+		h.SweepOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (h *Hub) sweepEvery() time.Duration {
+	d := time.Duration(h.cfg.Leases.Min) * time.Second / 10
+	return min(max(d, time.Second), 30*time.Second)
+}
+
+// SweepOnce expires every subscription whose lease has ended.
+func (h *Hub) SweepOnce(ctx context.Context) {
+	subs, err := h.cfg.Store.Subscriptions(ctx, "")
+	if err != nil {
+		h.log.Error("lease sweep", "err", err)
+		return
+	}
+	now := h.cfg.Now()
+	for _, s := range subs {
+		switch {
+		case s.State == SubActive && now.After(s.Expires):
+			s.State = SubExpired
+			if err := h.cfg.Store.PutSubscription(ctx, s); err != nil {
+				h.log.Error("lease sweep: expire", "id", s.ID, "err", err)
+				continue
+			}
+			if h.cfg.Activator != nil {
+				h.cfg.Activator.Deactivate(s.ID)
+			}
+			h.log.Info("lease ended", "topic", s.Topic, "callback", s.Callback)
+		case s.State == SubExpired && now.After(s.Expires.Add(24*time.Hour)):
+			if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
+				h.log.Error("lease sweep: forget", "id", s.ID, "err", err)
+			}
+		}
+	}
+}
