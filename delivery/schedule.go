@@ -205,3 +205,14 @@ func parseDur(v string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// validate reports a schedule that cannot produce waits.
+func (s Schedule) validate() error {
+	if s.Steps == nil && s.Initial <= 0 {
+		return fmt.Errorf("delivery: schedule %s: initial wait must be positive", s)
+	}
+	if s.Jitter < 0 || s.Jitter > 1 {
+		return fmt.Errorf("delivery: schedule %s: jitter must be in [0, 1]", s)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// wait is the deadline of every awaited condition in these tests.
+const wait = 20 * time.Second
+
+const testHubURL = "http://127.0.0.1:1/hub"
+
+// env is a real log and store on an embedded NATS server.
+type env struct {
+	t     testing.TB
+	log   *jslog.Log
+	store *kvstore.Store
+	clock *testClock
+	names map[string]string // topic → channel name
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	_, nc := testenv.NATS(t)
+	ctx := context.Background()
+	lg, err := jslog.Open(ctx, nc, jslog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, log: lg, store: st, clock: &testClock{}, names: map[string]string{}}
+}
+
+// testClock is real time shifted by an offset the test can advance.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+func (e *env) ctx() context.Context          { return context.Background() }
+func loopbackPolicy(t testing.TB) netguard.Policy {
+	p, err := netguard.ParsePolicy([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// channel creates a channel named name for topic.
+func (e *env) channel(topic, name string) {
+	e.t.Helper()
+	e.names[topic] = name
+	if err := e.store.PutChannel(e.ctx(), hub.Channel{Topic: topic, Name: name, Trust: hub.TrustOpen, Created: time.Now()}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// subscribe stores an active subscription with a lease of an hour.
+func (e *env) subscribe(topic, callback, secret string) hub.Subscription {
+	e.t.Helper()
+	now := e.clock.now()
+	s := hub.Subscription{
+		ID: hub.SubscriptionID(topic, callback), Topic: topic, Channel: e.names[topic], Callback: callback, Secret: secret,
+		Lease: 3600, Expires: now.Add(time.Hour), State: hub.SubActive, Created: now, Verified: now, StartSeq: 1,
+	}
+	if err := e.store.PutSubscription(e.ctx(), s); err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// publish appends n notifications to the channel and returns their
+// sequences. Bodies are "<name>-<i>".
+func (e *env) publish(topic, name string, from, n int) []uint64 {
+	e.t.Helper()
+	var seqs []uint64
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := from; i < from+n; i++ {
+		rec := hub.Record{
+			Topic: topic, Channel: name, ContentType: "application/xml",
+			From: base.Add(time.Duration(i) * time.Second), Until: base.Add(time.Duration(i+1) * time.Second),
+			Key: fmt.Sprintf("%s-%d", name, i), Body: fmt.Appendf(nil, "%s-%d", name, i),
+		}
+		seq, _, err := e.log.Append(e.ctx(), rec)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs
+}
+
+// fastConfig is a Config for tests: loopback allowed, millisecond retries.
+func (e *env) fastConfig() Config {
+	return Config{
+		HubURL:    testHubURL,
+		Client:    netguard.NewClient(loopbackPolicy(e.t), netguard.Timeouts{Request: 10 * time.Second}),
+		Schedule:  Schedule{Initial: time.Millisecond, Max: 5 * time.Millisecond, Multiplier: 2, Attempts: 4},
+		Breaker:   BreakerConfig{Failures: -1},
+		Reconcile: 50 * time.Millisecond,
+		ClaimTTL:  3 * time.Second,
+		Grace:     time.Second,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Clock:     e.clock.now,
+	}
+}
+
+// start runs an engine until the returned stop is called (or the test ends).
+func (e *env) start(cfg Config) (*Webhooks, func()) {
+	w := NewWebhooks(e.log, e.store, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	e.t.Cleanup(stop)
+	return w, stop
+}
+
+// cursor returns the stored cursor of sub (zero when none).
+func (e *env) cursor(id string) hub.Cursor {
+	c, _ := e.store.Cursor(e.ctx(), id)
+	return c
+}
+
+func (e *env) deadLetters(id string) []hub.DeadLetter {
+	e.t.Helper()
+	d, err := e.store.DeadLetters(e.ctx(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// delivery is one request a receiver got.
+type delivery struct {
+	Body   string
+	Header http.Header
+	Path   string
+	Query  string
+}
+
+// receiver is a callback endpoint on loopback that records requests and
+// answers with respond (200 when nil).
+type receiver struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	got     []delivery
+	respond func(n int, d delivery) int // n counts requests from 1
+}
+
+func newReceiver(t testing.TB, respond func(n int, d delivery) int) *receiver {
+	r := &receiver{respond: respond}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		d := delivery{Body: string(body), Header: req.Header.Clone(), Path: req.URL.Path, Query: req.URL.RawQuery}
+		if req.Method != http.MethodPost {
+			d.Body = "METHOD " + req.Method
+		}
+		r.mu.Lock()
+		r.got = append(r.got, d)
+		n := len(r.got)
+		respond := r.respond
+		r.mu.Unlock()
+		code := http.StatusOK
+		if respond != nil {
+			code = respond(n, d)
+		}
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, "ignored body "+strconv.Itoa(code))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) url(pathAndQuery string) string { return r.srv.URL + pathAndQuery }
+
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+func (r *receiver) all() []delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]delivery(nil), r.got...)
+}
+
+func (r *receiver) setRespond(f func(n int, d delivery) int) {
+	r.mu.Lock()
+	r.respond = f
+	r.mu.Unlock()
+}
+
+// bodies returns the bodies answered 2xx, in arrival order.
+func (r *receiver) bodies() []string {
+	var out []string
+	for _, d := range r.all() {
+		out = append(out, d.Body)
+	}
+	return out
+}
+
+// statsOf returns the engine's stats of id, and whether it has a queue.
+func statsOf(w *Webhooks, id string) (SubStats, bool) {
+	for _, s := range w.Stats() {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return SubStats{}, false
+}

@@ -1,0 +1,119 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/netguard"
+)
+
+// maxDrain bounds how much of a response body is read (and ignored) so the
+// connection can be reused.
+const maxDrain = 64 << 10
+
+// attempt is the outcome of one POST.
+type attempt struct {
+	status    int   // HTTP status, 0 when no response
+	err       error // transport error or refusal, nil when a response came
+	permanent bool  // retrying cannot help (bad callback URL)
+	abandoned bool  // the engine stopped before an outcome
+}
+
+func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }
+func (a attempt) gone() bool { return a.err == nil && a.status == http.StatusGone }
+
+// hostFailure reports whether the attempt says something about the health
+// of the callback's host, for its circuit breaker: transport errors, 5xx
+// and 429 do; other 4xx concern one callback only.
+func (a attempt) hostFailure() bool {
+	if a.err != nil {
+		return !a.permanent
+	}
+	return a.status >= 500 || a.status == http.StatusTooManyRequests
+}
+
+// reason is the human-readable cause of a failed attempt.
+func (a attempt) reason() string {
+	if a.err != nil {
+		return a.err.Error()
+	}
+	return fmt.Sprintf("callback answered %d %s", a.status, http.StatusText(a.status))
+}
+
+// linkHeader is the single Link header of a delivery of rec.
+func linkHeader(hubURL string, rec hub.Record) string {
+	var b strings.Builder
+	b.WriteString("<" + rec.Topic + `>; rel="self", <` + hubURL + `>; rel="hub"`)
+	if rec.ResourceSync != "" {
+		b.WriteString(", <" + rec.ResourceSync + `>; rel="resourcesync"`)
+	}
+	return b.String()
+}
+
+// newRequest builds the POST of rec to sub's callback, exactly as given.
+func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub.Record) (*http.Request, error) {
+	if err := netguard.CheckURL(sub.Callback); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Callback, bytes.NewReader(rec.Body))
+	if err != nil {
+		return nil, fmt.Errorf("delivery: callback %q: %w", sub.Callback, err)
+	}
+	ct := rec.ContentType
+	if ct == "" {
+		ct = "application/xml"
+	}
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Link", linkHeader(w.cfg.HubURL, rec))
+	req.Header.Set("User-Agent", "rshub")
+	if sub.Secret != "" {
+		sig, err := Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(SignatureHeader, sig)
+	}
+	return req, nil
+}
+
+// post makes one delivery attempt of rec to sub. With grace, a request in
+// flight when ctx ends gets cfg.Grace more to finish; without, ctx bounds
+// it. An attempt cut short by ctx is abandoned: it has no outcome.
+func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec hub.Record, grace bool) attempt {
+	rctx := ctx
+	if grace {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		unhook := context.AfterFunc(ctx, func() {
+			sleep(pctx, w.cfg.Grace, nil, nil)
+			cancel()
+		})
+		defer unhook()
+		rctx = pctx
+	}
+	req, err := w.newRequest(rctx, sub, rec)
+	if err != nil {
+		return attempt{err: err, permanent: true}
+	}
+	resp, err := w.cfg.Client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return attempt{err: err, abandoned: true}
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return attempt{err: fmt.Errorf("delivery: POST %s: %w", sub.Callback, err)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	_ = resp.Body.Close()
+	return attempt{status: resp.StatusCode}
+}

@@ -1,0 +1,138 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// result is how the delivery of one record to one subscription ended.
+type result int
+
+const (
+	resultDelivered    result = iota // a 2xx: move the cursor
+	resultDeadLettered               // retries ran out; a dead letter was stored: move the cursor
+	resultGone                       // 410 Gone: end the subscription
+	resultAbandoned                  // the queue is stopping: leave the cursor
+)
+
+// deliver POSTs rec until the callback accepts it, answers 410, the
+// schedule is exhausted (then it stores a dead letter) or ctx ends.
+// Attempts wait for a slot of the host's concurrency limit and are held
+// back while the host's circuit is open; time held back counts against
+// the schedule's MaxElapsed but not against its Attempts, so with no
+// MaxElapsed a notification waits for the host to come back.
+func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
+	w := q.w
+	sched := w.cfg.Schedule
+	first := w.cfg.Clock()
+	n := 0
+	var last attempt
+	for {
+		// Take a slot of the host's limit, then ask its breaker, so an
+		// attempt queued behind a failing one sees the circuit it opened.
+		release, err := w.limit.acquire(ctx, q.host)
+		if err != nil {
+			return resultAbandoned
+		}
+		ok, retryAt, changed := w.breakers.allow(q.host, w.cfg.Clock())
+		if !ok {
+			release()
+			now := w.cfg.Clock()
+			if sched.MaxElapsed > 0 && retryAt.Sub(first) > sched.MaxElapsed {
+				return q.deadLetter(ctx, rec, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
+			}
+			q.update(func(s *SubStats) { s.State = StateCircuitOpen })
+			if !sleep(ctx, retryAt.Sub(now), changed, nil) {
+				return resultAbandoned
+			}
+			continue
+		}
+		sub := q.getSub()
+		a := w.post(ctx, sub, rec, true)
+		release()
+		now := w.cfg.Clock()
+		if a.abandoned {
+			w.breakers.report(q.host, now, outcomeAbandon)
+			return resultAbandoned
+		}
+		n++
+		last = a
+		switch {
+		case a.ok(), a.gone():
+			w.breakers.report(q.host, now, outcomeSuccess)
+		case a.hostFailure():
+			w.breakers.report(q.host, now, outcomeFailure)
+		default:
+			w.breakers.report(q.host, now, outcomeAbandon)
+		}
+		q.recordAttempt(a, now)
+		if a.ok() {
+			return resultDelivered
+		}
+		if a.gone() {
+			return resultGone
+		}
+		q.lg.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
+		if a.permanent {
+			return q.deadLetter(ctx, rec, n, a)
+		}
+		d, more := sched.Delay(n, jitter())
+		if more && sched.MaxElapsed > 0 && now.Add(d).Sub(first) > sched.MaxElapsed {
+			more = false
+		}
+		if !more {
+			return q.deadLetter(ctx, rec, n, a)
+		}
+		if !sleep(ctx, d, nil, nil) {
+			return resultAbandoned
+		}
+	}
+}
+
+// recordAttempt updates the subscription's statistics after an attempt.
+func (q *queue) recordAttempt(a attempt, now time.Time) {
+	q.update(func(s *SubStats) {
+		s.LastAttempt = now
+		s.LastStatus = a.status
+		if a.ok() || a.gone() {
+			s.LastSuccess = now
+			s.ConsecutiveFailures = 0
+			s.LastError = ""
+			s.State = StateActive
+			return
+		}
+		s.ConsecutiveFailures++
+		s.LastError = a.reason()
+		s.State = StateFailing
+	})
+}
+
+// deadLetter stores rec as a dead letter of the subscription after n
+// attempts, the last one being last. The cursor moves on only once the
+// dead letter is stored; when ctx ends first the record stays pending.
+func (q *queue) deadLetter(ctx context.Context, rec hub.Record, n int, last attempt) result {
+	w := q.w
+	now := w.cfg.Clock()
+	d := hub.DeadLetter{
+		ID:         deadLetterID(rec.Seq),
+		SubID:      q.id,
+		Seq:        rec.Seq,
+		Attempts:   n,
+		LastStatus: last.status,
+		Reason:     last.reason(),
+		Failed:     now,
+	}
+	if !retry(ctx, q.lg, "storing dead letter", func() error { return w.store.AddDeadLetter(ctx, d) }) {
+		return resultAbandoned
+	}
+	q.lg.Warn("delivery given up; dead letter stored", "seq", rec.Seq, "attempts", n, "reason", d.Reason)
+	q.update(func(s *SubStats) { s.DeadLetters++ })
+	return resultDeadLettered
+}
+
+// deadLetterID is the ID of the dead letter of the record seq: one per
+// record and subscription, ordered like the log.
+func deadLetterID(seq uint64) string { return fmt.Sprintf("%020d", seq) }

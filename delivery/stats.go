@@ -1,0 +1,75 @@
+package delivery
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// Subscription delivery states reported in SubStats.State.
+const (
+	StateStarting    = "starting"     // queue started, cursor not read yet
+	StateActive      = "active"       // delivering or caught up; the last attempt succeeded
+	StateFailing     = "failing"      // the last attempt failed; retrying
+	StateCircuitOpen = "circuit-open" // held back by the callback host's circuit breaker
+	StateStandby     = "standby"      // another hub holds the delivery claim
+	StateStopped     = "stopped"      // lease ended or subscription gone
+)
+
+// SubStats is the delivery health of one subscription with a running
+// queue on this engine.
+type SubStats struct {
+	ID                  string     `json:"id"`
+	Topic               string     `json:"topic"`
+	Callback            string     `json:"callback"`
+	State               string     `json:"state"`
+	Host                string     `json:"host"`
+	HostBreaker         string     `json:"hostBreaker"` // closed, open or half-open
+	LastStatus          int        `json:"lastStatus"`  // 0: none yet, or a transport error
+	LastError           string     `json:"lastError,omitempty"`
+	LastAttempt         time.Time  `json:"lastAttempt"`
+	LastSuccess         time.Time  `json:"lastSuccess"`
+	ConsecutiveFailures int        `json:"consecutiveFailures"`
+	Cursor              hub.Cursor `json:"cursor"`
+	// Backlog is 0 when the queue has caught up with its channel;
+	// otherwise it is the log's last sequence minus the cursor, an upper
+	// bound that counts the records of every channel, since sequences are
+	// shared by all channels.
+	Backlog     uint64    `json:"backlog"`
+	DeadLetters int       `json:"deadLetters"`
+	Expires     time.Time `json:"expires"`
+}
+
+// Stats returns the delivery health of every subscription with a running
+// queue, ordered by ID. It does no I/O.
+func (w *Webhooks) Stats() []SubStats {
+	w.mu.Lock()
+	qs := make([]*queue, 0, len(w.queues))
+	for _, q := range w.queues {
+		qs = append(qs, q)
+	}
+	w.mu.Unlock()
+	last := w.lastSeq.Load()
+	now := w.cfg.Clock()
+	out := make([]SubStats, 0, len(qs))
+	for _, q := range qs {
+		q.mu.Lock()
+		s := q.stats
+		idle := q.idle
+		q.mu.Unlock()
+		s.Host = q.host
+		bs, _ := w.breakers.state(q.host, now)
+		s.HostBreaker = bs.String()
+		if bs == BreakerOpen && s.State == StateFailing {
+			s.State = StateCircuitOpen
+		}
+		if !idle && last > s.Cursor.Seq {
+			s.Backlog = last - s.Cursor.Seq
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b SubStats) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}

@@ -1,0 +1,351 @@
+package delivery
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// Store is the part of the hub's state store that webhook delivery uses;
+// hub.Store satisfies it. Delivery reads subscriptions and channels and
+// writes only cursors, dead letters and ownership claims (and deletes a
+// subscription whose callback answered 410 Gone).
+type Store interface {
+	Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error)
+	Subscription(ctx context.Context, id string) (hub.Subscription, error)
+	DeleteSubscription(ctx context.Context, id string) error
+	Cursor(ctx context.Context, subID string) (hub.Cursor, error)
+	PutCursor(ctx context.Context, subID string, c hub.Cursor) error
+	AddDeadLetter(ctx context.Context, d hub.DeadLetter) error
+	DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter, error)
+	DeleteDeadLetter(ctx context.Context, subID, id string) error
+	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, key, owner string) error
+}
+
+var _ Store = hub.Store(nil)
+
+// Config configures a Webhooks engine. Zero fields take the defaults
+// named on each.
+type Config struct {
+	HubURL    string       // goes in Link rel="hub"
+	Client    *http.Client // from netguard.NewClient; required outside tests
+	Schedule  Schedule     // zero: DefaultSchedule
+	SigMethod string       // sha1, sha256 (default), sha384 or sha512
+	PerHost   int          // max concurrent requests per callback host (default DefaultPerHost)
+	Breaker   BreakerConfig
+	Reconcile time.Duration // how often subscriptions are re-listed from the store (default 5s)
+	// Owner is this process's identity for ownership claims; each
+	// subscription's queue runs only while Claim("deliver/"+id, Owner,
+	// ClaimTTL) holds. Default: host name, process id and a random suffix.
+	Owner    string
+	ClaimTTL time.Duration // lease of an ownership claim (default 30s), renewed every third of it
+	// Grace is how long in-flight POSTs may finish after Run's context
+	// ends (default 5s). A 2xx within it still moves the cursor.
+	Grace  time.Duration
+	Logger *slog.Logger     // default slog.Default()
+	Clock  func() time.Time // default time.Now; timers still run on real time
+}
+
+// Default settings of Config.
+const (
+	DefaultReconcile = 5 * time.Second
+	DefaultClaimTTL  = 30 * time.Second
+	DefaultGrace     = 5 * time.Second
+)
+
+// Webhooks delivers the log's notifications to WebSub callbacks: one queue
+// per active subscription, in log order, at least once. Create it with
+// NewWebhooks and start it with Run.
+type Webhooks struct {
+	log      hub.Log
+	store    Store
+	cfg      Config
+	lg       *slog.Logger
+	limit    *hostLimit
+	breakers *breakerSet
+	lastSeq  atomic.Uint64 // last sequence of the log, as last seen
+
+	mu          sync.Mutex
+	runCtx      context.Context // set while Run runs
+	wg          sync.WaitGroup  // queue goroutines
+	queues      map[string]*queue
+	pending     map[string]hub.Subscription // activated before Run
+	gen         uint64                      // bumped by every Activate and Deactivate
+	deactivated map[string]uint64           // id → gen of its Deactivate
+}
+
+// NewWebhooks returns an engine reading log and store under cfg.
+func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{
+			Timeout:       30 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	if cfg.Schedule.Initial == 0 && cfg.Schedule.Steps == nil {
+		cfg.Schedule = DefaultSchedule()
+	}
+	if cfg.SigMethod == "" {
+		cfg.SigMethod = DefaultSigMethod
+	}
+	if cfg.Reconcile <= 0 {
+		cfg.Reconcile = DefaultReconcile
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = defaultOwner()
+	}
+	return &Webhooks{
+		log:         log,
+		store:       store,
+		cfg:         cfg,
+		lg:          cfg.Logger.With("component", "webhooks"),
+		limit:       newHostLimit(cfg.PerHost),
+		breakers:    newBreakerSet(cfg.Breaker),
+		queues:      map[string]*queue{},
+		pending:     map[string]hub.Subscription{},
+		deactivated: map[string]uint64{},
+	}
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Owner returns the identity this engine claims subscriptions with.
+func (w *Webhooks) Owner() string { return w.cfg.Owner }
+
+// Run delivers until ctx ends. It re-lists subscriptions from the store
+// every Reconcile interval, starting queues for active, unexpired ones and
+// stopping the others. When it returns, every in-flight attempt has
+// finished (within Grace) or been abandoned without moving its cursor.
+func (w *Webhooks) Run(ctx context.Context) error {
+	if err := w.cfg.Schedule.validate(); err != nil {
+		return err
+	}
+	if !ValidSigMethod(w.cfg.SigMethod) {
+		return fmt.Errorf("delivery: unknown signature method %q", w.cfg.SigMethod)
+	}
+	w.mu.Lock()
+	if w.runCtx != nil {
+		w.mu.Unlock()
+		return errors.New("delivery: Webhooks.Run called twice")
+	}
+	w.runCtx = ctx
+	now := w.cfg.Clock()
+	for _, s := range w.pending {
+		if deliverable(s, now) {
+			w.startLocked(s)
+		}
+	}
+	clear(w.pending)
+	w.mu.Unlock()
+
+	defer func() {
+		w.mu.Lock()
+		w.runCtx = nil
+		w.mu.Unlock()
+		w.wg.Wait()
+		w.mu.Lock()
+		clear(w.queues)
+		w.mu.Unlock()
+	}()
+
+	tick := time.NewTicker(w.cfg.Reconcile)
+	defer tick.Stop()
+	for {
+		w.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// Activate starts delivering to sub without waiting for the next
+// reconcile, or updates a running queue (a renewed lease, a new secret).
+// The hub calls it right after verifying a subscription. Subscriptions
+// that are not active or whose lease has ended are ignored.
+func (w *Webhooks) Activate(sub hub.Subscription) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	delete(w.deactivated, sub.ID)
+	if w.runCtx == nil {
+		w.pending[sub.ID] = sub
+		return
+	}
+	if !deliverable(sub, w.cfg.Clock()) {
+		return
+	}
+	if q := w.queues[sub.ID]; q != nil {
+		q.setSub(sub, w.gen)
+		return
+	}
+	w.startLocked(sub)
+}
+
+// Deactivate stops delivering to the subscription id. An attempt in flight
+// is abandoned and its notification will be delivered again if the
+// subscription comes back.
+func (w *Webhooks) Deactivate(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	w.deactivated[id] = w.gen
+	delete(w.pending, id)
+	if q := w.queues[id]; q != nil {
+		q.cancel()
+		delete(w.queues, id)
+	}
+}
+
+// deliverable reports whether s should have a running queue at now.
+func deliverable(s hub.Subscription, now time.Time) bool {
+	return s.State == hub.SubActive && !expired(s, now)
+}
+
+func expired(s hub.Subscription, now time.Time) bool {
+	return !s.Expires.IsZero() && !now.Before(s.Expires)
+}
+
+// startLocked starts sub's queue; w.mu is held and Run is running.
+func (w *Webhooks) startLocked(sub hub.Subscription) {
+	ctx, cancel := context.WithCancel(w.runCtx)
+	q := newQueue(w, sub, w.gen, cancel)
+	w.queues[sub.ID] = q
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		q.run(ctx)
+		w.mu.Lock()
+		if w.queues[sub.ID] == q {
+			delete(w.queues, sub.ID)
+		}
+		w.mu.Unlock()
+	}()
+}
+
+// reconcile lists the subscriptions and brings the set of queues in line.
+// Changes made by Activate or Deactivate after the listing was taken win
+// over the listing.
+func (w *Webhooks) reconcile(ctx context.Context) {
+	w.mu.Lock()
+	g := w.gen
+	w.mu.Unlock()
+
+	subs, err := w.store.Subscriptions(ctx, "")
+	if err != nil {
+		if ctx.Err() == nil {
+			w.lg.Warn("listing subscriptions", "err", err)
+		}
+		return
+	}
+	if _, last, err := w.log.Bounds(ctx); err == nil {
+		w.noteSeq(last)
+	}
+	now := w.cfg.Clock()
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runCtx == nil || w.runCtx.Err() != nil {
+		return
+	}
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.ID] = true
+		if w.deactivated[s.ID] > g {
+			continue
+		}
+		q := w.queues[s.ID]
+		switch {
+		case deliverable(s, now) && q == nil:
+			w.startLocked(s)
+		case deliverable(s, now) && q.gen <= g:
+			q.setSub(s, q.gen)
+		case !deliverable(s, now) && q != nil && q.gen <= g:
+			q.cancel()
+			delete(w.queues, s.ID)
+		}
+	}
+	for id, q := range w.queues {
+		if !seen[id] && q.gen <= g {
+			q.cancel()
+			delete(w.queues, id)
+		}
+	}
+	for id, dg := range w.deactivated {
+		if dg <= g {
+			delete(w.deactivated, id)
+		}
+	}
+}
+
+// forget marks id as gone (410): a reconcile listing taken before the
+// subscription was deleted must not restart it.
+func (w *Webhooks) forget(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	w.deactivated[id] = w.gen
+}
+
+func (w *Webhooks) noteSeq(seq uint64) {
+	for {
+		cur := w.lastSeq.Load()
+		if seq <= cur || w.lastSeq.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
+}
+
+// queueFor returns the running queue of id, or nil.
+func (w *Webhooks) queueFor(id string) *queue {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queues[id]
+}
+
+// logChannel returns the log channel to read for sub: its channel name,
+// or "" (every channel, filtered by topic) for a subscription stored
+// without one.
+func logChannel(sub hub.Subscription) string { return sub.Channel }
+
+// hostOf returns the host[:port] key of a callback URL for the per-host
+// limit and breaker.
+func hostOf(callback string) string {
+	u, err := url.Parse(callback)
+	if err != nil || u.Host == "" {
+		return callback
+	}
+	return strings.ToLower(u.Host)
+}
