@@ -145,8 +145,13 @@ func (d *Decoder) readHeader() error {
 					return err
 				}
 			case t.space == NSRS && string(t.local) == "ln":
+				line := t.tokLine()
 				h.Links = append(h.Links, Link{})
-				if err := d.readLink(&h.Links[len(h.Links)-1], -1); err != nil {
+				l := &h.Links[len(h.Links)-1]
+				if err := d.readLink(l, -1); err != nil {
+					return err
+				}
+				if err := d.v.link(l, -1, line); err != nil {
 					return err
 				}
 			case t.space == NSSitemap && string(t.local) == d.entryName():

@@ -104,8 +104,6 @@ func (d *Decoder) readSitemapField(e *Entry, slot, idx int) error {
 func (d *Decoder) readText(idx int, name string) ([]byte, error) {
 	t := d.t
 	d.tbuf = d.tbuf[:0]
-	var first []byte
-	n := 0
 	for {
 		k, err := t.next()
 		if err != nil {
@@ -113,22 +111,13 @@ func (d *Decoder) readText(idx int, name string) ([]byte, error) {
 		}
 		switch k {
 		case tokText:
-			if n == 0 {
-				first = t.text
-			} else {
-				if n == 1 {
-					d.tbuf = append(d.tbuf[:0], first...)
-				}
-				d.tbuf = append(d.tbuf, t.text...)
-			}
-			n++
+			// t.text points into the tokenizer's buffer, which the next
+			// read may move: copy it.
+			d.tbuf = append(d.tbuf, t.text...)
 		case tokStart:
 			return nil, d.fail(RuleStructure, idx, "element <%s> inside <%s>", clip(t.local), name)
 		case tokEnd:
-			if n > 1 {
-				first = d.tbuf
-			}
-			return bytes.Trim(first, " \t\r\n"), nil
+			return bytes.Trim(d.tbuf, " \t\r\n"), nil
 		}
 	}
 }

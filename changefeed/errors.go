@@ -9,8 +9,8 @@ import (
 // value, so errors.Is(err, RuleHash) reports whether err broke that rule.
 type Rule string
 
-// Error returns the rule's name prefixed with the package name.
-func (r Rule) Error() string { return "changefeed: rule " + string(r) }
+// Error returns the rule's name, so a Rule also prints as its name.
+func (r Rule) Error() string { return string(r) }
 
 // The rules. Each ValidationError carries exactly one of them.
 const (

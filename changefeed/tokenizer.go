@@ -188,6 +188,9 @@ func (t *tokenizer) next() (tokKind, error) {
 		if err != nil {
 			return 0, err
 		}
+		if t.pos-t.tokPos > MaxTokenBytes {
+			return 0, t.fail(RuleLimits, "token longer than %d bytes", MaxTokenBytes)
+		}
 		if k == 0 { // skipped construct
 			continue
 		}
