@@ -31,31 +31,12 @@ func main() {
 // newLogger builds the slog logger the settings ask for.
 func newLogger(s settings, out io.Writer) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(s.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(s.LogLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if s.logFormat == "json" {
+	if s.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(out, opts)), nil
 	}
 	return slog.New(slog.NewTextHandler(out, opts)), nil
-}
-
-// quieter raises a handler's minimum level (the embedded NATS server is
-// chatty at info level).
-type quieter struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= q.min && q.Handler.Enabled(ctx, l)
-}
-
-func (q quieter) WithAttrs(a []slog.Attr) slog.Handler {
-	return quieter{q.Handler.WithAttrs(a), q.min}
-}
-
-func (q quieter) WithGroup(name string) slog.Handler {
-	return quieter{q.Handler.WithGroup(name), q.min}
 }

@@ -1,0 +1,290 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/hub/redisstore"
+	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/netguard"
+)
+
+// Started tells a caller where the hub listens once it serves.
+type Started struct {
+	Addr   string
+	HubURL string
+}
+
+// Run starts a hub with settings s and blocks until ctx ends, then shuts
+// down gracefully. ready, when not nil, is called once the hub serves.
+func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.Listen, err)
+	}
+	defer ln.Close()
+	hubURL := s.HubURL
+	if hubURL == "" {
+		hubURL = "http://" + ln.Addr().String() + "/"
+	}
+
+	nc, closeNATS, err := connectNATS(s, logger)
+	if err != nil {
+		return err
+	}
+	defer closeNATS()
+
+	log, err := jslog.Open(ctx, nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes})
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer log.Close()
+
+	var store hub.Store
+	if s.RedisURL != "" {
+		rs, err := redisstore.Open(ctx, s.RedisURL, redisstore.Config{})
+		if err != nil {
+			return fmt.Errorf("open redis store: %w", err)
+		}
+		defer rs.Close()
+		store = rs
+		logger.Info("state in Redis", "url", redactURL(s.RedisURL))
+	} else {
+		ks, err := kvstore.Open(ctx, nc, kvstore.Config{Replicas: s.NATSReplicas})
+		if err != nil {
+			return fmt.Errorf("open KV store: %w", err)
+		}
+		store = ks
+	}
+
+	allow := splitList(s.AllowNetworks)
+	if s.Demo && len(allow) == 0 {
+		allow = []string{"127.0.0.0/8", "::1/128"}
+		logger.Warn("demo mode: loopback callbacks and topics allowed, demo channel is open to any publisher")
+	}
+	policy, err := netguard.ParsePolicy(allow)
+	if err != nil {
+		return fmt.Errorf("--allow-networks: %w", err)
+	}
+	client := netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, s.PerHost)})
+
+	schedule := delivery.DefaultSchedule()
+	if s.Retry != "" {
+		if schedule, err = delivery.ParseSchedule(s.Retry); err != nil {
+			return fmt.Errorf("--retry: %w", err)
+		}
+	}
+	host, _ := os.Hostname()
+	hooks := delivery.NewWebhooks(log, store, delivery.Config{
+		HubURL:    hubURL,
+		Client:    client,
+		Schedule:  schedule,
+		SigMethod: s.SigMethod,
+		PerHost:   s.PerHost,
+		Owner:     fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()),
+		Logger:    logger.With("component", "webhooks"),
+	})
+
+	h, err := hub.New(hub.Config{
+		HubURL:       hubURL,
+		Store:        store,
+		Log:          log,
+		Client:       client,
+		Leases:       hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
+		MaxBody:      s.MaxBody,
+		AllowOverlap: s.AllowOverlap,
+		OpenTopics:   s.OpenTopics,
+		AdminToken:   s.AdminToken,
+		Activator:    hooks,
+		Redriver:     hooks,
+		Logger:       logger.With("component", "hub"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := loadChannels(ctx, h, s); err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	h.Register(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, _, err := log.Bounds(ctx); err != nil {
+			http.Error(w, "log unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if err := store.Ping(ctx); err != nil {
+			http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = h.Run(bg) }()
+	go func() { defer wg.Done(); _ = hooks.Run(bg) }()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("hub serving", "hub_url", hubURL, "addr", ln.Addr().String())
+	if ready != nil {
+		ready(Started{Addr: ln.Addr().String(), HubURL: hubURL})
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		stopBG()
+		wg.Wait()
+		return fmt.Errorf("http server: %w", err)
+	}
+	logger.Info("shutting down: intake stops, in-flight deliveries finish")
+	sctx, cancel := context.WithTimeout(context.Background(), s.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	stopBG()
+	wg.Wait()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// connectNATS starts the embedded server or connects to --nats-url.
+func connectNATS(s Config, logger *slog.Logger) (*nats.Conn, func(), error) {
+	opts := []nats.Option{nats.Name("rshub"), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	if s.NATSURL != "" {
+		nc, err := nats.Connect(s.NATSURL, opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect to NATS %s: %w", s.NATSURL, err)
+		}
+		return nc, nc.Close, nil
+	}
+	pol, err := embednats.ParseSyncPolicy(s.Sync)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--sync: %w", err)
+	}
+	cfg := embednats.Config{DataDir: s.DataDir, Sync: pol, MaxPayload: int32(min(s.MaxBody+64<<10, 64<<20)), Logger: natsLogger(logger)}
+	if s.NATSListen != "off" {
+		host, port, err := net.SplitHostPort(s.NATSListen)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--nats-listen: %w", err)
+		}
+		cfg.Host = host
+		if _, err := fmt.Sscan(port, &cfg.Port); err != nil || cfg.Port == 0 {
+			cfg.Port = -1
+		}
+	}
+	ns, err := embednats.Start(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := ns.Connect(opts...)
+	if err != nil {
+		ns.Shutdown()
+		return nil, nil, err
+	}
+	if u := ns.ClientURL(); u != "" {
+		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String())
+	}
+	return nc, func() { nc.Close(); ns.Shutdown() }, nil
+}
+
+// loadChannels creates the channels of --channels and, with --demo, the
+// demo channel.
+func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
+	var chs []hub.Channel
+	if s.ChannelsFile != "" {
+		raw, err := os.ReadFile(s.ChannelsFile)
+		if err != nil {
+			return fmt.Errorf("--channels: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&chs); err != nil {
+			return fmt.Errorf("--channels %s: want a JSON list of channels: %w", s.ChannelsFile, err)
+		}
+	}
+	if s.Demo {
+		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
+	}
+	for _, c := range chs {
+		if _, err := h.PutChannel(ctx, c); err != nil {
+			return fmt.Errorf("channel %q: %w", c.Name+c.Topic, err)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// redactURL hides a password in a URL for logs.
+func redactURL(raw string) string {
+	if i := strings.Index(raw, "@"); i > 0 {
+		if j := strings.Index(raw, "://"); j > 0 && j < i {
+			return raw[:j+3] + "…@" + raw[i+1:]
+		}
+	}
+	return raw
+}
+
+// natsLogger shows the embedded NATS server's warnings and errors only,
+// unless the hub logs at debug level.
+func natsLogger(l *slog.Logger) *slog.Logger {
+	if l.Enabled(context.Background(), slog.LevelDebug) {
+		return l.With("component", "nats")
+	}
+	return slog.New(quieter{l.Handler(), slog.LevelWarn}).With("component", "nats")
+}
+
+// quieter raises a handler's minimum level (the embedded NATS server is
+// chatty at info level).
+type quieter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= q.min && q.Handler.Enabled(ctx, l)
+}
+
+func (q quieter) WithAttrs(a []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(a), q.min}
+}
+
+func (q quieter) WithGroup(name string) slog.Handler {
+	return quieter{q.Handler.WithGroup(name), q.min}
+}
