@@ -6,7 +6,9 @@ import (
 )
 
 func TestParseDateTime_Granularities(t *testing.T) {
-	utc := func(y, mo, d, h, mi, s, ns int) time.Time { return time.Date(y, time.Month(mo), d, h, mi, s, ns, time.UTC) }
+	utc := func(y, mo, d, h, mi, s, ns int) time.Time {
+		return time.Date(y, time.Month(mo), d, h, mi, s, ns, time.UTC)
+	}
 	cases := []struct {
 		in   string
 		want time.Time

@@ -271,5 +271,3 @@ func (r *oneByteReader) Read(p []byte) (int, error) {
 	r.i++
 	return 1, nil
 }
-
-

@@ -49,7 +49,7 @@ func (v *validator) entry(idx, line int, e *Entry) error {
 			return err
 		}
 	}
-	if err := v.extAttrs(e.Ext.Attrs, idx, line, "<"+entryElem(v.kind)+">"); err != nil {
+	if err := v.extAttrs(e.Ext.Attrs, idx, line, entryElem(v.kind)); err != nil {
 		return err
 	}
 	if err := v.rawElements(e.Ext.Elements, idx, line); err != nil {

@@ -90,7 +90,7 @@ var ruleCases = []ruleCase{
 	{"Length_Negative", doc(notifMD, ent("http://e/a", `change="updated" length="-1"`)), RuleLength, 0, 4, false},
 	{"Pri_Zero", doc(notifMD, `<url><loc>a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="0"/></url>`), RulePri, 0, 4, false},
 	{"Pri_TooLarge", doc(notifMD, `<url><loc>a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="1000000"/></url>`), RulePri, 0, 4, false},
-	{"Link_NoRel", doc(notifMD+"\n"+`<rs:ln href="http://e/cl"/>`), RuleLink, -1, 4, false},
+	{"Link_NoRel", doc(notifMD + "\n" + `<rs:ln href="http://e/cl"/>`), RuleLink, -1, 4, false},
 	{"Link_NoHref", doc(notifMD, okEnt(1), `<url><loc>a</loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/><rs:ln rel="duplicate"/></url>`), RuleLink, 1, 5, false},
 	{"Loc_Missing", doc(notifMD, `<url><rs:md change="updated"/></url>`), RuleLoc, 0, 4, false},
 	{"Loc_Empty", doc(notifMD, okEnt(1), `<url><loc>  </loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/></url>`), RuleLoc, 1, 5, false},
