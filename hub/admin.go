@@ -99,7 +99,7 @@ func (h *Hub) adminListChannels(_ http.ResponseWriter, r *http.Request) (any, er
 	}
 	out := make([]ChannelView, 0, len(chs))
 	for _, c := range chs {
-		st, err := h.cfg.Store.ChannelState(r.Context(), c.Topic)
+		st, err := h.ChannelState(r.Context(), c.Topic)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
@@ -127,7 +127,7 @@ func (h *Hub) adminGetChannel(_ http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	st, err := h.cfg.Store.ChannelState(r.Context(), c.Topic)
+	st, err := h.ChannelState(r.Context(), c.Topic)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
@@ -139,6 +139,7 @@ func (h *Hub) adminDeleteChannel(_ http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
+	h.forgetChannel(c.Topic)
 	return nil, h.cfg.Store.DeleteChannel(r.Context(), c.Topic)
 }
 

@@ -139,6 +139,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	if err := h.cfg.Store.PutChannel(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: store: %w", err)
 	}
+	h.forgetChannel(ch.Topic)
 	return ch, nil
 }
 
@@ -159,7 +160,7 @@ func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
 // channelFor returns the channel of topic, creating an open one when the
 // hub runs with OpenTopics.
 func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
-	ch, err := h.cfg.Store.Channel(ctx, topic)
+	ch, err := h.lookupChannel(ctx, topic)
 	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
 		return ch, err
 	}

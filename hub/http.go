@@ -96,7 +96,7 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Link", FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList))
 	w.Header().Set("Cache-Control", "no-cache")
 	var body []byte
-	if st, err := h.cfg.Store.ChannelState(r.Context(), ch.Topic); err == nil && st.LastSeq > 0 {
+	if st, err := h.ChannelState(r.Context(), ch.Topic); err == nil && st.LastSeq > 0 {
 		if rec, err := h.cfg.Log.Next(r.Context(), ch.Name, st.LastSeq); err == nil && rec.Seq == st.LastSeq {
 			body = rec.Body
 		}

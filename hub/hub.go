@@ -69,7 +69,8 @@ type Hub struct {
 
 	mu        sync.Mutex
 	chanLocks map[string]*sync.Mutex
-	synced    map[string]bool // channels whose state was reconciled with the log
+	states    map[string]*memState // working channel states, see state.go
+	chanCache map[string]cachedChannel
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
 }
@@ -115,7 +116,8 @@ func New(cfg Config) (*Hub, error) {
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),
 		chanLocks: map[string]*sync.Mutex{},
-		synced:    map[string]bool{},
+		states:    map[string]*memState{},
+		chanCache: map[string]cachedChannel{},
 		fetched:   map[string]fetchMemo{},
 		topicOK:   map[string]time.Time{},
 	}, nil
@@ -124,7 +126,9 @@ func New(cfg Config) (*Hub, error) {
 // URL returns the hub URL as configured.
 func (h *Hub) URL() string { return h.cfg.HubURL }
 
-// Run runs the verification workers and the lease sweeper until ctx ends.
+// Run runs the verification workers, the lease sweeper and the state
+// flusher until ctx ends; it writes changed channel states once more before
+// returning.
 func (h *Hub) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range h.cfg.VerifyWorkers {
@@ -141,10 +145,14 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		h.sweepLeases(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		h.flushStates(ctx)
 	}()
 	wg.Wait()
 	return nil

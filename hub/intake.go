@@ -57,7 +57,8 @@ func idempotencyKey(topic string, body []byte) string {
 }
 
 // commit checks continuity and stores one notification in the log, then
-// advances the channel state. Intake on one channel is serialised.
+// advances the channel state. Intake on one channel is serialised within the
+// process; across processes the conditional append keeps it serial.
 func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	start := h.cfg.Now()
 	key := idempotencyKey(in.ch.Topic, in.body)
@@ -65,130 +66,72 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	lock.Lock()
 	defer lock.Unlock()
 
-	st, err := h.syncedState(ctx, in.ch)
+	m, err := h.state(ctx, in.ch)
 	if err != nil {
 		return PublishResult{}, err
 	}
-	if st.LastHash == key {
-		return PublishResult{Seq: st.LastSeq, Duplicate: true}, nil
-	}
-	var gap *Gap
-	if in.rs {
-		c := changefeed.CheckContinuity(st.LastUntil, in.from, in.until)
-		switch c.Verdict {
-		case changefeed.First, changefeed.Contiguous:
-		case changefeed.Gap:
-			gap = &Gap{From: c.Missing.From, Until: c.Missing.Until, Recorded: h.cfg.Now().UTC()}
-		case changefeed.Overlap, changefeed.OutOfOrder:
-			if !h.cfg.AllowOverlap {
-				return PublishResult{}, refuse(409, "continuity",
-					"%s: notification [%s, %s] %s the channel's last until %s",
-					c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(st.LastUntil))
-			}
+	for attempt := 0; ; attempt++ {
+		if m.st.LastHash == key {
+			return PublishResult{Seq: m.st.LastSeq, Duplicate: true}, nil
 		}
-	}
-	rec := Record{
-		Topic:        in.ch.Topic,
-		Channel:      in.ch.Name,
-		From:         in.from,
-		Until:        in.until,
-		ContentType:  in.contentType,
-		ResourceSync: in.resourcesync,
-		Received:     h.cfg.Now().UTC(),
-		Key:          key,
-		Entries:      in.entries,
-		Body:         in.body,
-	}
-	seq, dup, err := h.cfg.Log.Append(ctx, rec)
-	if err != nil {
-		return PublishResult{}, fmt.Errorf("append to log: %w", err)
-	}
-	if gap != nil {
-		gap.Seq = seq
-	}
-	_, err = h.cfg.Store.UpdateChannelState(ctx, in.ch.Topic, func(s *ChannelState) error {
-		if seq <= s.LastSeq {
-			return nil
-		}
-		s.LastSeq = seq
-		if in.rs && (in.until.After(s.LastUntil) || h.cfg.AllowOverlap) {
-			s.LastFrom, s.LastUntil = in.from, in.until
-		}
-		s.LastHash = key
-		s.Published++
-		if gap != nil {
-			s.Gaps = append(s.Gaps, *gap)
-			if len(s.Gaps) > maxGaps {
-				s.Gaps = s.Gaps[len(s.Gaps)-maxGaps:]
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		// the log holds the notification: it is durable and will be
-		// delivered; the state catches up from the log on the next sync
-		h.forgetSync(in.ch.Topic)
-		h.log.Error("channel state update failed after append", "topic", in.ch.Topic, "seq", seq, "err", err)
-	}
-	if gap != nil {
-		h.obs.GapRecorded(in.ch.Name)
-		h.log.Warn("gap in channel history", "channel", in.ch.Name, "from", gap.From, "until", gap.Until, "seq", seq)
-	}
-	h.obs.Published(in.ch.Name, len(in.body), h.cfg.Now().Sub(start))
-	return PublishResult{Seq: seq, Duplicate: dup, Gap: gap}, nil
-}
-
-// syncedState returns the channel state, first bringing it up to date with
-// the log once per process (a crash between append and state update leaves
-// the state behind the log).
-func (h *Hub) syncedState(ctx context.Context, ch Channel) (ChannelState, error) {
-	st, err := h.cfg.Store.ChannelState(ctx, ch.Topic)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return st, fmt.Errorf("channel state: %w", err)
-	}
-	h.mu.Lock()
-	done := h.synced[ch.Topic]
-	h.mu.Unlock()
-	if done {
-		return st, nil
-	}
-	last, found := Record{}, false
-	for seq := st.LastSeq + 1; ; {
-		rec, err := h.cfg.Log.Next(ctx, ch.Name, seq)
-		if errors.Is(err, ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return st, fmt.Errorf("sync channel state with log: %w", err)
-		}
-		last, found = rec, true
-		seq = rec.Seq + 1
-	}
-	if found {
-		st, err = h.cfg.Store.UpdateChannelState(ctx, ch.Topic, func(s *ChannelState) error {
-			if last.Seq > s.LastSeq {
-				s.LastSeq, s.LastHash = last.Seq, last.Key
-				if !last.Until.IsZero() {
-					s.LastFrom, s.LastUntil = last.From, last.Until
+		var gap *Gap
+		if in.rs {
+			c := changefeed.CheckContinuity(m.st.LastUntil, in.from, in.until)
+			switch c.Verdict {
+			case changefeed.First, changefeed.Contiguous:
+			case changefeed.Gap:
+				gap = &Gap{From: c.Missing.From, Until: c.Missing.Until, Recorded: h.cfg.Now().UTC()}
+			case changefeed.Overlap, changefeed.OutOfOrder:
+				if !h.cfg.AllowOverlap {
+					return PublishResult{}, refuse(409, "continuity",
+						"%s: notification [%s, %s] %s the channel's last until %s",
+						c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil))
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return st, fmt.Errorf("sync channel state with log: %w", err)
 		}
-		h.log.Info("channel state caught up with the log", "channel", ch.Name, "seq", st.LastSeq)
+		rec := Record{
+			Topic:        in.ch.Topic,
+			Channel:      in.ch.Name,
+			From:         in.from,
+			Until:        in.until,
+			ContentType:  in.contentType,
+			ResourceSync: in.resourcesync,
+			Received:     h.cfg.Now().UTC(),
+			Key:          key,
+			Entries:      in.entries,
+			Body:         in.body,
+		}
+		seq, dup, err := h.append(ctx, rec, m.st.LastSeq)
+		if errors.Is(err, ErrConflict) && attempt < 5 {
+			// another hub process appended to this channel: catch up, recheck
+			if err := h.catchUp(ctx, in.ch, m); err != nil {
+				return PublishResult{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return PublishResult{}, fmt.Errorf("append to log: %w", err)
+		}
+		rec.Seq = seq
+		if gap != nil {
+			gap.Seq = seq
+			h.obs.GapRecorded(in.ch.Name)
+			h.log.Warn("gap in channel history", "channel", in.ch.Name, "from", gap.From, "until", gap.Until, "seq", seq)
+		}
+		advance(&m.st, rec, gap)
+		m.dirty = true
+		h.obs.Published(in.ch.Name, len(in.body), h.cfg.Now().Sub(start))
+		return PublishResult{Seq: seq, Duplicate: dup, Gap: gap}, nil
 	}
-	h.mu.Lock()
-	h.synced[ch.Topic] = true
-	h.mu.Unlock()
-	return st, nil
 }
 
-func (h *Hub) forgetSync(topic string) {
-	h.mu.Lock()
-	delete(h.synced, topic)
-	h.mu.Unlock()
+// append stores rec, conditionally on the channel's last sequence when the
+// log supports it.
+func (h *Hub) append(ctx context.Context, rec Record, lastSeq uint64) (uint64, bool, error) {
+	if cl, ok := h.cfg.Log.(ConditionalLog); ok {
+		return cl.AppendAfter(ctx, rec, lastSeq)
+	}
+	return h.cfg.Log.Append(ctx, rec)
 }
 
 func verbFor(v changefeed.Verdict) string {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -23,6 +24,21 @@ type Log interface {
 	// Changed returns a channel that is closed after the next append by any
 	// writer of the log. Take it before calling Next to wait without races.
 	Changed() <-chan struct{}
+}
+
+// ErrConflict is returned by a conditional append when another writer
+// appended to the channel first.
+var ErrConflict = errors.New("conflict: the channel moved on")
+
+// ConditionalLog is a Log that can append on the condition that a channel's
+// last record is still the one the caller saw. Several hub processes sharing
+// one log use it to keep each channel's history serial; the hub uses it when
+// its Log offers it.
+type ConditionalLog interface {
+	Log
+	// AppendAfter appends rec only if the channel's last record has
+	// sequence lastSeq (0: none); otherwise it fails with ErrConflict.
+	AppendAfter(ctx context.Context, rec Record, lastSeq uint64) (seq uint64, dup bool, err error)
 }
 
 // Store keeps the hub's state: channels and their progress, subscriptions,

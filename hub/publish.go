@@ -44,7 +44,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if !contains(hubs, h.cfg.HubURL) {
 		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", strings.Join(hubs, ", "), h.cfg.HubURL)
 	}
-	ch, err := h.cfg.Store.Channel(ctx, topic)
+	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
 		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", topic)
 	}

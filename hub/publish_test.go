@@ -152,13 +152,13 @@ func TestFatPing_GapRecorded(t *testing.T) {
 	if status != 200 || !strings.Contains(resp, "gap") {
 		t.Fatalf("%d %q", status, resp)
 	}
-	st, err := f.store.ChannelState(context.Background(), ch.Topic)
+	st, err := f.hub.ChannelState(context.Background(), ch.Topic)
 	if err != nil || len(st.Gaps) != 1 || st.Gaps[0].From.Format("15:04") != "00:10" || st.Gaps[0].Until.Format("15:04") != "00:20" {
 		t.Fatalf("state %+v %v", st, err)
 	}
 	// and contiguous ones record none
 	f.postXML(notif("change-notification", t3, "2013-01-03T00:40:00Z"), links(ch.Topic, f.url))
-	st, _ = f.store.ChannelState(context.Background(), ch.Topic)
+	st, _ = f.hub.ChannelState(context.Background(), ch.Topic)
 	if len(st.Gaps) != 1 || st.Published != 3 {
 		t.Fatalf("state %+v", st)
 	}

@@ -152,7 +152,14 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 // changefeed.DefaultMaxEntries. Entries whose datetime equals the previous
 // until were published before and are not repeated.
 func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed.Document) (PublishResult, error) {
-	st, err := h.syncedState(ctx, ch)
+	lock := h.channelLock(ch.Topic)
+	lock.Lock()
+	m, err := h.state(ctx, ch)
+	var st ChannelState
+	if m != nil {
+		st = m.st
+	}
+	lock.Unlock()
 	if err != nil {
 		return PublishResult{}, err
 	}

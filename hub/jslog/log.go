@@ -117,6 +117,17 @@ func (l *Log) Subject(channel string) string {
 // Append publishes rec on its channel's subject and waits for the stream's
 // acknowledgement. rec.Received is set to now when zero.
 func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) {
+	return l.publish(ctx, rec)
+}
+
+// AppendAfter is Append on the condition that the channel's last record is
+// still lastSeq (0: the channel has none). Otherwise nothing is stored and
+// the error wraps hub.ErrConflict: another writer appended first.
+func (l *Log) AppendAfter(ctx context.Context, rec hub.Record, lastSeq uint64) (uint64, bool, error) {
+	return l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+}
+
+func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}
@@ -124,12 +135,15 @@ func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) 
 		rec.Received = time.Now().UTC()
 	}
 	msg := &nats.Msg{Subject: l.Subject(rec.Channel), Header: EncodeHeaders(rec), Data: rec.Body}
-	var opts []jetstream.PublishOpt
 	if rec.Key != "" {
 		opts = append(opts, jetstream.WithMsgID(rec.Key))
 	}
 	ack, err := l.js.PublishMsg(ctx, msg, opts...)
 	if err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+			return 0, false, fmt.Errorf("jslog: append to %s: %w: %v", msg.Subject, hub.ErrConflict, err)
+		}
 		return 0, false, fmt.Errorf("jslog: append to %s: %w", msg.Subject, err)
 	}
 	l.observe(ack.Sequence)

@@ -1,0 +1,122 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/netguard"
+)
+
+// BenchmarkPublish measures durable publish intake over loopback HTTP: a
+// fat ping is parsed, validated, checked for continuity, appended to the
+// JetStream log and answered 200. Each publisher owns a channel and sends a
+// contiguous series. Reported: publishes/s and p50/p99 latency, for 1 and 64
+// publishers under each fsync policy.
+func BenchmarkPublish(b *testing.B) {
+	for _, policy := range []embednats.SyncPolicy{embednats.SyncDefault, embednats.SyncAlways} {
+		for _, publishers := range []int{1, 64} {
+			b.Run(fmt.Sprintf("sync=%s/publishers=%d", policy, publishers), func(b *testing.B) {
+				benchPublish(b, policy, publishers)
+			})
+		}
+	}
+}
+
+func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := embednats.Start(embednats.Config{DataDir: b.TempDir(), Sync: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := srv.Connect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	lg, err := jslog.Open(ctx, nc, jslog.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lg.Close()
+	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
+	h, err := hub.New(hub.Config{HubURL: ts.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.Register(mux)
+	topics := make([]string, publishers)
+	for i := range topics {
+		c, err := h.PutChannel(ctx, hub.Channel{Topic: fmt.Sprintf("http://127.0.0.1:1/bench/%d/", i), Trust: hub.TrustOpen})
+		if err != nil {
+			b.Fatal(err)
+		}
+		topics[i] = c.Topic
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: publishers}}
+	base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for p := range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				i := int(next.Add(1) - 1)
+				if i >= b.N {
+					return
+				}
+				from := base.Add(time.Duration(k) * time.Second)
+				body := notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
+				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/xml")
+				req.Header.Set("Link", hub.FormatLinks(topics[p], ts.URL+"/", ""))
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Errorf("status %d", resp.StatusCode)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "publishes/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
