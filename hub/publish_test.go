@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -326,5 +327,43 @@ func TestThinPing_NeedsTopic(t *testing.T) {
 	f := newFixture(t)
 	if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}}); status != 400 || !strings.Contains(resp, "hub.url") {
 		t.Fatalf("%d %q", status, resp)
+	}
+}
+
+// Two hub processes sharing one log and store keep a channel's history
+// serial: a hub whose working state is behind catches up from the log when
+// its conditional append conflicts, then applies the continuity rule.
+func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
+	a := newFixture(t)
+	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	mux := http.NewServeMux()
+	srvB := httptest.NewServer(mux)
+	t.Cleanup(srvB.Close)
+	b, err := hub.New(hub.Config{HubURL: a.url, Store: a.store, Log: a.log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Register(mux)
+	postB := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srvB.URL+"/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("Link", hub.FormatLinks(ch.Topic, a.url, ""))
+		return do(t, req)
+	}
+	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != 200 {
+		t.Fatalf("A: %d %q", s, r)
+	}
+	if s, r := postB(notif("change-notification", t1, t2)); s != 200 {
+		t.Fatalf("B: %d %q", s, r)
+	}
+	// A still believes the last until is t1: its append conflicts, it catches up
+	if s, r := a.postXML(notif("change-notification", t1, t3), links(ch.Topic, a.url)); s != 409 {
+		t.Fatalf("A overlapping B's notification: %d %q, want 409", s, r)
+	}
+	if s, r := a.postXML(notif("change-notification", t2, t3), links(ch.Topic, a.url)); s != 200 {
+		t.Fatalf("A after catching up: %d %q", s, r)
+	}
+	if a.lastSeq() != 3 {
+		t.Fatalf("log holds %d records, want 3", a.lastSeq())
 	}
 }
