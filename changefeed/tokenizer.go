@@ -302,7 +302,8 @@ func splitQName(q []byte) (prefix, local []byte, ok bool) {
 	if c < 0 {
 		return nil, q, true
 	}
-	if c == 0 || c == len(q)-1 || bytes.IndexByte(q[c+1:], ':') >= 0 {
+	if c == 0 || c == len(q)-1 || bytes.IndexByte(q[c+1:], ':') >= 0 ||
+		q[c+1] < 0x80 && charClass[q[c+1]]&ccNameOK == 0 {
 		return nil, nil, false
 	}
 	return q[:c], q[c+1:], true
