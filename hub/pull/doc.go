@@ -1,0 +1,48 @@
+// Package pull serves, from the hub's log, the same history the hub pushed
+// as pull-mode ResourceSync documents (core 1.1 §8, §9, §12; Archives 0.9.1
+// §5), so a Destination that was offline catches up with any ResourceSync
+// client.
+//
+// # URL layout
+//
+// All under the public base URL; {name} is the channel name, {seq} the log
+// sequence of a list's first notification:
+//
+//	/.well-known/resourcesync                     Source Description: every channel's Capability List
+//	/channels/{name}/capabilitylist.xml            Capability List
+//	/channels/{name}/changelist.xml                the open Change List (alias)
+//	/channels/{name}/changelist/{seq}.xml          a Change List, open or closed (stable name)
+//	/channels/{name}/changelist-index.xml          Change List Index
+//	/channels/{name}/changelist-archive.xml        Change List Archive, or its Archive Index when paged
+//	/channels/{name}/changelist-archive/{k}.xml    archive page k (1-based)
+//
+// The Capability List's changelist entry points at the index once a channel
+// has more than one list, else at the open list; it lists the
+// changelist-archive once a list is closed, and the change-notification
+// channel (topic URI, rs:ln rel="hub"). Every channel document carries
+// Link: <capability list>; rel="resourcesync".
+//
+// # Lists, index and archive
+//
+// Lists are cut by changefeed.Rotator (entry limit, Source-time period,
+// gaps), a function of the log alone, so every hub process names and fills
+// them alike. The Change List Index shows the last Listing.IndexSize closed
+// lists and the open one; the archive lists every closed list the log still
+// holds, 50,000 (Listing.PageSize) per page, pages grouped by an archive
+// index beyond one page. Closed lists link rel="up", "index" and
+// "archives"; they never change and are served with
+// "Cache-Control: public, max-age=31536000, immutable". The rest is
+// short-lived (max-age=5) with strong ETags and Last-Modified.
+//
+// Entries are the notifications' entries in log order, each copied whole;
+// a missing lastmod becomes the change's datetime (else the notification's
+// until), since Change Lists require it.
+//
+// # Retention
+//
+// A list whose first notification the log no longer holds is dropped from
+// the index and the archive and answers 404. A process that starts on a log
+// whose beginning was removed lists a channel only from its first list that
+// follows a gap or a period boundary (see changefeed.ListBounds.Anchored),
+// unless the channel was created after the log's first record.
+package pull

@@ -1,0 +1,182 @@
+package pull
+
+import (
+	"compress/gzip"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+)
+
+// ChannelLister lists the channels whose documents are served. hub.Store
+// satisfies it.
+type ChannelLister interface {
+	// Channels lists every channel, ordered by topic.
+	Channels(ctx context.Context) ([]hub.Channel, error)
+}
+
+// RangeLog is a hub.Log that can also read a run of one channel's records in
+// one pass; Pull uses it, when the log has it, instead of one Next per
+// record.
+type RangeLog interface {
+	hub.Log
+	// Range calls fn, in order, for each record of channel whose sequence
+	// lies in [from, to], until fn returns an error.
+	Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+}
+
+// Defaults for Config.
+const (
+	// DefaultCacheBytes is the default budget for rendered closed Change
+	// Lists kept in memory, gzip-compressed.
+	DefaultCacheBytes = 64 << 20
+	// ChannelsTTL is how long the channel list from the ChannelLister is reused.
+	ChannelsTTL = time.Second
+	// ShortMaxAge is the Cache-Control max-age, in seconds, of documents that
+	// change: the open Change List, indexes, archives, Capability Lists and
+	// the Source Description.
+	ShortMaxAge = 5
+)
+
+// Config configures a Pull.
+type Config struct {
+	// HubURL is the WebSub hub URL advertised with rel="hub" next to each
+	// channel's change-notification entry.
+	HubURL string
+	// BaseURL is the public URL the routes are served under, for example
+	// "https://hub.example.org"; documents link with absolute URLs built on it.
+	BaseURL string
+	// Rotation says when Change Lists are closed.
+	Rotation changefeed.Rotation
+	// Listing says what the Change List Index shows and how archives are paged.
+	Listing changefeed.Listing
+	// CacheBytes bounds the memory for rendered closed Change Lists; 0 means
+	// DefaultCacheBytes, negative disables the cache (every GET streams).
+	CacheBytes int64
+	// Logger receives warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Pull derives pull-mode ResourceSync documents from the hub's log and
+// serves them over HTTP. It is safe for concurrent use.
+type Pull struct {
+	log   hub.Log
+	chans ChannelLister
+	cfg   Config
+	base  string // BaseURL without a trailing slash
+	lg    *slog.Logger
+	cache *listCache
+	gz    sync.Pool // *gzip.Writer
+
+	syncMu sync.Mutex // serialises reading the log
+	mu     sync.RWMutex
+	idx    index
+
+	chMu      sync.Mutex
+	chList    []hub.Channel
+	chFetched time.Time
+}
+
+// New returns a Pull reading log, listing the channels of chans. It reads
+// the log lazily: on each request for a changing document it first catches
+// up with the log; Run keeps it caught up in the background.
+func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("pull: base URL %q is not an absolute http(s) URL", cfg.BaseURL)
+	}
+	if cfg.HubURL == "" {
+		return nil, fmt.Errorf("pull: no hub URL")
+	}
+	cfg.Rotation = cfg.Rotation.Normalized()
+	cfg.Listing = cfg.Listing.Normalized()
+	if cfg.CacheBytes == 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	p := &Pull{
+		log:   log,
+		chans: chans,
+		cfg:   cfg,
+		base:  strings.TrimSuffix(cfg.BaseURL, "/"),
+		lg:    lg.With("component", "pull"),
+		cache: newListCache(cfg.CacheBytes),
+		idx:   newIndex(cfg.Rotation),
+	}
+	p.gz.New = func() any {
+		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+		return w
+	}
+	return p, nil
+}
+
+// Register adds the pull-mode routes to mux (see the package documentation
+// for the layout). GET routes also answer HEAD.
+func (p *Pull) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /.well-known/resourcesync", p.serveDescription)
+	mux.HandleFunc("GET /channels/{name}/capabilitylist.xml", p.serveCapabilityList)
+	mux.HandleFunc("GET /channels/{name}/changelist.xml", p.serveOpenList)
+	mux.HandleFunc("GET /channels/{name}/changelist/{file}", p.serveList)
+	mux.HandleFunc("GET /channels/{name}/changelist-index.xml", p.serveIndex)
+	mux.HandleFunc("GET /channels/{name}/changelist-archive.xml", p.serveArchive)
+	mux.HandleFunc("GET /channels/{name}/changelist-archive/{file}", p.serveArchivePage)
+}
+
+// Run keeps the list index caught up with the log until ctx ends, waking on
+// every append. It returns ctx's error.
+func (p *Pull) Run(ctx context.Context) error {
+	for {
+		changed := p.log.Changed()
+		if err := p.Sync(ctx); err != nil && ctx.Err() == nil {
+			p.lg.Warn("reading the log", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// channels returns the channel list, refreshed after ChannelsTTL or when
+// fresh is set.
+func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) {
+	p.chMu.Lock()
+	defer p.chMu.Unlock()
+	if !fresh && p.chList != nil && time.Since(p.chFetched) < ChannelsTTL {
+		return p.chList, nil
+	}
+	list, err := p.chans.Channels(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pull: list channels: %w", err)
+	}
+	p.chList, p.chFetched = list, time.Now()
+	return list, nil
+}
+
+// channel returns the channel named name, refreshing the list once when it
+// is not known.
+func (p *Pull) channel(ctx context.Context, name string) (hub.Channel, bool, error) {
+	for _, fresh := range []bool{false, true} {
+		list, err := p.channels(ctx, fresh)
+		if err != nil {
+			return hub.Channel{}, false, err
+		}
+		for _, ch := range list {
+			if ch.Name == name {
+				return ch, true, nil
+			}
+		}
+	}
+	return hub.Channel{}, false, nil
+}
