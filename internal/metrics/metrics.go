@@ -1,0 +1,153 @@
+// Package metrics exposes the hub's Prometheus metrics: intake (publishes,
+// rejects by reason, gaps, verifications), delivery (outcomes, latency
+// histograms, backlog and dead letters per subscription), WebSocket
+// connections and log size. It implements hub.Observer and the delivery
+// engine's observer, and reads gauges from the engines at scrape time.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// SubGauge is one subscription's backlog and dead letters at scrape time.
+type SubGauge struct {
+	ID          string
+	Channel     string
+	State       string
+	Backlog     uint64
+	DeadLetters int
+}
+
+// Sources are read at every scrape; nil fields are skipped.
+type Sources struct {
+	Subscriptions func() []SubGauge
+	WebSockets    func() int
+	// LogSize returns the log's message count and bytes.
+	LogSize func(ctx context.Context) (msgs, bytes uint64, err error)
+}
+
+// Metrics holds the hub's collectors in its own registry.
+type Metrics struct {
+	reg           *prometheus.Registry
+	publishes     *prometheus.CounterVec
+	publishBytes  prometheus.Counter
+	publishTime   prometheus.Histogram
+	rejects       *prometheus.CounterVec
+	verifications *prometheus.CounterVec
+	gaps          *prometheus.CounterVec
+	deliveries    *prometheus.CounterVec
+	deliveryTime  prometheus.Histogram
+	deliveryLag   prometheus.Histogram
+}
+
+// New registers every collector, including the Go runtime and process
+// collectors, in a new registry.
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	m.publishes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publishes_total", Help: "Notifications stored in the log, by channel."}, []string{"channel"})
+	m.publishBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "rshub_publish_bytes_total", Help: "Bytes of notifications stored."})
+	m.publishTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_publish_duration_seconds", Help: "Time from intake to durable append.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	m.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publish_rejects_total", Help: "Refused publishes, by reason."}, []string{"reason"})
+	m.verifications = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_verifications_total", Help: "Verifications of intent, by mode and result."}, []string{"mode", "result"})
+	m.gaps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_gaps_total", Help: "Gaps recorded in channel histories, by channel."}, []string{"channel"})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_deliveries_total", Help: "Webhook delivery attempts, by outcome (delivered, failed, gone, dead_letter)."}, []string{"outcome"})
+	m.deliveryTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_delivery_duration_seconds", Help: "Duration of webhook POSTs.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
+	m.deliveryLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_delivery_lag_seconds", Help: "Time from a notification's receipt by the hub to its successful delivery.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)})
+	for _, c := range []prometheus.Collector{m.publishes, m.publishBytes, m.publishTime, m.rejects, m.verifications, m.gaps, m.deliveries, m.deliveryTime, m.deliveryLag} {
+		f(c)
+	}
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f(newGauges(src))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry returns the registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Published counts a stored notification (hub.Observer).
+func (m *Metrics) Published(channel string, bytes int, took time.Duration) {
+	m.publishes.WithLabelValues(channel).Inc()
+	m.publishBytes.Add(float64(bytes))
+	m.publishTime.Observe(took.Seconds())
+}
+
+// Rejected counts a refused publish (hub.Observer).
+func (m *Metrics) Rejected(reason string) { m.rejects.WithLabelValues(reason).Inc() }
+
+// Verified counts a verification of intent (hub.Observer).
+func (m *Metrics) Verified(mode string, ok bool) {
+	res := "failed"
+	if ok {
+		res = "ok"
+	}
+	m.verifications.WithLabelValues(mode, res).Inc()
+}
+
+// GapRecorded counts a gap (hub.Observer).
+func (m *Metrics) GapRecorded(channel string) { m.gaps.WithLabelValues(channel).Inc() }
+
+// Attempted records one webhook POST: its outcome, how long it took and,
+// when delivered, how long after the hub received the notification.
+func (m *Metrics) Attempted(outcome string, took, sinceReceived time.Duration) {
+	m.deliveries.WithLabelValues(outcome).Inc()
+	m.deliveryTime.Observe(took.Seconds())
+	if outcome == "delivered" && sinceReceived > 0 {
+		m.deliveryLag.Observe(sinceReceived.Seconds())
+	}
+}
+
+// gauges reads the engines' current figures at scrape time.
+type gauges struct {
+	src                                  Sources
+	backlog, dead, ws, logMsgs, logBytes *prometheus.Desc
+}
+
+func newGauges(src Sources) *gauges {
+	return &gauges{
+		src:      src,
+		backlog:  prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
+		dead:     prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
+		ws:       prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
+		logMsgs:  prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
+		logBytes: prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
+	}
+}
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.logMsgs, g.logBytes} {
+		ch <- d
+	}
+}
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	if g.src.Subscriptions != nil {
+		for _, s := range g.src.Subscriptions() {
+			ch <- prometheus.MustNewConstMetric(g.backlog, prometheus.GaugeValue, float64(s.Backlog), s.ID, s.Channel, s.State)
+			ch <- prometheus.MustNewConstMetric(g.dead, prometheus.GaugeValue, float64(s.DeadLetters), s.ID, s.Channel)
+		}
+	}
+	if g.src.WebSockets != nil {
+		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(g.src.WebSockets()))
+	}
+	if g.src.LogSize != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if msgs, bytes, err := g.src.LogSize(ctx); err == nil {
+			ch <- prometheus.MustNewConstMetric(g.logMsgs, prometheus.GaugeValue, float64(msgs))
+			ch <- prometheus.MustNewConstMetric(g.logBytes, prometheus.GaugeValue, float64(bytes))
+		}
+	}
+}

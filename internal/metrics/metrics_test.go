@@ -1,0 +1,52 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
+	m := New(Sources{
+		Subscriptions: func() []SubGauge {
+			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2}}
+		},
+		WebSockets: func() int { return 3 },
+		LogSize:    func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
+	})
+	m.Published("demo", 100, time.Millisecond)
+	m.Published("demo", 50, time.Millisecond)
+	m.Rejected("invalid")
+	m.Verified("subscribe", true)
+	m.GapRecorded("demo")
+	m.Attempted("delivered", 2*time.Millisecond, 5*time.Millisecond)
+	m.Attempted("failed", time.Millisecond, 0)
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	out := string(body)
+	for _, want := range []string{
+		`rshub_publishes_total{channel="demo"} 2`,
+		`rshub_publish_bytes_total 150`,
+		`rshub_publish_rejects_total{reason="invalid"} 1`,
+		`rshub_verifications_total{mode="subscribe",result="ok"} 1`,
+		`rshub_gaps_total{channel="demo"} 1`,
+		`rshub_deliveries_total{outcome="delivered"} 1`,
+		`rshub_deliveries_total{outcome="failed"} 1`,
+		`rshub_delivery_lag_seconds_count 1`,
+		`rshub_subscription_backlog{channel="demo",state="failing",subscription="s1"} 7`,
+		`rshub_subscription_dead_letters{channel="demo",subscription="s1"} 2`,
+		`rshub_websocket_connections 3`,
+		`rshub_log_messages 42`,
+		`rshub_log_bytes 4096`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
