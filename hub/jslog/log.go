@@ -208,6 +208,15 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 	return l.first, l.last, nil
 }
 
+// Size returns how many records and bytes the stream holds.
+func (l *Log) Size(ctx context.Context) (msgs, bytes uint64, err error) {
+	info, err := l.stream.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("jslog: size: %w", err)
+	}
+	return info.State.Msgs, info.State.Bytes, nil
+}
+
 // Changed returns a channel closed after the next append by any writer.
 func (l *Log) Changed() <-chan struct{} {
 	return l.watch.changed()
