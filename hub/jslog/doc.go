@@ -29,6 +29,8 @@
 //	Content-Type        media type of the body
 //	Rshub-Received      when the hub accepted it, RFC 3339 with nanoseconds
 //	Rshub-Resourcesync  the rel="resourcesync" link the Source sent, if any
+//	Rshub-Entries       number of <url> entries of a ResourceSync
+//	                    notification, decimal; absent when 0 or unknown
 //
 // DecodeMsg turns such a message back into a hub.Record.
 //

@@ -2,6 +2,7 @@ package jslog
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ const (
 	HeaderContentType  = "Content-Type"
 	HeaderReceived     = "Rshub-Received"
 	HeaderResourceSync = "Rshub-Resourcesync"
+	HeaderEntries      = "Rshub-Entries"
 )
 
 // EncodeHeaders returns the headers that carry rec's metadata.
@@ -38,6 +40,9 @@ func EncodeHeaders(rec hub.Record) nats.Header {
 	set(HeaderContentType, rec.ContentType)
 	set(HeaderReceived, formatTime(rec.Received))
 	set(HeaderResourceSync, rec.ResourceSync)
+	if rec.Entries > 0 {
+		set(HeaderEntries, strconv.Itoa(rec.Entries))
+	}
 	return h
 }
 
@@ -66,6 +71,11 @@ func DecodeMsg(subject string, hdr nats.Header, data []byte, seq uint64) (hub.Re
 	}
 	if rec.Received, err = parseTime(hdr, HeaderReceived); err != nil {
 		return hub.Record{}, err
+	}
+	if v := hdr.Get(HeaderEntries); v != "" {
+		if rec.Entries, err = strconv.Atoi(v); err != nil || rec.Entries < 0 {
+			return hub.Record{}, fmt.Errorf("jslog: header %s: %q is not an entry count", HeaderEntries, v)
+		}
 	}
 	return rec, nil
 }
