@@ -1,0 +1,77 @@
+package jslog_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+func TestRange_ReadsOneChannelsRecordsInOrderWithinBounds(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	l := openLog(t, nc, jslog.Config{})
+	var a []uint64
+	for i := range 1200 {
+		ch := "a"
+		if i%3 == 0 {
+			ch = "b"
+		}
+		seq := mustAppend(t, l, record(ch, i))
+		if ch == "a" {
+			a = append(a, seq)
+		}
+	}
+	collect := func(channel string, from, to uint64) []uint64 {
+		var got []uint64
+		err := l.Range(ctxT(t), channel, from, to, func(r hub.Record) error {
+			if channel != "" && r.Channel != channel {
+				t.Errorf("record %d of channel %s", r.Seq, r.Channel)
+			}
+			got = append(got, r.Seq)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := collect("a", 0, ^uint64(0)); !slices.Equal(got, a) {
+		t.Errorf("whole channel: %d records, want %d", len(got), len(a))
+	}
+	if got := collect("a", a[10], a[700]); !slices.Equal(got, a[10:701]) {
+		t.Errorf("bounded range: got %d records, want %d", len(got), 701-10)
+	}
+	if got := collect("a", a[len(a)-1]+1, ^uint64(0)); len(got) != 0 {
+		t.Errorf("range past the end: %v", got)
+	}
+	if got := collect("", 1, 1200); len(got) != 1200 {
+		t.Errorf("all channels: %d records, want 1200", len(got))
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := l.Range(ctxT(t), "a", 0, ^uint64(0), func(hub.Record) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("fn error: err %v after %d calls, want stop after 1", err, n)
+	}
+}
+
+func TestHeaders_EntriesRoundTrip(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	l := openLog(t, nc, jslog.Config{})
+	rec := record("a", 1)
+	rec.Entries = 42
+	seq := mustAppend(t, l, rec)
+	got, err := l.Next(ctxT(t), "a", seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Entries != 42 {
+		t.Errorf("Entries = %d, want 42", got.Entries)
+	}
+	if h := jslog.EncodeHeaders(hub.Record{Channel: "a"}); h.Get(jslog.HeaderEntries) != "" {
+		t.Errorf("a record without entries has header %s", jslog.HeaderEntries)
+	}
+}
