@@ -77,6 +77,11 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 		if ch.Topic == "" {
 			ch.Topic = h.HostedTopic(ch.Name)
 		}
+		if ch.CapabilityList == "" {
+			u := *h.hubURL
+			u.Path, u.RawQuery, u.Fragment = "/channels/"+ch.Name+"/capabilitylist.xml", "", ""
+			ch.CapabilityList = u.String()
+		}
 	}
 	if ch.Topic == "" {
 		return ch, errors.New("topic is required")

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -16,12 +17,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/hub/redisstore"
 	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/netguard"
 )
 
@@ -94,7 +99,9 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		}
 	}
 	host, _ := os.Hostname()
-	hooks := delivery.NewWebhooks(log, store, delivery.Config{
+	tail := logcache.New(log, logcache.Config{Logger: logger.With("component", "logcache")})
+	m := metrics.New(metrics.Sources{LogSize: log.Size})
+	hooks := delivery.NewWebhooks(tail, store, delivery.Config{
 		HubURL:    hubURL,
 		Client:    client,
 		Schedule:  schedule,
@@ -116,6 +123,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		AdminToken:   s.AdminToken,
 		Activator:    hooks,
 		Redriver:     hooks,
+		Observer:     m,
 		Logger:       logger.With("component", "hub"),
 	})
 	if err != nil {
@@ -125,8 +133,44 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		return err
 	}
 
+	base, err := url.Parse(hubURL)
+	if err != nil {
+		return fmt.Errorf("hub URL: %w", err)
+	}
+	base.Path, base.RawQuery, base.Fragment = "", "", ""
+	pm, err := pull.New(tail, store, pull.Config{
+		HubURL:   hubURL,
+		BaseURL:  base.String(),
+		Rotation: changefeed.Rotation{MaxEntries: s.RotateEntries, Period: s.RotatePeriod},
+		Logger:   logger.With("component", "pull"),
+	})
+	if err != nil {
+		return err
+	}
+	ws := delivery.NewWebSockets(delivery.WSConfig{
+		Log:            tail,
+		AllowedOrigins: splitList(s.WSOrigins),
+		Token:          s.WSToken,
+		Logger:         logger.With("component", "websocket"),
+	})
+	m.SetSources(metrics.Sources{
+		LogSize:    log.Size,
+		WebSockets: ws.Count,
+		Subscriptions: func() []metrics.SubGauge {
+			stats := hooks.Stats()
+			out := make([]metrics.SubGauge, len(stats))
+			for i, st := range stats {
+				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Topic, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}
+			}
+			return out
+		},
+	})
+
 	mux := http.NewServeMux()
 	h.Register(mux)
+	pm.Register(mux)
+	mux.Handle("GET /ws", ws)
+	mux.Handle("GET /metrics", m.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -145,9 +189,10 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = h.Run(bg) }()
-	go func() { defer wg.Done(); _ = hooks.Run(bg) }()
+	for _, runner := range []func(context.Context) error{tail.Run, h.Run, hooks.Run, pm.Run} {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = runner(bg) }()
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -167,6 +212,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	sctx, cancel := context.WithTimeout(context.Background(), s.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	ws.Shutdown(sctx)
 	stopBG()
 	wg.Wait()
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {

@@ -8,6 +8,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,7 @@ type Metrics struct {
 	deliveries    *prometheus.CounterVec
 	deliveryTime  prometheus.Histogram
 	deliveryLag   prometheus.Histogram
+	gauges        *gauges
 }
 
 // New registers every collector, including the Go runtime and process
@@ -65,8 +67,17 @@ func New(src Sources) *Metrics {
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f(newGauges(src))
+	m.gauges = newGauges(src)
+	f(m.gauges)
 	return m
+}
+
+// SetSources replaces the gauge sources read at scrape time (the engines
+// they read are often built after the Metrics they report to).
+func (m *Metrics) SetSources(src Sources) {
+	m.gauges.mu.Lock()
+	m.gauges.src = src
+	m.gauges.mu.Unlock()
 }
 
 // Handler serves the registry in the Prometheus text format.
@@ -111,6 +122,7 @@ func (m *Metrics) Attempted(outcome string, took, sinceReceived time.Duration) {
 
 // gauges reads the engines' current figures at scrape time.
 type gauges struct {
+	mu                                   sync.Mutex
 	src                                  Sources
 	backlog, dead, ws, logMsgs, logBytes *prometheus.Desc
 }
@@ -133,19 +145,22 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
-	if g.src.Subscriptions != nil {
-		for _, s := range g.src.Subscriptions() {
+	g.mu.Lock()
+	src := g.src
+	g.mu.Unlock()
+	if src.Subscriptions != nil {
+		for _, s := range src.Subscriptions() {
 			ch <- prometheus.MustNewConstMetric(g.backlog, prometheus.GaugeValue, float64(s.Backlog), s.ID, s.Channel, s.State)
 			ch <- prometheus.MustNewConstMetric(g.dead, prometheus.GaugeValue, float64(s.DeadLetters), s.ID, s.Channel)
 		}
 	}
-	if g.src.WebSockets != nil {
-		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(g.src.WebSockets()))
+	if src.WebSockets != nil {
+		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(src.WebSockets()))
 	}
-	if g.src.LogSize != nil {
+	if src.LogSize != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if msgs, bytes, err := g.src.LogSize(ctx); err == nil {
+		if msgs, bytes, err := src.LogSize(ctx); err == nil {
 			ch <- prometheus.MustNewConstMetric(g.logMsgs, prometheus.GaugeValue, float64(msgs))
 			ch <- prometheus.MustNewConstMetric(g.logBytes, prometheus.GaugeValue, float64(bytes))
 		}
