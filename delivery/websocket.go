@@ -1,0 +1,306 @@
+package delivery
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// Defaults for WSConfig.
+const (
+	DefaultSendQueue    = 256
+	DefaultPingInterval = 30 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+	// SinceTimeSlack is how far before since_time the hub starts scanning
+	// by receipt time: a Source whose clock runs ahead of the hub's by
+	// less than this still has every record with until after since_time
+	// delivered.
+	SinceTimeSlack = 10 * time.Minute
+)
+
+// WebSocket close codes besides the standard ones. See websocket.md.
+const (
+	// CloseSlowConsumer closes a session whose send queue filled up; the
+	// reason names the cursor to resume from.
+	CloseSlowConsumer = 4008
+)
+
+// wsReadLimit bounds a client message: clients send nothing but control
+// frames.
+const wsReadLimit = 512
+
+// WSConfig configures the WebSocket transport.
+type WSConfig struct {
+	Log            hub.Log       // normally a *logcache.Cache
+	AllowedOrigins []string      // empty: same origin only; "*" allows any
+	Token          string        // if set, clients send it as ?token= or Authorization: Bearer
+	SendQueue      int           // live frames buffered per connection, default 256
+	PingInterval   time.Duration // default 30s; a client silent for 2× this is dropped
+	WriteTimeout   time.Duration // default 10s
+	Logger         *slog.Logger
+}
+
+// WebSockets serves WebSocket sessions that replay the log from a cursor
+// and then follow it live. One goroutine per WebSockets fans live records
+// out to every caught-up session; each session has a reader and a writer
+// goroutine. The protocol is described in websocket.md.
+type WebSockets struct {
+	cfg      WSConfig
+	upgrader websocket.Upgrader
+	ctx      context.Context // ends at Shutdown
+	cancel   context.CancelFunc
+	ready    chan struct{} // closed when the dispatcher knows its position
+	count    atomic.Int64
+	slow     atomic.Uint64
+	done     sync.WaitGroup // sessions and the dispatcher
+
+	mu         sync.Mutex
+	closed     bool
+	started    bool // the dispatcher runs
+	sessions   map[*wsSession]struct{}
+	liveAll    map[*wsSession]struct{}            // caught-up sessions of every channel
+	liveBy     map[string]map[*wsSession]struct{} // caught-up sessions by channel
+	dispatched uint64                             // last sequence fanned out
+	livePlain  int                                // live sessions without raw
+	liveRaw    int                                // live sessions with raw
+}
+
+// NewWebSockets returns a WebSocket transport reading cfg.Log.
+func NewWebSockets(cfg WSConfig) *WebSockets {
+	if cfg.SendQueue <= 0 {
+		cfg.SendQueue = DefaultSendQueue
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = DefaultPingInterval
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ws := &WebSockets{
+		cfg:      cfg,
+		ctx:      ctx,
+		cancel:   cancel,
+		ready:    make(chan struct{}),
+		sessions: map[*wsSession]struct{}{},
+		liveAll:  map[*wsSession]struct{}{},
+		liveBy:   map[string]map[*wsSession]struct{}{},
+	}
+	ws.upgrader = websocket.Upgrader{
+		HandshakeTimeout: cfg.WriteTimeout,
+		ReadBufferSize:   256,
+		WriteBufferSize:  4096,
+		WriteBufferPool:  &sync.Pool{},                             // write buffers only while writing
+		CheckOrigin:      func(*http.Request) bool { return true }, // checked before upgrading
+	}
+	return ws
+}
+
+// Count returns the number of open sessions.
+func (ws *WebSockets) Count() int { return int(ws.count.Load()) }
+
+// SlowClosed returns how many sessions were closed with CloseSlowConsumer.
+func (ws *WebSockets) SlowClosed() uint64 { return ws.slow.Load() }
+
+// wsRequest is a session's parsed query.
+type wsRequest struct {
+	all       bool
+	channels  []string
+	since     uint64
+	hasSince  bool
+	sinceTime time.Time // zero: none
+	raw       bool
+}
+
+// ServeHTTP checks the origin (403) and token (401), parses the query (400)
+// and upgrades the connection to a session.
+func (ws *WebSockets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !ws.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	if !ws.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		return
+	}
+	req, err := parseWSQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ws.mu.Lock()
+	closed := ws.closed
+	ws.mu.Unlock()
+	if closed {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	conn, err := ws.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered the client
+	}
+	s := newWSSession(ws, conn, req)
+	if !ws.add(s) {
+		_ = conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
+		_ = conn.Close()
+		return
+	}
+	go s.read()
+	go s.write()
+}
+
+// add registers a new session unless the transport is shut down.
+func (ws *WebSockets) add(s *wsSession) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.closed {
+		return false
+	}
+	if !ws.started {
+		ws.started = true
+		ws.done.Add(1)
+		go ws.dispatch()
+	}
+	ws.sessions[s] = struct{}{}
+	ws.count.Add(1)
+	ws.done.Add(1)
+	return true
+}
+
+// remove forgets a finished session.
+func (ws *WebSockets) remove(s *wsSession) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if _, ok := ws.sessions[s]; !ok {
+		return
+	}
+	delete(ws.sessions, s)
+	ws.leaveLocked(s)
+	ws.count.Add(-1)
+	ws.done.Done()
+}
+
+// Shutdown closes every session with CloseGoingAway and its resume cursor,
+// refuses new ones, and waits for the sessions to end until ctx does, when
+// it closes the remaining connections.
+func (ws *WebSockets) Shutdown(ctx context.Context) {
+	ws.mu.Lock()
+	ws.closed = true
+	all := make([]*wsSession, 0, len(ws.sessions))
+	for s := range ws.sessions {
+		all = append(all, s)
+	}
+	ws.mu.Unlock()
+	ws.cancel()
+	for _, s := range all {
+		s.close(websocket.CloseGoingAway, "hub shutting down; resume with since=%d")
+	}
+	finished := make(chan struct{})
+	go func() { ws.done.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		for _, s := range all {
+			_ = s.conn.Close()
+		}
+		<-finished
+	}
+}
+
+// originAllowed applies AllowedOrigins; with none, the Origin must name the
+// request's host (a request without Origin is not from a browser and
+// passes).
+func (ws *WebSockets) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if len(ws.cfg.AllowedOrigins) == 0 {
+		u, err := url.Parse(origin)
+		return err == nil && strings.EqualFold(u.Host, r.Host)
+	}
+	for _, o := range ws.cfg.AllowedOrigins {
+		if o == "*" || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// authorized checks the token from the query or the Authorization header.
+func (ws *WebSockets) authorized(r *http.Request) bool {
+	if ws.cfg.Token == "" {
+		return true
+	}
+	got := r.URL.Query().Get("token")
+	if h := r.Header.Get("Authorization"); got == "" && len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		got = strings.TrimSpace(h[7:])
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(ws.cfg.Token)) == 1
+}
+
+// parseWSQuery reads channels, since, since_time and raw.
+func parseWSQuery(q url.Values) (wsRequest, error) {
+	var req wsRequest
+	chans := q.Get("channels")
+	switch chans {
+	case "":
+		return req, errors.New("channels is required: a comma-separated list of channel names, or *")
+	case "*":
+		req.all = true
+	default:
+		seen := map[string]bool{}
+		for _, c := range strings.Split(chans, ",") {
+			if c = strings.TrimSpace(c); c == "" || c == "*" || strings.ContainsAny(c, " *>\t\r\n") {
+				return req, fmt.Errorf("channels: %q is not a channel name", c)
+			}
+			if !seen[c] {
+				seen[c] = true
+				req.channels = append(req.channels, c)
+			}
+		}
+	}
+	if s := q.Get("since"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return req, fmt.Errorf("since: %w", err)
+		}
+		req.since, req.hasSince = n, true
+	}
+	if s := q.Get("since_time"); s != "" {
+		if req.hasSince {
+			return req, errors.New("give since or since_time, not both")
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return req, fmt.Errorf("since_time: %w", err)
+		}
+		req.sinceTime = t
+	}
+	switch q.Get("raw") {
+	case "", "0", "false":
+	case "1", "true":
+		req.raw = true
+	default:
+		return req, errors.New("raw: want 1 or 0")
+	}
+	return req, nil
+}

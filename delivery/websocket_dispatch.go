@@ -1,0 +1,274 @@
+package delivery
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// dispatchPoll is how often the dispatcher reads the log without a change
+// signal.
+const dispatchPoll = 5 * time.Second
+
+// wsLive is a record being fanned out, encoded at most once per variant.
+type wsLiveRecord struct {
+	rec       hub.Record
+	plainOnce sync.Once
+	rawOnce   sync.Once
+	plain     *websocket.PreparedMessage
+	raw       *websocket.PreparedMessage
+}
+
+func (r *wsLiveRecord) frame(raw bool) *websocket.PreparedMessage {
+	once, pm := &r.plainOnce, &r.plain
+	if raw {
+		once, pm = &r.rawOnce, &r.raw
+	}
+	once.Do(func() {
+		b, err := notificationJSON(r.rec, raw)
+		if err == nil {
+			*pm, err = websocket.NewPreparedMessage(websocket.TextMessage, b)
+		}
+		if err != nil {
+			*pm = nil
+		}
+	})
+	return *pm
+}
+
+// dispatch follows the log and queues each new record, encoded once, to
+// every caught-up session that wants it.
+func (ws *WebSockets) dispatch() {
+	defer ws.done.Done()
+	log := ws.cfg.Log
+	poll := time.NewTicker(dispatchPoll)
+	defer poll.Stop()
+	if !ws.startPosition(poll.C) {
+		return
+	}
+	close(ws.ready)
+	retry := 50 * time.Millisecond
+	for {
+		changed := log.Changed()
+		if err := ws.dispatchNew(); err != nil {
+			if ws.ctx.Err() != nil {
+				return
+			}
+			ws.cfg.Logger.Warn("websocket: follow log", "err", err)
+			if !sleepCtx(ws.ctx.Done(), &retry) {
+				return
+			}
+			continue
+		}
+		retry = 50 * time.Millisecond
+		select {
+		case <-ws.ctx.Done():
+			return
+		case <-changed:
+		case <-poll.C:
+		}
+	}
+}
+
+// startPosition sets the dispatcher's position to the log's last sequence
+// once Next can see it: sessions rely on every record up to the position
+// being visible to them (a cache in front of the log may lag the log's
+// Bounds). It reports false when the transport shuts down first.
+func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
+	log := ws.cfg.Log
+	retry := 50 * time.Millisecond
+	for {
+		changed := log.Changed()
+		_, last, err := log.Bounds(ws.ctx)
+		if err == nil && last > 0 {
+			_, err = log.Next(ws.ctx, "", last)
+		}
+		if err == nil {
+			ws.mu.Lock()
+			ws.dispatched = last
+			ws.mu.Unlock()
+			return true
+		}
+		if errors.Is(err, hub.ErrNotFound) {
+			select {
+			case <-ws.ctx.Done():
+				return false
+			case <-changed:
+			case <-poll:
+			}
+			continue
+		}
+		ws.cfg.Logger.Warn("websocket: log position", "err", err)
+		if !sleepCtx(ws.ctx.Done(), &retry) {
+			return false
+		}
+	}
+}
+
+// dispatchNew fans out every record after the dispatcher's position.
+func (ws *WebSockets) dispatchNew() error {
+	next := ws.position() + 1
+	for {
+		rec, err := ws.cfg.Log.Next(ws.ctx, "", next)
+		if errors.Is(err, hub.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var gap *websocket.PreparedMessage
+		if rec.Seq > next {
+			gap, _ = websocket.NewPreparedMessage(websocket.TextMessage,
+				gapJSON(next, rec.Seq-1, "records removed from the log before they were delivered live"))
+		}
+		lr := &wsLiveRecord{rec: rec}
+		plain, raw := ws.liveCounts()
+		if plain > 0 { // encode outside the lock; sessions joining meanwhile encode lazily
+			lr.frame(false)
+		}
+		if raw > 0 {
+			lr.frame(true)
+		}
+		ws.fanOut(lr, gap)
+		next = rec.Seq + 1
+	}
+}
+
+// fanOut queues lr (after gap, if any) to the live sessions that want it
+// and advances the dispatcher's position.
+func (ws *WebSockets) fanOut(lr *wsLiveRecord, gap *websocket.PreparedMessage) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	seq := lr.rec.Seq
+	if gap != nil {
+		for s := range ws.liveAll {
+			ws.pushLocked(s, seq-1, gap)
+		}
+		for _, set := range ws.liveBy {
+			for s := range set {
+				ws.pushLocked(s, seq-1, gap)
+			}
+		}
+	}
+	for s := range ws.liveAll {
+		if s.wants(&lr.rec) {
+			ws.pushLocked(s, seq, lr.frame(s.req.raw))
+		}
+	}
+	for s := range ws.liveBy[lr.rec.Channel] {
+		if s.wants(&lr.rec) {
+			ws.pushLocked(s, seq, lr.frame(s.req.raw))
+		}
+	}
+	ws.dispatched = seq
+}
+
+// pushLocked queues a frame that brings s to pos, or closes s as a slow
+// consumer when its queue is full. The caller holds ws.mu.
+func (ws *WebSockets) pushLocked(s *wsSession, pos uint64, pm *websocket.PreparedMessage) {
+	if pos <= s.cursor || pm == nil {
+		return
+	}
+	s.cursor = pos
+	s.mu.Lock()
+	if len(s.queue) >= ws.cfg.SendQueue {
+		s.mu.Unlock()
+		ws.leaveLocked(s)
+		ws.slow.Add(1)
+		s.close(CloseSlowConsumer, "slow consumer; resume with since=%d")
+		return
+	}
+	s.queue = append(s.queue, wsFrame{pos: pos, pm: pm})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// liveCounts returns how many live sessions want plain and raw frames.
+func (ws *WebSockets) liveCounts() (plain, raw int) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.livePlain, ws.liveRaw
+}
+
+// position returns the last sequence the dispatcher fanned out.
+func (ws *WebSockets) position() uint64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.dispatched
+}
+
+// join adds s to the live fan-out at cursor if the dispatcher has not gone
+// past it, and reports whether it did.
+func (ws *WebSockets) join(s *wsSession, cursor uint64) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.dispatched > cursor {
+		return false
+	}
+	if _, ok := ws.sessions[s]; !ok {
+		return true // removed meanwhile; the writer sees its context end
+	}
+	s.cursor = cursor
+	s.live = true
+	if s.req.raw {
+		ws.liveRaw++
+	} else {
+		ws.livePlain++
+	}
+	if s.req.all {
+		ws.liveAll[s] = struct{}{}
+		return true
+	}
+	for _, c := range s.req.channels {
+		set := ws.liveBy[c]
+		if set == nil {
+			set = map[*wsSession]struct{}{}
+			ws.liveBy[c] = set
+		}
+		set[s] = struct{}{}
+	}
+	return true
+}
+
+// leaveLocked removes s from the live fan-out. The caller holds ws.mu.
+func (ws *WebSockets) leaveLocked(s *wsSession) {
+	if !s.live {
+		return
+	}
+	s.live = false
+	if s.req.raw {
+		ws.liveRaw--
+	} else {
+		ws.livePlain--
+	}
+	delete(ws.liveAll, s)
+	for _, c := range s.req.channels {
+		if set := ws.liveBy[c]; set != nil {
+			delete(set, s)
+			if len(set) == 0 {
+				delete(ws.liveBy, c)
+			}
+		}
+	}
+}
+
+// sleepCtx waits *d, doubling it up to 5s, and reports false when done
+// closes first.
+func sleepCtx(done <-chan struct{}, d *time.Duration) bool {
+	t := time.NewTimer(*d)
+	defer t.Stop()
+	*d = min(2**d, 5*time.Second)
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		return true
+	}
+}

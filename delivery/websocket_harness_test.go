@@ -1,0 +1,272 @@
+package delivery_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// wsTimeout bounds every wait of the WebSocket tests.
+const wsTimeout = 20 * time.Second
+
+// wsEnv is a WebSocket transport over the real JetStream log on embedded
+// NATS, through the log cache, served by an httptest server.
+type wsEnv struct {
+	t     *testing.T
+	log   *jslog.Log
+	cache *logcache.Cache
+	ws    *delivery.WebSockets
+	srv   *httptest.Server
+	ctx   context.Context
+}
+
+type wsEnvOpts struct {
+	log        jslog.Config
+	ws         delivery.WSConfig
+	sndBufSize int // server socket send buffer; 0: the system's
+}
+
+func newWSEnv(t *testing.T, o wsEnvOpts) *wsEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	_, nc := testenv.NATS(t)
+	l, err := jslog.Open(ctx, nc, o.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	c := logcache.New(l, logcache.Config{MaxRecords: 128})
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	ready := c.Changed()
+	go func() { _ = c.Run(runCtx); close(ran) }()
+	t.Cleanup(func() { stopRun(); <-ran })
+	select {
+	case <-ready:
+	case <-time.After(wsTimeout):
+		t.Fatal("cache not ready")
+	}
+	o.ws.Log = c
+	ws := delivery.NewWebSockets(o.ws)
+	mux := http.NewServeMux()
+	mux.Handle("/ws", ws)
+	srv := httptest.NewUnstartedServer(mux)
+	if o.sndBufSize > 0 {
+		srv.Listener = smallBufListener{srv.Listener, o.sndBufSize}
+	}
+	srv.Start()
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), wsTimeout)
+		defer scancel()
+		ws.Shutdown(sctx)
+		srv.Close()
+	})
+	return &wsEnv{t: t, log: l, cache: c, ws: ws, srv: srv, ctx: ctx}
+}
+
+// smallBufListener shrinks the send buffer of accepted connections so that
+// a client that does not read blocks the server quickly.
+type smallBufListener struct {
+	net.Listener
+	size int
+}
+
+func (l smallBufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(l.size)
+	}
+	return c, err
+}
+
+func (e *wsEnv) url(query string) string {
+	return "ws" + strings.TrimPrefix(e.srv.URL, "http") + "/ws?" + query
+}
+
+// dial connects a client; rcvBuf > 0 shrinks its socket receive buffer.
+func (e *wsEnv) dial(query string, hdr http.Header, rcvBuf int) (*websocket.Conn, *http.Response, error) {
+	d := websocket.Dialer{HandshakeTimeout: wsTimeout}
+	if rcvBuf > 0 {
+		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetReadBuffer(rcvBuf)
+			}
+			return c, err
+		}
+		d.ReadBufferSize = 1024
+	}
+	return d.DialContext(e.ctx, e.url(query), hdr)
+}
+
+func (e *wsEnv) mustDial(query string) *websocket.Conn {
+	e.t.Helper()
+	c, resp, err := e.dial(query, nil, 0)
+	if err != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		e.t.Fatalf("dial %s: %v (status %d)", query, err, status)
+	}
+	e.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// append stores a notification on channel and returns its sequence.
+func (e *wsEnv) append(rec hub.Record) uint64 {
+	e.t.Helper()
+	seq, dup, err := e.log.Append(e.ctx, rec)
+	if err != nil || dup {
+		e.t.Fatalf("append: %d %v %v", seq, dup, err)
+	}
+	return seq
+}
+
+var wsBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// changeNotification is a ResourceSync notification of channel whose
+// until is minute i after wsBase, with one entry.
+func changeNotification(channel string, i int) hub.Record {
+	from, until := wsBase.Add(time.Duration(i-1)*time.Minute), wsBase.Add(time.Duration(i)*time.Minute)
+	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="change-notification" from="%s" until="%s"/>
+  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
+</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
+		until.Format(time.RFC3339), until.Format(time.RFC3339))
+	return hub.Record{
+		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
+		From: from, Until: until, ContentType: "application/xml",
+		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
+	}
+}
+
+// wsMsg is any frame the hub sends.
+type wsMsg struct {
+	Type        string `json:"type"`
+	Channel     string `json:"channel"`
+	Topic       string `json:"topic"`
+	Seq         uint64 `json:"seq"`
+	From        string `json:"from"`
+	Until       string `json:"until"`
+	ContentType string `json:"content_type"`
+	Received    string `json:"received"`
+	Entries     []struct {
+		Loc      string `json:"loc"`
+		Change   string `json:"change"`
+		DateTime string `json:"datetime"`
+		LastMod  string `json:"lastmod"`
+		Length   *int64 `json:"length"`
+		Type     string `json:"type"`
+	} `json:"entries"`
+	XML     *string `json:"xml"`
+	Body    *string `json:"body"`
+	Error   string  `json:"error"`
+	From2   uint64  `json:"missing_from_seq"`
+	To      uint64  `json:"missing_to_seq"`
+	Message string  `json:"message"`
+}
+
+// read returns the next frame, failing the test after wsTimeout.
+func read(t *testing.T, c *websocket.Conn) wsMsg {
+	t.Helper()
+	m, err := readErr(c)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return m
+}
+
+func readErr(c *websocket.Conn) (wsMsg, error) {
+	_ = c.SetReadDeadline(time.Now().Add(wsTimeout))
+	var m wsMsg
+	_, b, err := c.ReadMessage()
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("frame %s: %w", b, err)
+	}
+	return m, nil
+}
+
+// readUntil reads frames until one notification has seq >= last and
+// returns all of them.
+func readUntil(t *testing.T, c *websocket.Conn, last uint64) []wsMsg {
+	t.Helper()
+	var out []wsMsg
+	for {
+		m := read(t, c)
+		out = append(out, m)
+		if m.Type == "notification" && m.Seq >= last {
+			return out
+		}
+	}
+}
+
+// seqs returns the sequences of the notifications among ms.
+func seqs(ms []wsMsg) []uint64 {
+	var out []uint64
+	for _, m := range ms {
+		if m.Type == "notification" {
+			out = append(out, m.Seq)
+		}
+	}
+	return out
+}
+
+func statusOf(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+// closeError reads until the connection ends and returns its close error.
+func closeError(t *testing.T, c *websocket.Conn) (*websocket.CloseError, []wsMsg) {
+	t.Helper()
+	var got []wsMsg
+	for {
+		m, err := readErr(c)
+		if err == nil {
+			got = append(got, m)
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) {
+			t.Fatalf("connection ended with %v, want a close frame", err)
+		}
+		return ce, got
+	}
+}
+
+func query(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v.Encode()
+}
+
+func testenv_Eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	testenv.Eventually(t, wsTimeout, cond)
+}
