@@ -29,6 +29,7 @@ func (h *Hub) registerAdmin(mux *http.ServeMux) {
 	mux.Handle("DELETE /admin/subscriptions/{id}", h.admin(h.adminDeleteSub))
 	mux.Handle("GET /admin/subscriptions/{id}/deadletters", h.admin(h.adminDeadLetters))
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", h.admin(h.adminRedrive))
+	mux.Handle("GET /admin/deliveries", h.admin(h.adminDeliveries))
 }
 
 // admin wraps a handler with the admin token check.
@@ -194,4 +195,12 @@ func (h *Hub) adminRedrive(_ http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	return map[string]string{"status": "redriven"}, nil
+}
+
+// adminDeliveries reports the delivery engine's per-subscription health.
+func (h *Hub) adminDeliveries(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	if h.cfg.DeliveryStats == nil {
+		return []any{}, nil
+	}
+	return h.cfg.DeliveryStats(), nil
 }

@@ -49,6 +49,9 @@ type Config struct {
 	// Activator and Redriver connect the delivery engine; both optional.
 	Activator Activator
 	Redriver  Redriver
+	// DeliveryStats reports per-subscription delivery health for the admin
+	// API (GET /admin/deliveries); optional.
+	DeliveryStats func() any
 	// VerifyWorkers bounds concurrent verifications (default 32).
 	VerifyWorkers int
 	// Observer receives intake and subscription events (metrics); optional.

@@ -112,19 +112,20 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	})
 
 	h, err := hub.New(hub.Config{
-		HubURL:       hubURL,
-		Store:        store,
-		Log:          log,
-		Client:       client,
-		Leases:       hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
-		MaxBody:      s.MaxBody,
-		AllowOverlap: s.AllowOverlap,
-		OpenTopics:   s.OpenTopics,
-		AdminToken:   s.AdminToken,
-		Activator:    hooks,
-		Redriver:     hooks,
-		Observer:     m,
-		Logger:       logger.With("component", "hub"),
+		HubURL:        hubURL,
+		Store:         store,
+		Log:           log,
+		Client:        client,
+		Leases:        hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
+		MaxBody:       s.MaxBody,
+		AllowOverlap:  s.AllowOverlap,
+		OpenTopics:    s.OpenTopics,
+		AdminToken:    s.AdminToken,
+		Activator:     hooks,
+		Redriver:      hooks,
+		Observer:      m,
+		DeliveryStats: func() any { return hooks.Stats() },
+		Logger:        logger.With("component", "hub"),
 	})
 	if err != nil {
 		return err
