@@ -35,7 +35,7 @@ const (
 	// RuleRootMD: the root has an rs:md child with a capability attribute.
 	RuleRootMD Rule = "root-md"
 	// RuleCapability: the capability suits the root element (a notification
-	// is a <urlset>) and, in Strict mode, is not the 1.0 value changelist-notification.
+	// is a <urlset>); both modes accept the 1.0 value changelist-notification.
 	RuleCapability Rule = "capability"
 	// RuleRootAttributes: the root rs:md has the attributes its document type
 	// makes mandatory (core Appendix A, notification spec: notification needs

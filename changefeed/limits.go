@@ -2,11 +2,13 @@ package changefeed
 
 // Mode selects how strictly documents are validated.
 //
+// Both modes accept the Change Notification 1.0 payload capability
+// "changelist-notification" on input, as the hub must; encoders should emit
+// "change-notification".
+//
 // Strict is what the hub enforces on intake. Lenient is what a tolerant
 // Destination accepts. Lenient relaxes exactly these checks and nothing else:
 //
-//   - capability "changelist-notification" (Change Notification 1.0) is
-//     accepted as a notification payload (Strict: rule capability);
 //   - entries of change documents may carry neither rs:md/@datetime nor
 //     <lastmod> (Strict: rule change-time);
 //   - hash tokens only need the alg:value shape; unknown algorithms and digests

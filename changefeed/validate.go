@@ -82,9 +82,6 @@ func (v *validator) header(h *Header, line int) error {
 	var err error
 	switch md.Capability {
 	case CapChangeListNotification, CapChangeNotification:
-		if md.Capability == CapChangeListNotification && v.strict {
-			return verr(RuleCapability, -1, line, `capability "changelist-notification" is the superseded 1.0 value; use "change-notification"`)
-		}
 		if err = urlsetOnly(); err == nil {
 			if err = need(md.From, "from"); err == nil {
 				err = need(md.Until, "until")

@@ -63,7 +63,6 @@ var ruleCases = []ruleCase{
 	{"RootMD_Missing", doc(`<rs:ln rel="up" href="http://e/cl"/>`, okEnt(1)), RuleRootMD, -1, 2, false},
 	{"RootMD_NoCapability", doc(`<rs:md from="2013-01-03T00:00:00Z"/>`, okEnt(1)), RuleRootMD, -1, 3, false},
 	{"Capability_NotificationIndex", strings.ReplaceAll(doc(notifMD), "urlset", "sitemapindex"), RuleCapability, -1, 3, false},
-	{"Capability_ChangelistNotification", doc(strings.Replace(notifMD, "change-notification", "changelist-notification", 1), okEnt(1)), RuleCapability, -1, 3, true},
 	{"RootAttributes_NotificationWithoutUntil", doc(`<rs:md capability="change-notification" from="2013-01-03T00:00:00Z"/>`, okEnt(1)), RuleRootAttributes, -1, 3, false},
 	{"RootAttributes_ChangeListWithoutFrom", doc(`<rs:md capability="changelist"/>`, okEnt(1)), RuleRootAttributes, -1, 3, false},
 	{"RootAttributes_ResourceListWithoutAt", doc(`<rs:md capability="resourcelist"/>`, `<url><loc>a</loc></url>`), RuleRootAttributes, -1, 3, false},
@@ -247,3 +246,15 @@ func TestDecoder_ReaderError(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// Change Notification 1.0's payload capability is accepted on input in both
+// modes (the hub takes it from Sources not yet on 1.0.1).
+func TestValidate_Accepts10NotificationCapability(t *testing.T) {
+	in := doc(strings.Replace(notifMD, "change-notification", "changelist-notification", 1), okEnt(1))
+	for _, m := range []Mode{Strict, Lenient} {
+		d, err := Parse(strings.NewReader(in), Options{Mode: m})
+		if err != nil || d.MD.Capability != CapChangeListNotification {
+			t.Fatalf("%s: %v", m, err)
+		}
+	}
+}
