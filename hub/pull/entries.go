@@ -16,10 +16,14 @@ import (
 // errGone says the log no longer holds the first record of a list.
 var errGone = errors.New("pull: the log no longer holds this list")
 
+// smallRange is the sequence span below which records reads with Next:
+// starting a range read costs a few round trips.
+const smallRange = 8
+
 // records calls fn for each record of channel with a sequence in [from, to],
 // with one range read when the log supports it.
 func (p *Pull) records(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
-	if rl, ok := p.log.(RangeLog); ok {
+	if rl, ok := p.log.(RangeLog); ok && to-from >= smallRange {
 		return rl.Range(ctx, channel, from, to, fn)
 	}
 	for seq := from; seq <= to; {

@@ -102,7 +102,13 @@ func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// a closed list never changes: no need to read the log first
+	// a closed list never changes: no need to read the log first, only to
+	// check that retention has not removed it
+	if first, _, err := p.log.Bounds(r.Context()); err == nil {
+		p.mu.Lock()
+		p.idx.prune(first)
+		p.mu.Unlock()
+	}
 	l, found := p.find(ch.Name, seq)
 	if !found || !l.Closed {
 		if _, ok := p.lookup(w, r, true); !ok {

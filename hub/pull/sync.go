@@ -3,8 +3,8 @@ package pull
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
@@ -33,14 +33,7 @@ func (p *Pull) Sync(ctx context.Context) error {
 	p.mu.Unlock()
 
 	var created map[string]time.Time
-	for {
-		rec, err := p.log.Next(ctx, "", cursor+1)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
-		}
+	err = p.records(ctx, "", cursor+1, math.MaxUint64, func(rec hub.Record) error {
 		entries := rec.Entries
 		if entries == 0 && !rec.From.IsZero() && len(rec.Body) > 0 {
 			entries = countEntries(rec.Body)
@@ -55,8 +48,12 @@ func (p *Pull) Sync(ctx context.Context) error {
 		p.mu.Lock()
 		p.idx.apply(rec, entries, when)
 		p.mu.Unlock()
-		cursor = rec.Seq
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
 	}
+	return nil
 }
 
 // creationTimes maps channel names to their creation times; empty when the
