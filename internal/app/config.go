@@ -42,6 +42,8 @@ type Config struct {
 	WSToken         string
 	RotateEntries   int
 	RotatePeriod    time.Duration
+	ClaimTTL        time.Duration
+	Reconcile       time.Duration
 }
 
 // Check refuses bad settings with a message naming them.

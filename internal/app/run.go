@@ -107,6 +107,8 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		Schedule:  schedule,
 		SigMethod: s.SigMethod,
 		PerHost:   s.PerHost,
+		ClaimTTL:  s.ClaimTTL,
+		Reconcile: s.Reconcile,
 		Owner:     fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()),
 		Logger:    logger.With("component", "webhooks"),
 	})
