@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/rshub/rshub/hub"
@@ -57,6 +58,9 @@ func linkHeader(hubURL string, rec hub.Record) string {
 	return b.String()
 }
 
+// SeqHeader carries the log sequence of a delivered notification.
+const SeqHeader = "Rshub-Seq"
+
 // newRequest builds the POST of rec to sub's callback, exactly as given.
 func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub.Record) (*http.Request, error) {
 	if err := netguard.CheckURL(sub.Callback); err != nil {
@@ -73,6 +77,9 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("Link", linkHeader(w.cfg.HubURL, rec))
 	req.Header.Set("User-Agent", "rshub")
+	// the hub's cursor for this notification, so a destination can resume
+	// over any transport (WebSocket since=, NATS start sequence) from it
+	req.Header.Set(SeqHeader, strconv.FormatUint(rec.Seq, 10))
 	if sub.Secret != "" {
 		sig, err := Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
 		if err != nil {
