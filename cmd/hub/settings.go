@@ -64,6 +64,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.DurationVar(&s.RotatePeriod, "rotate-period", 24*time.Hour, "close a pull-mode Change List when Source time passes this period (0: by count only)")
 	fs.DurationVar(&s.ClaimTTL, "claim-ttl", 30*time.Second, "lease on a subscription's delivery held by one hub process; a dead hub's subscriptions move to another within it")
 	fs.DurationVar(&s.Reconcile, "reconcile", 5*time.Second, "how often each hub re-lists subscriptions to start, stop or take over deliveries")
+	fs.DurationVar(&s.StartupTimeout, "startup-timeout", time.Minute, "how long to wait at start for NATS JetStream and Redis to be ready")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := fs.Parse(args); err != nil {
 		return s, err

@@ -43,6 +43,7 @@ type Config struct {
 	RotateEntries   int
 	RotatePeriod    time.Duration
 	ClaimTTL        time.Duration
+	StartupTimeout  time.Duration
 	Reconcile       time.Duration
 }
 
@@ -61,6 +62,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--sync applies to the embedded NATS server; configure fsync on the external server instead")
 	case s.RotateEntries < 0 || s.RotateEntries > 50000:
 		return fmt.Errorf("--rotate-entries must be 1 to 50000, got %d", s.RotateEntries)
+	case s.StartupTimeout <= 0:
+		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
 	case s.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)
 	}

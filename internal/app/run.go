@@ -58,7 +58,11 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	}
 	defer closeNATS()
 
-	log, err := jslog.Open(ctx, nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes})
+	var log *jslog.Log
+	err = untilReady(ctx, s.StartupTimeout, logger, "log", func(ctx context.Context) (err error) {
+		log, err = jslog.Open(ctx, nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
@@ -66,7 +70,11 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 
 	var store hub.Store
 	if s.RedisURL != "" {
-		rs, err := redisstore.Open(ctx, s.RedisURL, redisstore.Config{})
+		var rs *redisstore.Store
+		err := untilReady(ctx, s.StartupTimeout, logger, "redis store", func(ctx context.Context) (err error) {
+			rs, err = redisstore.Open(ctx, s.RedisURL, redisstore.Config{})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("open redis store: %w", err)
 		}
@@ -74,7 +82,11 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		store = rs
 		logger.Info("state in Redis", "url", redactURL(s.RedisURL))
 	} else {
-		ks, err := kvstore.Open(ctx, nc, kvstore.Config{Replicas: s.NATSReplicas})
+		var ks *kvstore.Store
+		err := untilReady(ctx, s.StartupTimeout, logger, "KV store", func(ctx context.Context) (err error) {
+			ks, err = kvstore.Open(ctx, nc, kvstore.Config{Replicas: s.NATSReplicas})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("open KV store: %w", err)
 		}
@@ -336,4 +348,32 @@ func (q quieter) WithAttrs(a []slog.Attr) slog.Handler {
 
 func (q quieter) WithGroup(name string) slog.Handler {
 	return quieter{q.Handler.WithGroup(name), q.min}
+}
+
+// untilReady calls open until it succeeds or timeout passes, backing off
+// between attempts: a NATS cluster electing its JetStream leader or a Redis
+// still starting is waited for, not fatal.
+func untilReady(ctx context.Context, timeout time.Duration, logger *slog.Logger, what string, open func(context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	wait := 250 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := open(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		logger.Warn("waiting for "+what, "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
 }
