@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,8 +14,9 @@ import (
 
 // Range tuning.
 const (
-	// RangeBatch is how many messages one fetch of Range asks for.
-	RangeBatch = 512
+	// RangeBytes is how many message bytes one fetch of Range asks for, so
+	// its memory stays bounded whatever the size of the records.
+	RangeBytes = 1 << 20
 	// rangeIdle bounds how long a fetch waits when the server has nothing
 	// more to deliver; Range normally stops earlier, when the consumer
 	// reports no pending messages.
@@ -26,7 +26,7 @@ const (
 // Range calls fn, in sequence order, for each record of channel (every
 // channel when channel is "") whose sequence lies in [from, to], until fn
 // returns an error, which Range returns. It reads with one ordered consumer
-// in batches of RangeBatch, far faster than one Next per record for long
+// in batches of RangeBytes, far faster than one Next per record for long
 // runs. Records removed by retention are skipped, as with Next; records
 // appended while Range runs may or may not be seen.
 func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
@@ -63,23 +63,15 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
 	}
 	for {
-		batch := RangeBatch
-		if to-from < uint64(batch) {
-			batch = int(to-from) + 1
-		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, err := cons.Fetch(batch, jetstream.FetchMaxWait(rangeIdle))
+		msgs, err := cons.FetchBytes(RangeBytes, jetstream.FetchMaxWait(rangeIdle))
 		if err != nil {
 			return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
 		}
 		n := 0
-		done := false
 		for m := range msgs.Messages() {
-			if done {
-				continue // drain the batch
-			}
 			n++
 			md, err := m.Metadata()
 			if err != nil {
@@ -87,8 +79,7 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 			}
 			seq := md.Sequence.Stream
 			if seq > to {
-				done = true
-				continue
+				return nil // the rest of the batch expires with the fetch
 			}
 			rec, err := DecodeMsg(m.Subject(), m.Headers(), m.Data(), seq)
 			if err != nil {
@@ -98,15 +89,14 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 			if err := fn(rec); err != nil {
 				return err
 			}
-			from = seq + 1
-			if seq == to || seq == math.MaxUint64 || md.NumPending == 0 {
-				done = true
+			if seq == to || md.NumPending == 0 {
+				return nil
 			}
 		}
 		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
 			return fmt.Errorf("jslog: range %s: %w", subj, err)
 		}
-		if done || n == 0 {
+		if n == 0 {
 			return nil
 		}
 	}
