@@ -1,0 +1,85 @@
+package weblink
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParse_WebSubAndResourceSyncForms(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []string
+		want   []Link
+	}{
+		{"combined header", []string{`<http://t/>; rel="self", <http://h/>; rel="hub"`},
+			[]Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
+		{"separate headers", []string{`<http://t/>; rel="self"`, `<http://h/>; rel=hub`},
+			[]Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
+		{"spaces before semicolon", []string{`<http://t/> ; rel="self",
+        <http://h/> ; rel="hub"`},
+			[]Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
+		{"several rels and params", []string{`<http://x/>; title="a, b"; REL="Hub Self"; type=x`},
+			[]Link{{"http://x/", []string{"hub", "self"}}}},
+		{"garbage skipped", []string{`nonsense, <http://h/>; rel="hub"`},
+			[]Link{{"http://h/", []string{"hub"}}}},
+		{"unterminated", []string{`<http://h/; rel="hub"`}, nil},
+		{"empty target skipped", []string{`<>; rel="hub"`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Parse(tt.values); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Parse(%q) = %#v, want %#v", tt.values, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormat_RoundTrips(t *testing.T) {
+	in := []Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}, {"", []string{"x"}}}
+	s := Format(in...)
+	if s != `<http://t/>; rel="self", <http://h/>; rel="hub"` {
+		t.Fatalf("Format = %q", s)
+	}
+	if got := Parse([]string{s}); !reflect.DeepEqual(got, in[:2]) {
+		t.Fatalf("Parse(Format) = %#v", got)
+	}
+	if First(in, "hub") != "http://h/" || First(in, "up") != "" || len(Rel(in, "self")) != 1 {
+		t.Fatal("First/Rel")
+	}
+}
+
+// FuzzParse checks that Parse never panics, returns only links with a
+// target free of '>' and lower-case rels, and that formatting what it
+// returns parses back to the same links.
+func FuzzParse(f *testing.F) {
+	f.Add(`<http://t/>; rel="self", <http://h/>; rel="hub"`)
+	f.Add(`<a>;rel="x y";title="q\"uo,te", <b>`)
+	f.Add(`<`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Parse([]string{s})
+		for _, l := range got {
+			if l.Href == "" || strings.ContainsRune(l.Href, '>') {
+				t.Fatalf("bad href %q", l.Href)
+			}
+			for _, r := range l.Rels {
+				if r != strings.ToLower(r) || !validRel(r) {
+					t.Fatalf("bad rel %q", r)
+				}
+			}
+		}
+		var clean []Link
+		for _, l := range got {
+			if len(l.Rels) > 0 && l.Href == strings.TrimSpace(l.Href) && !strings.ContainsAny(l.Href, "<") {
+				clean = append(clean, l)
+			}
+		}
+		if len(clean) == 0 {
+			return
+		}
+		back := Parse([]string{Format(clean...)})
+		if !reflect.DeepEqual(back, clean) {
+			t.Fatalf("round trip: %#v -> %#v", clean, back)
+		}
+	})
+}
