@@ -28,7 +28,7 @@ const wsTimeout = 20 * time.Second
 // wsEnv is a WebSocket transport over the real JetStream log on embedded
 // NATS, through the log cache, served by an httptest server.
 type wsEnv struct {
-	t     *testing.T
+	t     testing.TB
 	log   *jslog.Log
 	cache *logcache.Cache
 	ws    *delivery.WebSockets
@@ -42,7 +42,7 @@ type wsEnvOpts struct {
 	sndBufSize int // server socket send buffer; 0: the system's
 }
 
-func newWSEnv(t *testing.T, o wsEnvOpts) *wsEnv {
+func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
