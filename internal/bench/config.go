@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scenario names accepted by Config.Scenarios.
+const (
+	ScenarioWebhook   = "webhook"
+	ScenarioWebSocket = "websocket"
+	ScenarioNATS      = "nats"
+)
+
+// AllScenarios returns every scenario in the order they run.
+func AllScenarios() []string {
+	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioNATS}
+}
+
+// Config is one benchmark invocation. ParseFlags fills it from the command
+// line; Quick returns the small sizes used by --quick and the tests.
+type Config struct {
+	Scenarios     []string      // subset of AllScenarios()
+	Runs          int           // repetitions of each scenario; medians are over these
+	Subscribers   int           // webhook subscriptions on one channel
+	Servers       int           // loopback callback servers the subscribers are spread over
+	PerHost       int           // hub's concurrent deliveries per callback host (host:port)
+	Clients       int           // WebSocket clients
+	Notifications int           // notifications per webhook and WebSocket measurement
+	NATSMessages  int           // notifications per NATS measurement
+	DurationCap   time.Duration // bound of every wait for receipts
+	JSON          bool          // machine-readable output
+	Quick         bool          // small sizes (set by --quick)
+	// FleetCommand is the argv that starts a WebSocket client fleet child
+	// process (RunFleet on its stdin and stdout). Default: this executable
+	// with the hidden flag FleetFlag.
+	FleetCommand []string
+	// FleetEnv is added to the child's environment.
+	FleetEnv []string
+	Verbose  bool // hub logs at info instead of warn
+}
+
+// FleetFlag is the hidden flag that turns the bench binary into a
+// WebSocket client fleet child process. It is not listed by --help.
+const FleetFlag = "internal-ws-fleet"
+
+// Defaults returns the full-size configuration.
+func Defaults() Config {
+	return Config{
+		Scenarios:     AllScenarios(),
+		Runs:          3,
+		Subscribers:   1000,
+		Servers:       4,
+		PerHost:       64,
+		Clients:       10000,
+		Notifications: 20,
+		NATSMessages:  2000,
+		DurationCap:   60 * time.Second,
+	}
+}
+
+// Quick shrinks c to sizes that finish in seconds; the code paths are the
+// full run's.
+func Quick(c Config) Config {
+	c.Quick = true
+	c.Runs = 1
+	c.Subscribers = 50
+	c.Servers = 2
+	c.PerHost = 16
+	c.Clients = 200
+	c.Notifications = 5
+	c.NATSMessages = 200
+	c.DurationCap = 20 * time.Second
+	return c
+}
+
+// ParseFlags reads the command line into a Config. It returns flag.ErrHelp
+// after printing usage for --help, and fleet=true when the hidden FleetFlag
+// asks for the child-process role.
+func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) {
+	d := Defaults()
+	fs := flag.NewFlagSet("rshub-bench", flag.ContinueOnError)
+	fs.SetOutput(out)
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, nats")
+	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
+	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
+	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
+	fs.IntVar(&c.PerHost, "per-host", d.PerHost, "webhook: hub's concurrent deliveries per callback host; the ceiling uses callback-servers × per-host workers")
+	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket: client connections (run in a child process)")
+	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
+	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
+	fs.DurationVar(&c.DurationCap, "duration-cap", d.DurationCap, "longest wait for the receipts of one measurement; a measurement that hits it is reported incomplete")
+	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
+	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
+	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
+	fs.Bool(FleetFlag, false, "")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: rshub-bench [flags]\n\n"+
+			"Runs bounded load scenarios against an in-process hub and, in the same run, against a\n"+
+			"hub-less baseline of the same transport (the machine's ceiling), and prints per figure the\n"+
+			"median hub value, the median ceiling value and the median per-run ratio hub/ceiling.\n"+
+			"Every address is loopback.\n\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name == FleetFlag {
+				return
+			}
+			def := ""
+			if f.DefValue != "" && f.DefValue != "false" {
+				def = fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			fmt.Fprintf(out, "  --%s\n    \t%s%s\n", f.Name, f.Usage, def)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, false, err
+	}
+	if fs.NArg() > 0 {
+		return c, false, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	if fs.Lookup(FleetFlag).Value.String() == "true" {
+		return c, true, nil
+	}
+	c.Scenarios = splitScenarios(*scen)
+	if *quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		q := Quick(c)
+		// Sizes given explicitly win over --quick's.
+		keep := func(name string, dst *int, v int) {
+			if set[name] {
+				*dst = v
+			}
+		}
+		keep("runs", &q.Runs, c.Runs)
+		keep("subscribers", &q.Subscribers, c.Subscribers)
+		keep("callback-servers", &q.Servers, c.Servers)
+		keep("per-host", &q.PerHost, c.PerHost)
+		keep("clients", &q.Clients, c.Clients)
+		keep("notifications", &q.Notifications, c.Notifications)
+		keep("nats-messages", &q.NATSMessages, c.NATSMessages)
+		if set["duration-cap"] {
+			q.DurationCap = c.DurationCap
+		}
+		c = q
+	}
+	return c, false, c.Check()
+}
+
+func splitScenarios(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Check refuses settings the scenarios cannot run with.
+func (c Config) Check() error {
+	if len(c.Scenarios) == 0 {
+		return errors.New("--scenarios names none")
+	}
+	for _, s := range c.Scenarios {
+		if !slices.Contains(AllScenarios(), s) {
+			return fmt.Errorf("--scenarios: unknown scenario %q (want %s)", s, strings.Join(AllScenarios(), ", "))
+		}
+	}
+	switch {
+	case c.Runs < 1 || c.Runs > 20:
+		return fmt.Errorf("--runs must be 1 to 20, got %d", c.Runs)
+	case c.Subscribers < 1 || c.Subscribers > 10000:
+		return fmt.Errorf("--subscribers must be 1 to 10000, got %d", c.Subscribers)
+	case c.Servers < 1 || c.Servers > 64:
+		return fmt.Errorf("--callback-servers must be 1 to 64, got %d", c.Servers)
+	case c.PerHost < 1 || c.PerHost > 4096:
+		return fmt.Errorf("--per-host must be 1 to 4096, got %d", c.PerHost)
+	case c.Clients < 1 || c.Clients > 50000:
+		return fmt.Errorf("--clients must be 1 to 50000, got %d", c.Clients)
+	case c.Notifications < 2 || c.Notifications > 10000:
+		return fmt.Errorf("--notifications must be 2 to 10000, got %d", c.Notifications)
+	case c.NATSMessages < 2 || c.NATSMessages > 1000000:
+		return fmt.Errorf("--nats-messages must be 2 to 1000000, got %d", c.NATSMessages)
+	case c.DurationCap < time.Second || c.DurationCap > time.Hour:
+		return fmt.Errorf("--duration-cap must be 1s to 1h, got %v", c.DurationCap)
+	}
+	return nil
+}
+
+// concurrency is the number of webhook deliveries in flight at most, for
+// the hub and for the ceiling alike.
+func (c Config) concurrency() int { return min(c.Subscribers, c.Servers*c.PerHost) }

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// receipts records the deliveries of one measurement: which receiver got
+// which notification and how long after its publish was sent. It is
+// complete when every receiver has every notification of [base, base+n).
+type receipts struct {
+	receivers, base, n int
+
+	mu    sync.Mutex
+	got   []bool // receiver*n + (id-base)
+	lat   []time.Duration
+	count int // distinct (receiver, notification) receipts
+	dups  int
+	stray int // receipts of ids outside the measurement or unknown receivers
+	last  time.Time
+	done  chan struct{}
+}
+
+func newReceipts(receivers, base, n int) *receipts {
+	return &receipts{
+		receivers: receivers, base: base, n: n,
+		got:  make([]bool, receivers*n),
+		lat:  make([]time.Duration, 0, receivers*n),
+		done: make(chan struct{}),
+	}
+}
+
+// want is the number of receipts that completes the measurement.
+func (r *receipts) want() int { return r.receivers * r.n }
+
+// record notes that receiver got notification id, sent at sent, at now.
+func (r *receipts) record(receiver, id int, sent, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := id - r.base
+	if receiver < 0 || receiver >= r.receivers || k < 0 || k >= r.n {
+		r.stray++
+		return
+	}
+	i := receiver*r.n + k
+	if r.got[i] {
+		r.dups++
+		return
+	}
+	r.got[i] = true
+	r.lat = append(r.lat, now.Sub(sent))
+	r.count++
+	if now.After(r.last) {
+		r.last = now
+	}
+	if r.count == r.want() {
+		close(r.done)
+	}
+}
+
+// wait blocks until every receipt arrived, limit passed or ctx ended; it
+// returns errIncomplete (wrapped with the count) when receipts are missing.
+func (r *receipts) wait(ctx context.Context, limit time.Duration) error {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return fmt.Errorf("%d of %d receipts: %w", r.count, r.want(), errIncomplete)
+	}
+}
+
+// tally is what a measurement's receipts add up to.
+type tally struct {
+	Count   int       // distinct receipts
+	Want    int       // receipts expected
+	Dups    int       // repeated receipts (at-least-once redeliveries)
+	Stray   int       // receipts outside the measurement
+	Last    time.Time // when the last distinct receipt arrived
+	Latency Latencies // publish→receipt over distinct receipts
+}
+
+func (r *receipts) tally() tally {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Stray: r.stray, Last: r.last,
+		Latency: Summarize(append([]time.Duration(nil), r.lat...))}
+}
+
+// schedule calls send for k = 0..n-1, at start+k*interval when interval is
+// positive, back to back otherwise; it stops at the first error or when ctx
+// ends.
+func schedule(ctx context.Context, n int, interval time.Duration, send func(k int) error) error {
+	start := time.Now()
+	for k := range n {
+		if interval > 0 {
+			if d := time.Until(start.Add(time.Duration(k) * interval)); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-t.C:
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := send(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Target kinds.
+const (
+	TargetRatioMin = "ratio>=" // the median ratio hub/ceiling must be at least Value
+	TargetHubMax   = "hub<="   // the median hub figure must be at most Value (in the figure's unit)
+)
+
+// Target is a figure's goal.
+type Target struct {
+	Kind  string  `json:"kind"`
+	Value float64 `json:"value"`
+}
+
+// String renders t for the table.
+func (t *Target) String() string {
+	if t == nil {
+		return ""
+	}
+	if t.Kind == TargetRatioMin {
+		return fmt.Sprintf("ratio ≥ %.0f%%", t.Value*100)
+	}
+	return fmt.Sprintf("hub ≤ %g", t.Value)
+}
+
+// met reports whether hub and ratio meet t.
+func (t *Target) met(hub, ratio float64) bool {
+	if t.Kind == TargetRatioMin {
+		return ratio >= t.Value
+	}
+	return hub <= t.Value
+}
+
+// sample is one figure of one run: the hub's value and the ceiling's,
+// measured back to back.
+type sample struct {
+	Name    string
+	Unit    string
+	Better  string // higher, lower or info
+	Target  *Target
+	Hub     float64
+	Ceiling float64
+}
+
+// Row is one figure of the report, over every run.
+type Row struct {
+	Scenario string    `json:"scenario"`
+	Figure   string    `json:"figure"`
+	Unit     string    `json:"unit"`
+	Better   string    `json:"better"`         // which way is better: higher, lower, or info
+	Hub      float64   `json:"hub"`            // median of HubRuns
+	Ceiling  float64   `json:"ceiling"`        // median of CeilingRuns
+	Ratio    float64   `json:"ratio"`          // median of the per-run ratios hub/ceiling
+	HubRuns  []float64 `json:"hubRuns"`        // the hub's value in each run
+	CeilRuns []float64 `json:"ceilingRuns"`    // the ceiling's value in each run
+	Target   *Target   `json:"target,omitempty"`
+	Met      *bool     `json:"met,omitempty"` // whether the medians meet Target
+}
+
+// Report is the outcome of a whole benchmark invocation.
+type Report struct {
+	Started  time.Time         `json:"started"`
+	Elapsed  string            `json:"elapsed"`
+	Settings map[string]string `json:"settings"`
+	Rows     []Row             `json:"rows"`
+	Notes    []string          `json:"notes,omitempty"`
+	Errors   []string          `json:"errors,omitempty"`
+}
+
+// add merges one run's samples of scenario into the report's rows.
+func (r *Report) add(scenario string, run []sample) {
+	for _, s := range run {
+		i := r.row(scenario, s)
+		r.Rows[i].HubRuns = append(r.Rows[i].HubRuns, s.Hub)
+		r.Rows[i].CeilRuns = append(r.Rows[i].CeilRuns, s.Ceiling)
+	}
+}
+
+func (r *Report) row(scenario string, s sample) int {
+	for i, row := range r.Rows {
+		if row.Scenario == scenario && row.Figure == s.Name {
+			return i
+		}
+	}
+	r.Rows = append(r.Rows, Row{Scenario: scenario, Figure: s.Name, Unit: s.Unit, Better: s.Better, Target: s.Target})
+	return len(r.Rows) - 1
+}
+
+// finish computes medians, ratios and target verdicts.
+func (r *Report) finish() {
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		row.Hub, row.Ceiling = Median(row.HubRuns), Median(row.CeilRuns)
+		ratios := make([]float64, len(row.HubRuns))
+		for k := range row.HubRuns {
+			ratios[k] = Ratio(row.HubRuns[k], row.CeilRuns[k])
+		}
+		row.Ratio = Median(ratios)
+		if row.Target != nil && !math.IsNaN(row.Hub) {
+			met := row.Target.met(row.Hub, row.Ratio)
+			row.Met = &met
+		}
+	}
+}
+
+// WriteJSON prints r as indented JSON; a missing figure (NaN) becomes -1.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := *r
+	out.Rows = make([]Row, len(r.Rows))
+	for i, row := range r.Rows {
+		row.HubRuns, row.CeilRuns = cleanAll(row.HubRuns), cleanAll(row.CeilRuns)
+		row.Hub, row.Ceiling, row.Ratio = clean(row.Hub), clean(row.Ceiling), clean(row.Ratio)
+		out.Rows[i] = row
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write JSON report: %w", err)
+	}
+	return nil
+}
+
+// clean replaces NaN and infinities, which JSON cannot carry, with -1.
+func clean(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return -1
+	}
+	return x
+}
+
+func cleanAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = clean(x)
+	}
+	return out
+}
+
+// WriteTable prints r as an aligned text table followed by its notes.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tfigure\tunit\thub\tceiling\thub/ceiling\tbetter\ttarget\tmet\thub per run\t")
+	for _, row := range r.Rows {
+		met := ""
+		if row.Met != nil {
+			met = map[bool]string{true: "yes", false: "NO"}[*row.Met]
+		}
+		runs := make([]string, len(row.HubRuns))
+		for i, x := range row.HubRuns {
+			runs[i] = num(x)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Figure, row.Unit,
+			num(row.Hub), num(row.Ceiling), pct(row.Ratio), row.Better, row.Target.String(), met, strings.Join(runs, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	keys := []string{"runs", "scenarios", "subscribers", "callback-servers", "per-host", "concurrency", "clients", "notifications", "nats-messages", "cpus"}
+	var set []string
+	for _, k := range keys {
+		if v, ok := r.Settings[k]; ok {
+			set = append(set, k+"="+v)
+		}
+	}
+	fmt.Fprintf(w, "\nsettings: %s; elapsed %s\n", strings.Join(set, " "), r.Elapsed)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "ERROR: %s\n", e)
+	}
+	return nil
+}
+
+// num formats a figure with three significant digits or so.
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case math.Abs(x) >= 1000:
+		return fmt.Sprintf("%.0f", x)
+	case math.Abs(x) >= 100:
+		return fmt.Sprintf("%.1f", x)
+	default:
+		return fmt.Sprintf("%.2f", x)
+	}
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", x*100)
+}

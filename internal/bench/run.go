@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// scenario is one benchmark scenario set up once and measured Runs times.
+type scenario interface {
+	run(ctx context.Context) ([]sample, error)
+	close()
+}
+
+// Run executes every scenario of cfg Runs times and returns the report.
+// A scenario that fails is recorded in Report.Errors and the others still
+// run; the returned error is only for ctx ending.
+func Run(ctx context.Context, cfg Config, lg *slog.Logger) (*Report, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{Started: start, Settings: settings(cfg)}
+	for _, name := range cfg.Scenarios {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lg.Info("scenario: setting up", "scenario", name)
+		sc, notes, err := setUp(ctx, name, cfg, lg)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		rep.Notes = append(rep.Notes, notes...)
+		for r := range cfg.Runs {
+			t0 := time.Now()
+			samples, err := sc.run(ctx)
+			if err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%s run %d: %v", name, r+1, err))
+				if ctx.Err() != nil {
+					break
+				}
+				continue
+			}
+			rep.add(name, samples)
+			lg.Info("scenario: run done", "scenario", name, "run", r+1, "took", time.Since(t0).Round(time.Millisecond))
+		}
+		sc.close()
+	}
+	rep.finish()
+	rep.Elapsed = time.Since(start).Round(100 * time.Millisecond).String()
+	return rep, ctx.Err()
+}
+
+func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scenario, []string, error) {
+	switch name {
+	case ScenarioWebhook:
+		b, err := newWebhookBench(ctx, cfg, lg)
+		return b, webhookNotes(cfg), err
+	case ScenarioWebSocket:
+		b, err := newWSBench(ctx, cfg, lg)
+		return b, wsNotes(cfg), err
+	case ScenarioNATS:
+		b, err := newNATSBench(ctx, cfg, lg)
+		return b, natsNotes(), err
+	}
+	return nil, nil, fmt.Errorf("unknown scenario %q", name)
+}
+
+func settings(cfg Config) map[string]string {
+	return map[string]string{
+		"runs":             strconv.Itoa(cfg.Runs),
+		"scenarios":        strings.Join(cfg.Scenarios, ","),
+		"subscribers":      strconv.Itoa(cfg.Subscribers),
+		"callback-servers": strconv.Itoa(cfg.Servers),
+		"per-host":         strconv.Itoa(cfg.PerHost),
+		"concurrency":      strconv.Itoa(cfg.concurrency()),
+		"clients":          strconv.Itoa(cfg.Clients),
+		"notifications":    strconv.Itoa(cfg.Notifications),
+		"nats-messages":    strconv.Itoa(cfg.NATSMessages),
+		"duration-cap":     cfg.DurationCap.String(),
+		"quick":            strconv.FormatBool(cfg.Quick),
+		"cpus":             strconv.Itoa(runtime.NumCPU()),
+		"go":               runtime.Version(),
+	}
+}
+
+func webhookNotes(cfg Config) []string {
+	return []string{
+		fmt.Sprintf("webhook: %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling POSTs the same bodies with net/http capped at the same %d (MaxConnsPerHost %d per server)",
+			cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), cfg.concurrency(), cfg.PerHost),
+		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST; ceiling: before its POSTs are queued)",
+		"webhook: 'at 50% rate' publishes at half of this run's hub deliveries/s (notifications/s = that / subscribers), hub and ceiling alike",
+	}
+}
+
+// WriteReport prints rep as a table, or as JSON when asJSON.
+func WriteReport(w io.Writer, rep *Report, asJSON bool) error {
+	if asJSON {
+		return rep.WriteJSON(w)
+	}
+	return rep.WriteTable(w)
+}

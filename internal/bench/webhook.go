@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// webhookBench is the webhook fan-out scenario: one hub, one channel, many
+// loopback WebSub subscribers, against raw net/http POSTs of the same
+// bodies at the same concurrency to the same callback servers.
+type webhookBench struct {
+	cfg    Config
+	lg     *slog.Logger
+	hub    *hubProc
+	cbs    *callbacks
+	pub    *publisher
+	raw    *http.Client
+	nextID int
+}
+
+func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webhookBench, err error) {
+	b := &webhookBench{cfg: cfg, lg: lg}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.cbs, err = startCallbacks(cfg.Servers); err != nil {
+		return nil, err
+	}
+	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose}, lg); err != nil {
+		return nil, err
+	}
+	b.pub = newPublisher(b.hub)
+	b.raw = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: cfg.concurrency(), MaxIdleConnsPerHost: cfg.PerHost, MaxConnsPerHost: cfg.PerHost,
+	}}
+	start := time.Now()
+	if err := b.subscribeAll(ctx); err != nil {
+		return nil, err
+	}
+	lg.Info("webhook: subscribers verified and active", "subscribers", cfg.Subscribers, "took", time.Since(start).Round(time.Millisecond))
+	return b, nil
+}
+
+func (b *webhookBench) close() {
+	if b.hub != nil {
+		b.hub.close()
+	}
+	if b.cbs != nil {
+		b.cbs.close()
+	}
+}
+
+// subscribeAll subscribes every callback through the hub's subscribe form
+// and waits until the hub verified them and the delivery engine runs a
+// queue for each.
+func (b *webhookBench) subscribeAll(ctx context.Context) error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	jobs := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if err := b.subscribe(ctx, client, i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range b.cfg.Subscribers {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	deadline := time.Now().Add(b.cfg.DurationCap)
+	for {
+		active, err := b.activeQueues(ctx, client)
+		if err != nil {
+			return err
+		}
+		if active >= b.cfg.Subscribers {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("webhook: %d of %d subscriptions verified, %d delivering after %v",
+				b.cbs.verified.Load(), b.cfg.Subscribers, active, b.cfg.DurationCap)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// subscribe posts one subscribe form, retrying while the hub's
+// verification queue is full.
+func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int) error {
+	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {b.hub.Topic}, "hub.callback": {b.cbs.url(i)}}
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.hub.URL, strings.NewReader(form.Encode()))
+		if err != nil {
+			return fmt.Errorf("subscribe %d: %w", i, err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("subscribe %d: %w", i, err)
+		}
+		msg := drain(resp)
+		switch {
+		case resp.StatusCode == http.StatusAccepted:
+			return nil
+		case resp.StatusCode == http.StatusServiceUnavailable && attempt < 50:
+			time.Sleep(200 * time.Millisecond)
+		default:
+			return fmt.Errorf("subscribe %d: hub answered %d: %s", i, resp.StatusCode, msg)
+		}
+	}
+}
+
+// activeQueues counts the delivery queues the admin API reports active.
+func (b *webhookBench) activeQueues(ctx context.Context, client *http.Client) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.hub.URL+"admin/deliveries", nil)
+	if err != nil {
+		return 0, fmt.Errorf("admin deliveries: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+b.hub.AdminToken)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("admin deliveries: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("admin deliveries: status %d: %s", resp.StatusCode, drain(resp))
+	}
+	var stats []struct {
+		State string `json:"state"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil {
+		return 0, fmt.Errorf("admin deliveries: %w", err)
+	}
+	n := 0
+	for _, s := range stats {
+		if s.State == "active" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// run measures once: hub and ceiling at full speed, then both at half of
+// the hub's maximum.
+func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
+	n := b.cfg.Notifications
+	hubMax, err := b.measure(ctx, n, 0, b.publishHub)
+	if err != nil {
+		return nil, fmt.Errorf("webhook hub: %w", err)
+	}
+	rawMax, err := b.measure(ctx, n, 0, b.publishRaw)
+	if err != nil {
+		return nil, fmt.Errorf("webhook ceiling: %w", err)
+	}
+	// Half of the hub's maximum delivery rate, as notifications per
+	// second; bounded so the phase takes at most half the duration cap.
+	half := hubMax.rate / 2 / float64(b.cfg.Subscribers)
+	interval := time.Duration(float64(time.Second) / half)
+	nHalf := max(2, n/2)
+	if limit := int(b.cfg.DurationCap / 2 / max(interval, time.Millisecond)); nHalf > limit {
+		nHalf = max(2, limit)
+	}
+	b.lg.Info("webhook: half-rate phase", "notifications_per_s", fmt.Sprintf("%.2f", half), "notifications", nHalf)
+	hubHalf, err := b.measure(ctx, nHalf, interval, b.publishHub)
+	if err != nil {
+		return nil, fmt.Errorf("webhook hub at half rate: %w", err)
+	}
+	rawHalf, err := b.measure(ctx, nHalf, interval, b.publishRaw)
+	if err != nil {
+		return nil, fmt.Errorf("webhook ceiling at half rate: %w", err)
+	}
+	target70 := &Target{Kind: TargetRatioMin, Value: 0.7}
+	return []sample{
+		{Name: "deliveries/s", Unit: "1/s", Better: "higher", Target: target70, Hub: hubMax.rate, Ceiling: rawMax.rate},
+		{Name: "p50 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(hubMax.t.Latency.P50), Ceiling: ms(rawMax.t.Latency.P50)},
+		{Name: "p99 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(hubMax.t.Latency.P99), Ceiling: ms(rawMax.t.Latency.P99)},
+		{Name: "p99 at 50% of hub max", Unit: "ms", Better: "lower", Target: &Target{Kind: TargetHubMax, Value: 25},
+			Hub: ms(hubHalf.t.Latency.P99), Ceiling: ms(rawHalf.t.Latency.P99)},
+		{Name: "deliveries at 50% rate", Unit: "1/s", Better: "info", Hub: hubHalf.rate, Ceiling: rawHalf.rate},
+	}, nil
+}
+
+// fanout is one measurement's outcome.
+type fanout struct {
+	t    tally
+	rate float64 // distinct receipts per second, first send to last receipt
+}
+
+// measure publishes n notifications with publish (back to back when
+// interval is 0) and waits for every subscriber to receive each.
+func (b *webhookBench) measure(ctx context.Context, n int, interval time.Duration, publish func(context.Context, int) (time.Time, error)) (fanout, error) {
+	base := b.nextID
+	b.nextID += n
+	rc := newReceipts(b.cfg.Subscribers, base, n)
+	b.cbs.measure(rc)
+	defer b.cbs.measure(nil)
+	var first time.Time
+	err := schedule(ctx, n, interval, func(k int) error {
+		sent, err := publish(ctx, base+k)
+		if k == 0 {
+			first = sent
+		}
+		return err
+	})
+	if err != nil {
+		return fanout{}, err
+	}
+	if err := rc.wait(ctx, b.cfg.DurationCap); err != nil {
+		return fanout{}, err
+	}
+	t := rc.tally()
+	return fanout{t: t, rate: Rate(t.Count, t.Last.Sub(first))}, nil
+}
+
+func (b *webhookBench) publishHub(ctx context.Context, id int) (time.Time, error) {
+	return b.pub.publish(ctx, id)
+}
+
+// publishRaw is the ceiling's publish: the same body, POSTed by a pool of
+// Config.concurrency() workers straight to every callback. It returns once
+// the POSTs are queued, as a hub publish returns once the log holds the
+// notification.
+func (b *webhookBench) publishRaw(ctx context.Context, id int) (time.Time, error) {
+	sent := time.Now()
+	body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
+	link := "<" + b.hub.Topic + `>; rel="self", <` + b.hub.URL + `>; rel="hub"`
+	workers := b.cfg.concurrency()
+	jobs := make(chan int, b.cfg.Subscribers)
+	for i := range b.cfg.Subscribers {
+		jobs <- i
+	}
+	close(jobs)
+	// One notification's POSTs run concurrently with the next one's, as
+	// the hub's per-subscription queues do; the goroutines end by
+	// themselves when the jobs are done.
+	for range workers {
+		go func() {
+			for i := range jobs {
+				b.post(ctx, b.cbs.url(i), body, link)
+			}
+		}()
+	}
+	return sent, nil
+}
+
+func (b *webhookBench) post(ctx context.Context, callback string, body []byte, link string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callback, bytesReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/xml")
+	req.Header.Set("Link", link)
+	resp, err := b.raw.Do(req)
+	if err != nil {
+		return // a missing receipt shows up as an incomplete measurement
+	}
+	drain(resp)
+}
