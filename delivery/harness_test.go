@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
@@ -32,6 +35,7 @@ type env struct {
 	store *kvstore.Store
 	clock *testClock
 	names map[string]string // topic → channel name
+	nc    *nats.Conn
 }
 
 func newEnv(t testing.TB) *env {
@@ -46,7 +50,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, log: lg, store: st, clock: &testClock{}, names: map[string]string{}}
+	return &env{t: t, log: lg, store: st, clock: &testClock{}, names: map[string]string{}, nc: nc}
 }
 
 // testClock is real time shifted by an offset the test can advance.
@@ -234,4 +238,22 @@ func statsOf(w *Webhooks, id string) (SubStats, bool) {
 		}
 	}
 	return SubStats{}, false
+}
+
+// logBuffer collects log output for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
