@@ -52,6 +52,9 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		hubURL = "http://" + ln.Addr().String() + "/"
 	}
 
+	var demoToken bool
+	s.AdminToken, demoToken = demoAdminToken(s, logger)
+
 	nc, closeNATS, err := connectNATS(s, logger)
 	if err != nil {
 		return err
@@ -113,6 +116,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	host, _ := os.Hostname()
 	tail := logcache.New(log, logcache.Config{Logger: logger.With("component", "logcache")})
 	m := metrics.New(metrics.Sources{LogSize: log.Size})
+	dash, obs := withDashboard(s, hubURL, m, logger)
 	hooks := delivery.NewWebhooks(tail, store, delivery.Config{
 		HubURL:    hubURL,
 		Client:    client,
@@ -137,7 +141,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		AdminToken:    s.AdminToken,
 		Activator:     hooks,
 		Redriver:      hooks,
-		Observer:      m,
+		Observer:      obs,
 		DeliveryStats: func() any { return hooks.Stats() },
 		Logger:        logger.With("component", "hub"),
 	})
@@ -186,6 +190,9 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	pm.Register(mux)
 	mux.Handle("GET /ws", ws)
 	mux.Handle("GET /metrics", m.Handler())
+	if dash != nil {
+		dash.Register(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -212,6 +219,9 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	logger.Info("hub serving", "hub_url", hubURL, "addr", ln.Addr().String())
+	if dash != nil {
+		logDashboard(logger, hubURL, s.AdminToken, demoToken)
+	}
 	if ready != nil {
 		ready(Started{Addr: ln.Addr().String(), HubURL: hubURL})
 	}

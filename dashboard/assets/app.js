@@ -1,0 +1,411 @@
+// app.js runs the dashboard: the admin token, polling of the admin API and
+// of the throughput ring, the WebSocket live feed, and rendering. Every
+// value from the hub is put in the page as text, never as HTML.
+"use strict";
+(() => {
+  const TOKEN_KEY = "rshub.adminToken";
+  const POLL_MS = 2000;
+  const FEED_MAX = 200;        // notifications kept in the feed
+  const ENTRIES_SHOWN = 8;     // entries shown per notification
+  const REPLAY = 25;           // recent notifications replayed on page load
+  const DL_SUBS_MAX = 50;      // subscriptions whose dead letters are read per poll
+
+  const $ = sel => document.querySelector(sel);
+  const state = {
+    token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
+    channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
+    ws: null, wsRetry: 1000, lastSeq: 0, received: 0,
+  };
+
+  // el builds an element; children are nodes or strings (set as text).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k.startsWith("data-")) e.setAttribute(k, v);
+      else if (k === "title") e.title = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children.flat()) {
+      if (c === undefined || c === null || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  // ---- time formatting ----
+  const isZeroTime = s => !s || s.startsWith("0001-01-01");
+  function fmtTime(s) {
+    if (isZeroTime(s)) return "—";
+    return s.replace("T", " ").replace(/\.\d+/, "").replace(/(\+00:00|Z)$/, "Z");
+  }
+  // fmtWindow shows from → until, leaving out until's date when it is from's.
+  function fmtWindow(from, until) {
+    const f = fmtTime(from), u = fmtTime(until);
+    if (f === "—") return u;
+    if (f.slice(0, 10) === u.slice(0, 10)) return f + " → " + u.slice(11);
+    return f + " → " + u;
+  }
+  function fmtAgo(s) {
+    if (isZeroTime(s)) return "—";
+    const d = (Date.now() - Date.parse(s)) / 1000;
+    if (d < 0) return fmtIn(s);
+    if (d < 60) return Math.round(d) + " s ago";
+    if (d < 3600) return Math.round(d / 60) + " min ago";
+    if (d < 86400) return Math.round(d / 3600) + " h ago";
+    return Math.round(d / 86400) + " d ago";
+  }
+  function fmtIn(s) {
+    const d = (Date.parse(s) - Date.now()) / 1000;
+    if (d <= 0) return "ended";
+    if (d < 3600) return "in " + Math.round(d / 60) + " min";
+    if (d < 86400) return "in " + Math.round(d / 3600) + " h";
+    return "in " + Math.round(d / 86400) + " d";
+  }
+
+  // ---- token ----
+  function takeTokenFromFragment() {
+    const m = location.hash.match(/(?:^#|&)token=([^&]*)/);
+    if (m) {
+      sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    return sessionStorage.getItem(TOKEN_KEY);
+  }
+  function askToken(message) {
+    stop();
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = null;
+    const err = $("#login-error");
+    err.textContent = message || "";
+    err.hidden = !message;
+    $("#login").hidden = false;
+    $("#login-token").focus();
+  }
+  $("#login-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    const tok = $("#login-token").value.trim();
+    if (!tok) return;
+    sessionStorage.setItem(TOKEN_KEY, tok);
+    $("#login-token").value = "";
+    $("#login").hidden = true;
+    start(tok);
+  });
+  $("#forget-token").addEventListener("click", () => askToken(""));
+
+  // ---- admin API ----
+  class AuthError extends Error {}
+  async function api(path, method) {
+    const res = await fetch(path, { method: method || "GET", cache: "no-store", headers: { Authorization: "Bearer " + state.token } });
+    if (res.status === 401) throw new AuthError("the hub refused the admin token");
+    if (!res.ok) throw new Error((await res.text()).trim() || res.status + " " + res.statusText);
+    if (res.status === 204) return null;
+    return res.json();
+  }
+  const enc = encodeURIComponent;
+
+  function setPill(sel, cls, text) {
+    const p = $(sel);
+    p.className = "pill " + cls;
+    p.textContent = text;
+  }
+  let toastTimer = 0;
+  function toast(text, bad) {
+    const t = $("#toast");
+    t.textContent = text;
+    t.className = bad ? "bad" : "";
+    t.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { t.hidden = true; }, bad ? 8000 : 3000);
+  }
+
+  async function refresh() {
+    if (state.refreshing) return;
+    state.refreshing = true;
+    try {
+      const [channels, subs, deliveries, throughput] = await Promise.all([
+        api("../admin/channels"), api("../admin/subscriptions"), api("../admin/deliveries"), api("api/throughput"),
+      ]);
+      state.channels = channels || [];
+      state.subs = subs || [];
+      state.deliveries = deliveries || [];
+      state.throughput = throughput;
+      await refreshDeadLetters();
+      setPill("#api-status", "ok", "admin API: ok");
+      render();
+    } catch (e) {
+      if (e instanceof AuthError) { askToken(e.message); return; }
+      setPill("#api-status", "bad", "admin API: " + e.message);
+    } finally {
+      state.refreshing = false;
+    }
+  }
+
+  // refreshDeadLetters reads the dead letters of the subscriptions that
+  // have some (or had some at the last poll).
+  async function refreshDeadLetters() {
+    const stats = statsByID();
+    const ids = state.subs
+      .filter(s => (stats[s.id] && stats[s.id].deadLetters > 0) || (state.deadLetters[s.id] || []).length > 0 || !stats[s.id])
+      .slice(0, DL_SUBS_MAX).map(s => s.id);
+    const lists = await Promise.all(ids.map(id => api("../admin/subscriptions/" + enc(id) + "/deadletters").catch(e => {
+      if (e instanceof AuthError) throw e;
+      return [];
+    })));
+    const next = {};
+    ids.forEach((id, i) => { next[id] = lists[i] || []; });
+    state.deadLetters = next;
+  }
+
+  function statsByID() {
+    const m = {};
+    for (const d of state.deliveries) m[d.id] = d;
+    return m;
+  }
+
+  // ---- rendering ----
+  function render() {
+    renderChart();
+    renderChannels();
+    renderSubs();
+    renderFilter();
+  }
+
+  function lastSeconds(series, n) {
+    let sum = 0;
+    for (let i = Math.max(0, series.length - n); i < series.length; i++) sum += series[i];
+    return sum;
+  }
+
+  function renderChart() {
+    const t = state.throughput;
+    if (!t) return;
+    $("#chart-window").textContent = String(Math.round(t.total.length / 60));
+    window.rshubChart.draw($("#chart"), t.total);
+    // The current second is still counting: average the 10 before it.
+    const done = t.total.slice(0, -1);
+    $("#rate-now").textContent = "now " + window.rshubChart.fmt(lastSeconds(done, 10) / 10) + "/s · " +
+      lastSeconds(t.total, t.total.length) + " in window";
+  }
+
+  function renderChannels() {
+    const body = $("#channels tbody");
+    const rows = state.channels.slice().sort((a, b) => a.name.localeCompare(b.name)).map(c => {
+      const st = c.state || {};
+      const series = (state.throughput && state.throughput.channels[c.name]) || [];
+      const rate = lastSeconds(series.slice(0, -1), 60) / 60;
+      const gaps = st.gaps || [];
+      const gapCell = gaps.length === 0 ? el("td", { class: "sub" }, "none") :
+        el("td", { class: "gaps", title: gaps.map(g => fmtWindow(g.from, g.until) + " (before seq " + g.seq + ")").join("\n") },
+          gaps.length + (gaps.length === 1 ? " gap: " : " gaps, last: ") + fmtWindow(gaps[gaps.length - 1].from, gaps[gaps.length - 1].until));
+      return el("tr", { "data-channel": c.name },
+        el("td", {}, el("div", { class: "chan" }, el("strong", {}, c.name)), el("div", { class: "sub trunc", title: c.topic }, c.topic)),
+        el("td", {}, c.trust),
+        el("td", { class: "num" }, String(st.published || 0)),
+        el("td", { class: "num" }, window.rshubChart.fmt(rate) + "/s"),
+        el("td", { class: "mono", title: st.lastUntil || "" }, fmtTime(st.lastUntil)),
+        el("td", { class: "num" }, st.lastSeq ? String(st.lastSeq) : "—"),
+        gapCell);
+    });
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "7" }, "no channels yet"))]));
+    $("#channels-count").textContent = state.channels.length + (state.channels.length === 1 ? " channel" : " channels");
+  }
+
+  // subState combines the subscription's lifecycle (pending, active,
+  // expired) with the delivery engine's health (active, failing, …).
+  function subState(sub, st) {
+    const expired = sub.state === "expired" || (!isZeroTime(sub.expires) && Date.parse(sub.expires) < Date.now());
+    if (sub.state === "pending") return "pending";
+    if (expired) return "expired";
+    if (!st) return sub.state === "active" ? "idle" : sub.state;
+    return st.state;
+  }
+  const stateClass = { active: "ok", pending: "idle", idle: "idle", starting: "idle", standby: "idle", failing: "bad", "circuit-open": "bad", expired: "warn", stopped: "warn" };
+
+  function renderSubs() {
+    const body = $("#subs tbody");
+    const stats = statsByID();
+    const rows = [];
+    const subs = state.subs.slice().sort((a, b) => (a.channel + a.callback).localeCompare(b.channel + b.callback));
+    for (const s of subs) {
+      const st = stats[s.id];
+      const ss = subState(s, st);
+      const dls = state.deadLetters[s.id] || [];
+      const nDL = Math.max(dls.length, st ? st.deadLetters : 0);
+      let last = el("td", { class: "sub" }, "—");
+      if (st && !isZeroTime(st.lastAttempt)) {
+        const ok = st.lastStatus >= 200 && st.lastStatus < 300;
+        last = el("td", { title: st.lastError || "" },
+          el("span", { class: ok ? "" : "bad-text" }, st.lastStatus ? "HTTP " + st.lastStatus : "error"),
+          el("div", { class: "sub" }, fmtAgo(st.lastAttempt) + (st.consecutiveFailures ? " · " + st.consecutiveFailures + " failures in a row" : "")));
+      }
+      rows.push(el("tr", { "data-sub-id": s.id, "data-state": ss },
+        el("td", {}, el("div", { class: "mono trunc", title: s.callback }, s.callback), el("div", { class: "sub mono" }, s.id.slice(0, 12))),
+        el("td", {}, s.channel || el("span", { class: "sub", title: s.topic }, "(topic)")),
+        el("td", {}, el("span", { class: "pill state " + (stateClass[ss] || "idle") }, ss)),
+        last,
+        el("td", { class: "num" }, st ? String(st.backlog) : "—"),
+        el("td", { class: "num" + (nDL ? " bad-text" : "") }, String(nDL)),
+        el("td", { title: s.expires || "" }, isZeroTime(s.expires) ? "—" : fmtIn(s.expires))));
+      if (dls.length) rows.push(deadLetterRow(s, dls));
+    }
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "7" }, "no subscriptions yet"))]));
+    $("#subs-count").textContent = state.subs.length + (state.subs.length === 1 ? " subscription" : " subscriptions");
+  }
+
+  function deadLetterRow(sub, dls) {
+    const items = dls.map(d => el("div", { class: "dl", "data-dl-id": d.id, "data-seq": String(d.seq) },
+      el("span", {}, "seq " + d.seq),
+      el("span", { class: "bad-text" }, d.lastStatus ? "HTTP " + d.lastStatus : "error"),
+      el("span", { class: "reason", title: d.reason }, d.attempts + " attempts · " + fmtAgo(d.failed) + " · " + d.reason),
+      redriveButton(sub, d)));
+    return el("tr", { class: "deadletters", "data-sub-id": sub.id }, el("td", { colspan: "7" }, items));
+  }
+
+  function redriveButton(sub, d) {
+    const b = el("button", { class: "redrive", type: "button", title: "deliver seq " + d.seq + " to the callback again" }, "Redrive");
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      b.textContent = "Redriving…";
+      try {
+        await api("../admin/subscriptions/" + enc(sub.id) + "/deadletters/" + enc(d.id) + "/redrive", "POST");
+        toast("Delivered seq " + d.seq + " to " + sub.callback);
+      } catch (e) {
+        if (e instanceof AuthError) { askToken(e.message); return; }
+        toast("Redrive of seq " + d.seq + " failed: " + e.message, true);
+      }
+      refresh();
+    });
+    return b;
+  }
+
+  function renderFilter() {
+    const sel = $("#feed-filter");
+    const names = state.channels.map(c => c.name).sort();
+    const have = Array.from(sel.options).slice(1).map(o => o.value);
+    if (names.join("\n") === have.join("\n")) return;
+    const cur = sel.value;
+    sel.replaceChildren(el("option", { value: "" }, "all channels"), ...names.map(n => el("option", { value: n }, n)));
+    sel.value = names.includes(cur) ? cur : "";
+  }
+  $("#feed-filter").addEventListener("change", applyFilter);
+  function applyFilter() {
+    const want = $("#feed-filter").value;
+    for (const li of $("#feed").children) {
+      li.classList.toggle("hidden", !!want && !!li.dataset.channel && li.dataset.channel !== want);
+    }
+  }
+
+  // ---- live feed ----
+  function wsURL(since) {
+    const u = new URL("../ws", location.href);
+    u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    u.searchParams.set("channels", "*");
+    u.searchParams.set("since", String(since));
+    if (state.wsToken) u.searchParams.set("token", state.wsToken);
+    return u.toString();
+  }
+
+  function connect() {
+    if (!state.started) return;
+    let since = state.lastSeq;
+    if (since === 0) {
+      const top = Math.max(0, ...state.channels.map(c => (c.state && c.state.lastSeq) || 0));
+      since = Math.max(0, top - REPLAY);
+    }
+    setPill("#ws-status", "idle", "feed: connecting…");
+    const ws = new WebSocket(wsURL(since));
+    state.ws = ws;
+    ws.onopen = () => { state.wsRetry = 1000; setPill("#ws-status", "warn", "feed: replaying…"); };
+    ws.onmessage = ev => {
+      let f;
+      try { f = JSON.parse(ev.data); } catch { return; }
+      if (f.type === "notification") addNotification(f);
+      else if (f.type === "gap") addGap(f);
+      else if (f.type === "live") {
+        state.lastSeq = Math.max(state.lastSeq, f.seq);
+        setPill("#ws-status", "ok", "feed: live");
+      }
+    };
+    ws.onclose = ev => {
+      if (state.ws !== ws) return;
+      state.ws = null;
+      if (!state.started) return;
+      const why = ev.reason ? " (" + ev.reason + ")" : "";
+      setPill("#ws-status", "bad", "feed: disconnected" + why + ", retrying");
+      setTimeout(connect, state.wsRetry);
+      state.wsRetry = Math.min(state.wsRetry * 2, 10000);
+    };
+  }
+
+  function changeOf(e) {
+    return ["created", "updated", "deleted"].includes(e.change) ? e.change : "none";
+  }
+
+  function addNotification(n) {
+    state.lastSeq = Math.max(state.lastSeq, n.seq);
+    state.received++;
+    const entries = n.entries || [];
+    const shown = entries.slice(0, ENTRIES_SHOWN).map(e => el("li", {},
+      el("span", { class: "change " + changeOf(e) }, e.change || "—"),
+      el("span", { class: "loc mono", title: e.loc + (e.datetime ? "\n" + e.change + " at " + e.datetime : "") }, e.loc)));
+    if (entries.length > ENTRIES_SHOWN) shown.push(el("li", { class: "sub" }, "… and " + (entries.length - ENTRIES_SHOWN) + " more"));
+    let detail = null;
+    if (n.error) detail = el("div", { class: "bad-text" }, n.error);
+    else if (entries.length === 0) detail = el("div", { class: "sub" }, n.content_type || "no entries");
+    const li = el("li", { class: "note fresh", "data-seq": String(n.seq), "data-channel": n.channel },
+      el("div", { class: "note-head" },
+        el("span", { class: "chan" }, n.channel),
+        el("span", { class: "seq" }, "#" + n.seq),
+        el("span", { class: "window mono", title: "from " + (n.from || "—") + "\nuntil " + (n.until || "—") + "\nreceived " + (n.received || "—") }, fmtWindow(n.from, n.until)),
+        el("span", { class: "count" }, entries.length + (entries.length === 1 ? " entry" : " entries"))),
+      shown.length ? el("ul", { class: "entries" }, shown) : null,
+      detail);
+    prepend(li);
+  }
+
+  function addGap(g) {
+    prepend(el("li", { class: "gap" }, "⚠ gap: seq " + g.missing_from_seq + "–" + g.missing_to_seq + " cannot be replayed: " + g.message));
+  }
+
+  function prepend(li) {
+    const feed = $("#feed");
+    const empty = feed.querySelector("li.empty");
+    if (empty) empty.remove();
+    feed.prepend(li);
+    while (feed.children.length > FEED_MAX) feed.lastElementChild.remove();
+    applyFilter();
+    $("#feed-count").textContent = state.received + " received";
+  }
+
+  // ---- lifecycle ----
+  async function start(token) {
+    state.token = token;
+    state.started = true;
+    setPill("#api-status", "idle", "admin API: …");
+    try {
+      const cfg = await api("api/config");
+      state.wsToken = cfg.wsToken || "";
+      $("#hub-url").textContent = cfg.hubURL;
+    } catch (e) {
+      if (e instanceof AuthError) { askToken(e.message); return; }
+      setPill("#api-status", "bad", "admin API: " + e.message);
+    }
+    await refresh();
+    if (!state.started) return;
+    connect();
+    state.pollTimer = setInterval(refresh, POLL_MS);
+  }
+
+  function stop() {
+    state.started = false;
+    clearInterval(state.pollTimer);
+    if (state.ws) { const ws = state.ws; state.ws = null; ws.close(); }
+    setPill("#ws-status", "idle", "feed: stopped");
+  }
+
+  window.addEventListener("resize", renderChart);
+  const tok = takeTokenFromFragment();
+  if (tok) start(tok); else askToken("");
+})();

@@ -1,0 +1,12 @@
+// Package dashboard serves the hub's browser dashboard: a live feed of
+// notifications over the hub's WebSocket endpoint, channels with their
+// publish rate, last until and gaps, subscriptions with their delivery
+// health and dead letters (with a redrive button each), and a throughput
+// chart of the last minutes.
+//
+// The page is plain HTML, CSS and JavaScript embedded in the binary; it
+// talks to the hub's admin API with the admin token, which it asks for once
+// (or reads from the URL fragment #token=…) and keeps in sessionStorage.
+// The only server-side state is Rate, a bounded ring of per-second publish
+// counts that gives the chart its history when the page loads.
+package dashboard

@@ -1,0 +1,64 @@
+package app
+
+import (
+	"crypto/rand"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/rshub/rshub/dashboard"
+	"github.com/rshub/rshub/hub"
+)
+
+// demoAdminToken returns the admin token to run with: the configured one,
+// or, in demo mode without one, a random token so that the demo has its
+// admin API and dashboard (its URL is logged with the token).
+func demoAdminToken(s Config, logger *slog.Logger) (token string, generated bool) {
+	if s.AdminToken != "" || !s.Demo {
+		return s.AdminToken, false
+	}
+	logger.Warn("demo mode: no --admin-token given, generated one for the admin API and dashboard")
+	return rand.Text(), true
+}
+
+// withDashboard returns the dashboard, when an admin token is set, and the
+// hub's observer: obs alone, or obs and the dashboard's throughput Rate.
+func withDashboard(s Config, hubURL string, obs hub.Observer, logger *slog.Logger) (*dashboard.Dashboard, hub.Observer) {
+	if s.AdminToken == "" {
+		return nil, obs
+	}
+	rate := dashboard.NewRate(dashboard.RateConfig{})
+	d := dashboard.New(dashboard.Config{
+		AdminToken: s.AdminToken,
+		HubURL:     hubURL,
+		WSToken:    s.WSToken,
+		Rate:       rate,
+		Logger:     logger.With("component", "dashboard"),
+	})
+	return d, observers{obs, rate}
+}
+
+// dashboardURL is where the dashboard is served for hubURL; with a token,
+// the URL carries it in the fragment, which the page reads and browsers do
+// not send.
+func dashboardURL(hubURL, token string) string {
+	u, err := url.Parse(hubURL)
+	if err != nil {
+		return ""
+	}
+	u.Path, u.RawQuery, u.Fragment = dashboard.Path, "", ""
+	if token != "" {
+		return u.String() + "#token=" + strings.ReplaceAll(url.QueryEscape(token), "+", "%20")
+	}
+	return u.String()
+}
+
+// logDashboard tells where the dashboard is; a generated demo token goes
+// in the URL so that a newcomer can click it, a configured one never does.
+func logDashboard(logger *slog.Logger, hubURL, token string, generated bool) {
+	if generated {
+		logger.Info("dashboard (demo token in the link)", "url", dashboardURL(hubURL, token))
+		return
+	}
+	logger.Info("dashboard (asks for the admin token)", "url", dashboardURL(hubURL, ""))
+}
