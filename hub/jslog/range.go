@@ -14,6 +14,8 @@ import (
 
 // Range tuning.
 const (
+	// RangeBatch is how many messages one fetch of Range asks for at most.
+	RangeBatch = 1024
 	// RangeBytes is how many message bytes one fetch of Range asks for, so
 	// its memory stays bounded whatever the size of the records.
 	RangeBytes = 1 << 20
@@ -21,13 +23,16 @@ const (
 	// more to deliver; Range normally stops earlier, when the consumer
 	// reports no pending messages.
 	rangeIdle = 2 * time.Second
+	// rangeInactive is when the server removes a range consumer its reader
+	// could not delete.
+	rangeInactive = time.Minute
 )
 
 // Range calls fn, in sequence order, for each record of channel (every
 // channel when channel is "") whose sequence lies in [from, to], until fn
-// returns an error, which Range returns. It reads with one ordered consumer
-// in batches of RangeBytes, far faster than one Next per record for long
-// runs. Records removed by retention are skipped, as with Next; records
+// returns an error, which Range returns. It reads with one ephemeral
+// consumer in batches of at most RangeBatch messages and RangeBytes bytes,
+// far faster than one Next per record for long runs. Records removed by retention are skipped, as with Next; records
 // appended while Range runs may or may not be seen.
 func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
 	subj := l.cfg.SubjectPrefix + ".>"
@@ -54,19 +59,28 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 		return nil
 	}
 	from = first.Sequence
-	cons, err := l.js.OrderedConsumer(ctx, l.cfg.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subj},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    from,
+	// an ephemeral consumer without acks, deleted at the end: deleting it
+	// also ends a fetch left unfinished when the range ends mid-batch
+	cons, err := l.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubjects:    []string{subj},
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       from,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
+		InactiveThreshold: rangeInactive,
 	})
 	if err != nil {
 		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
 	}
+	defer func() {
+		_ = l.stream.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, err := cons.FetchBytes(RangeBytes, jetstream.FetchMaxWait(rangeIdle))
+		msgs, err := cons.Fetch(RangeBatch, jetstream.FetchMaxBytes(RangeBytes), jetstream.FetchMaxWait(rangeIdle))
 		if err != nil {
 			return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
 		}
