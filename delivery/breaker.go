@@ -220,3 +220,15 @@ func (s *breakerSet) state(host string, now time.Time) (BreakerState, int) {
 	}
 	return b.State(now), b.fails
 }
+
+// prune drops the breakers of hosts not in keep, so hosts no longer
+// subscribed do not accumulate.
+func (s *breakerSet) prune(keep map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h := range s.hosts {
+		if !keep[h] {
+			delete(s.hosts, h)
+		}
+	}
+}

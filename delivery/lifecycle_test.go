@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,5 +204,33 @@ func TestWebhooks_StatsReportHealth(t *testing.T) {
 	all := w.Stats()
 	if len(all) != 2 || all[0].ID > all[1].ID {
 		t.Errorf("Stats not ordered by ID: %+v", all)
+	}
+}
+
+func TestWebhooks_ReactivateWaitsForTheStoppedQueue(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	entered := make(chan struct{}, 10)
+	proceed := make(chan struct{})
+	r := newReceiver(t, func(n int, _ delivery) int {
+		if n == 1 {
+			entered <- struct{}{}
+			<-proceed
+		}
+		return http.StatusOK
+	})
+	sub := e.subscribe(topic, r.url("/cb"), "")
+	seqs := e.publish(topic, "feed", 0, 3)
+	cfg := e.fastConfig()
+	cfg.Reconcile = time.Hour
+	cfg.Grace = wait
+	w, _ := e.start(cfg)
+	<-entered
+	w.Deactivate(sub.ID) // the first POST is in its grace period
+	w.Activate(sub)      // the new queue must wait for the old one
+	close(proceed)
+	testenv.Eventually(t, wait, func() bool { return e.cursor(sub.ID).Seq == seqs[2] })
+	if got := strings.Join(r.bodies(), ","); got != "feed-0,feed-1,feed-2" {
+		t.Fatalf("deliveries = %s, want each once in order", got)
 	}
 }

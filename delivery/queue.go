@@ -20,6 +20,7 @@ type queue struct {
 	host   string
 	cancel context.CancelFunc
 	wake   chan struct{} // a changed subscription; buffered 1
+	done   chan struct{} // closed when the queue's goroutine has ended
 	lg     *slog.Logger
 
 	mu    sync.Mutex
@@ -46,6 +47,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 		host:   hostOf(sub.Callback),
 		cancel: cancel,
 		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
 		lg:     w.lg.With("sub", sub.ID, "callback", sub.Callback),
 		gen:    gen,
 		sub:    sub,

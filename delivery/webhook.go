@@ -82,6 +82,7 @@ type Webhooks struct {
 	runCtx      context.Context // set while Run runs
 	wg          sync.WaitGroup  // queue goroutines
 	queues      map[string]*queue
+	retired     map[string]*queue           // stopped queues whose goroutine may still be finishing
 	pending     map[string]hub.Subscription // activated before Run
 	gen         uint64                      // bumped by every Activate and Deactivate
 	deactivated map[string]uint64           // id → gen of its Deactivate
@@ -127,6 +128,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
 		queues:      map[string]*queue{},
+		retired:     map[string]*queue{},
 		pending:     map[string]hub.Subscription{},
 		deactivated: map[string]uint64{},
 	}
@@ -175,6 +177,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		w.wg.Wait()
 		w.mu.Lock()
 		clear(w.queues)
+		clear(w.retired)
 		w.mu.Unlock()
 	}()
 
@@ -223,8 +226,7 @@ func (w *Webhooks) Deactivate(id string) {
 	w.deactivated[id] = w.gen
 	delete(w.pending, id)
 	if q := w.queues[id]; q != nil {
-		q.cancel()
-		delete(w.queues, id)
+		w.retireLocked(q)
 	}
 }
 
@@ -237,22 +239,43 @@ func expired(s hub.Subscription, now time.Time) bool {
 	return !s.Expires.IsZero() && !now.Before(s.Expires)
 }
 
-// startLocked starts sub's queue; w.mu is held and Run is running.
+// startLocked starts sub's queue; w.mu is held and Run is running. When
+// an earlier queue of the same subscription is still finishing (an attempt
+// in its grace period), the new one waits for it, so that two queues never
+// deliver or move the cursor of one subscription at once.
 func (w *Webhooks) startLocked(sub hub.Subscription) {
 	ctx, cancel := context.WithCancel(w.runCtx)
 	q := newQueue(w, sub, w.gen, cancel)
+	prev := w.retired[sub.ID]
+	delete(w.retired, sub.ID)
 	w.queues[sub.ID] = q
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer close(q.done)
 		defer cancel()
-		q.run(ctx)
+		if prev != nil {
+			<-prev.done // ends within Grace once cancelled
+		}
+		if ctx.Err() == nil {
+			q.run(ctx)
+		}
 		w.mu.Lock()
 		if w.queues[sub.ID] == q {
 			delete(w.queues, sub.ID)
 		}
+		if w.retired[sub.ID] == q {
+			delete(w.retired, sub.ID)
+		}
 		w.mu.Unlock()
 	}()
+}
+
+// retireLocked stops q; w.mu is held.
+func (w *Webhooks) retireLocked(q *queue) {
+	q.cancel()
+	delete(w.queues, q.id)
+	w.retired[q.id] = q
 }
 
 // reconcile lists the subscriptions and brings the set of queues in line.
@@ -293,14 +316,12 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 		case deliverable(s, now) && q.gen <= g:
 			q.setSub(s, q.gen)
 		case !deliverable(s, now) && q != nil && q.gen <= g:
-			q.cancel()
-			delete(w.queues, s.ID)
+			w.retireLocked(q)
 		}
 	}
 	for id, q := range w.queues {
 		if !seen[id] && q.gen <= g {
-			q.cancel()
-			delete(w.queues, id)
+			w.retireLocked(q)
 		}
 	}
 	for id, dg := range w.deactivated {
@@ -308,6 +329,11 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 			delete(w.deactivated, id)
 		}
 	}
+	hosts := make(map[string]bool, len(w.queues))
+	for _, q := range w.queues {
+		hosts[q.host] = true
+	}
+	w.breakers.prune(hosts)
 }
 
 // forget marks id as gone (410): a reconcile listing taken before the
