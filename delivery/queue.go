@@ -56,11 +56,17 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 	return q
 }
 
+// setSub replaces the queue's copy of its subscription and wakes the
+// queue when something it uses changed.
 func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 	q.mu.Lock()
+	old := q.sub
 	q.sub, q.gen = sub, gen
 	q.stats.Expires = sub.Expires
 	q.mu.Unlock()
+	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret {
+		return
+	}
 	select {
 	case q.wake <- struct{}{}:
 	default:

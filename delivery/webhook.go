@@ -66,9 +66,30 @@ const (
 	DefaultGrace     = 5 * time.Second
 )
 
-// Webhooks delivers the log's notifications to WebSub callbacks: one queue
-// per active subscription, in log order, at least once. Create it with
-// NewWebhooks and start it with Run.
+// Webhooks delivers the log's notifications to WebSub callbacks. Create
+// it with NewWebhooks and start it with Run.
+//
+// Each active subscription whose lease has not ended has one queue that
+// reads its channel from the stored cursor (or StartSeq) and delivers
+// every record at least once, in log order, one at a time:
+//
+//   - POST to the callback exactly as given, the stored body, the record's
+//     Content-Type, one Link header (rel="self", rel="hub" and, when the
+//     Source sent one, rel="resourcesync"), Rshub-Seq, and X-Hub-Signature
+//     when the subscription has a secret. Redirects are not followed.
+//   - 2xx: the cursor moves to the record (sequence and until).
+//   - 410 Gone: the subscription is deleted and its queue ends.
+//   - Anything else (other statuses, 3xx included, timeouts, refused or
+//     netguard-refused connections): retried on the Schedule; when it is
+//     exhausted a dead letter is stored, and only then the cursor moves.
+//     A callback URL that is not http(s) is dead-lettered at once.
+//   - Attempts to one callback host share a concurrency limit (PerHost)
+//     and a circuit breaker; attempts held back by an open circuit do not
+//     count against the Schedule's Attempts, only its MaxElapsed.
+//
+// A queue runs only while this engine holds the store claim
+// "deliver/<id>", so several hubs can share a store. Stopping never moves
+// a cursor without a 2xx: an attempt cut short is made again later.
 type Webhooks struct {
 	log      hub.Log
 	store    Store
@@ -151,6 +172,9 @@ func (w *Webhooks) Owner() string { return w.cfg.Owner }
 func (w *Webhooks) Run(ctx context.Context) error {
 	if err := w.cfg.Schedule.validate(); err != nil {
 		return err
+	}
+	if w.cfg.HubURL == "" {
+		return errors.New("delivery: Config.HubURL is required (it goes in Link rel=\"hub\")")
 	}
 	if !ValidSigMethod(w.cfg.SigMethod) {
 		return fmt.Errorf("delivery: unknown signature method %q", w.cfg.SigMethod)

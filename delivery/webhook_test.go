@@ -49,6 +49,9 @@ func TestWebhooks_DeliversInLogOrder(t *testing.T) {
 	if links := d.Header.Values("Link"); len(links) != 1 || links[0] != `<`+topic+`>; rel="self", <`+testHubURL+`>; rel="hub"` {
 		t.Errorf("Link = %q", links)
 	}
+	if got := d.Header.Get(SeqHeader); got != fmt.Sprint(seqs[0]) {
+		t.Errorf("%s = %q, want %d", SeqHeader, got, seqs[0])
+	}
 	if sig := d.Header.Get(SignatureHeader); sig != "" {
 		t.Errorf("signature %q sent for a subscription without secret", sig)
 	}
