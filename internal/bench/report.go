@@ -57,12 +57,12 @@ type Row struct {
 	Scenario string    `json:"scenario"`
 	Figure   string    `json:"figure"`
 	Unit     string    `json:"unit"`
-	Better   string    `json:"better"`         // which way is better: higher, lower, or info
-	Hub      float64   `json:"hub"`            // median of HubRuns
-	Ceiling  float64   `json:"ceiling"`        // median of CeilingRuns
-	Ratio    float64   `json:"ratio"`          // median of the per-run ratios hub/ceiling
-	HubRuns  []float64 `json:"hubRuns"`        // the hub's value in each run
-	CeilRuns []float64 `json:"ceilingRuns"`    // the ceiling's value in each run
+	Better   string    `json:"better"`      // which way is better: higher, lower, or info
+	Hub      float64   `json:"hub"`         // median of HubRuns
+	Ceiling  float64   `json:"ceiling"`     // median of CeilingRuns
+	Ratio    float64   `json:"ratio"`       // median of the per-run ratios hub/ceiling
+	HubRuns  []float64 `json:"hubRuns"`     // the hub's value in each run
+	CeilRuns []float64 `json:"ceilingRuns"` // the ceiling's value in each run
 	Target   *Target   `json:"target,omitempty"`
 	Met      *bool     `json:"met,omitempty"` // whether the medians meet Target
 }

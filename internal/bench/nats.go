@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Subjects of the NATS ceilings, on the hub's own embedded server.
+const (
+	rawJSStream    = "RSHUB_BENCH_RAW"
+	rawJSSubject   = "rshub-bench.raw.js"
+	rawCoreSubject = "rshub-bench.raw.core"
+)
+
+// natsBench is the NATS scenario: fat pings to the hub read by a plain
+// nats.go subscriber on rshub.notify.<channel>, against raw JetStream
+// publish (acknowledged, file storage) and raw core NATS publish (flushed)
+// of the same bodies to a subscriber on the same embedded server.
+type natsBench struct {
+	cfg     Config
+	lg      *slog.Logger
+	hub     *hubProc
+	pub     *publisher
+	pubNC   *nats.Conn
+	subNC   *nats.Conn
+	js      jetstream.JetStream
+	current atomic.Pointer[receipts]
+	nextID  int
+}
+
+func newNATSBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *natsBench, err error) {
+	b := &natsBench{cfg: cfg, lg: lg}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, NATSListen: true, Verbose: cfg.Verbose}, lg); err != nil {
+		return nil, err
+	}
+	b.pub = newPublisher(b.hub)
+	if b.subNC, err = nats.Connect(b.hub.NATSURL, nats.Name("rshub-bench-sub")); err != nil {
+		return nil, fmt.Errorf("nats: connect subscriber: %w", err)
+	}
+	if b.pubNC, err = nats.Connect(b.hub.NATSURL, nats.Name("rshub-bench-pub")); err != nil {
+		return nil, fmt.Errorf("nats: connect raw publisher: %w", err)
+	}
+	for _, subj := range []string{"rshub.notify." + demoChannel, rawJSSubject, rawCoreSubject} {
+		if _, err := b.subNC.Subscribe(subj, b.receive); err != nil {
+			return nil, fmt.Errorf("nats: subscribe %s: %w", subj, err)
+		}
+	}
+	if err := b.subNC.Flush(); err != nil {
+		return nil, fmt.Errorf("nats: subscribe: %w", err)
+	}
+	if b.js, err = jetstream.New(b.pubNC); err != nil {
+		return nil, fmt.Errorf("nats: jetstream: %w", err)
+	}
+	if _, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: rawJSStream, Subjects: []string{rawJSSubject}, Storage: jetstream.FileStorage, Replicas: 1,
+	}); err != nil {
+		return nil, fmt.Errorf("nats: create ceiling stream: %w", err)
+	}
+	return b, nil
+}
+
+func natsNotes() []string {
+	return []string{
+		"nats: hub = fat-ping POST (sequential, each waits for its 200) → plain nats.go subscriber on rshub.notify.demo; ceiling = the same bodies and rshub headers published on the same embedded server, sequentially, as JetStream publish awaiting the ack (file storage, like the hub's log) and as core NATS publish + flush",
+		"nats: msgs/s = messages received / (last receipt − first publish sent); latency = receipt − publish sent",
+	}
+}
+
+func (b *natsBench) close() {
+	if b.pubNC != nil {
+		b.pubNC.Close()
+	}
+	if b.subNC != nil {
+		b.subNC.Close()
+	}
+	if b.hub != nil {
+		b.hub.close()
+	}
+}
+
+func (b *natsBench) receive(m *nats.Msg) {
+	now := time.Now()
+	id, sent, ok := parseMark(m.Data)
+	if rc := b.current.Load(); rc != nil && ok {
+		rc.record(0, id, sent, now)
+	}
+}
+
+// run measures the hub, raw JetStream and raw core NATS once each.
+func (b *natsBench) run(ctx context.Context) ([]sample, error) {
+	n := b.cfg.NATSMessages
+	hubRes, err := b.measure(ctx, n, b.pub.publish)
+	if err != nil {
+		return nil, fmt.Errorf("nats hub: %w", err)
+	}
+	jsRes, err := b.measure(ctx, n, func(ctx context.Context, id int) (time.Time, error) {
+		sent := time.Now()
+		_, err := b.js.PublishMsg(ctx, b.rawMsg(rawJSSubject, id, sent))
+		return sent, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nats JetStream ceiling: %w", err)
+	}
+	coreRes, err := b.measure(ctx, n, func(ctx context.Context, id int) (time.Time, error) {
+		sent := time.Now()
+		if err := b.pubNC.PublishMsg(b.rawMsg(rawCoreSubject, id, sent)); err != nil {
+			return sent, err
+		}
+		return sent, b.pubNC.FlushTimeout(10 * time.Second)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nats core ceiling: %w", err)
+	}
+	return []sample{
+		{Name: "msgs/s vs JetStream", Unit: "1/s", Better: "higher", Hub: hubRes.rate, Ceiling: jsRes.rate},
+		{Name: "p50 publish→receipt vs JetStream", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P50), Ceiling: ms(jsRes.t.Latency.P50)},
+		{Name: "p99 publish→receipt vs JetStream", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P99), Ceiling: ms(jsRes.t.Latency.P99)},
+		{Name: "msgs/s vs core NATS", Unit: "1/s", Better: "higher", Hub: hubRes.rate, Ceiling: coreRes.rate},
+		{Name: "p99 publish→receipt vs core NATS", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P99), Ceiling: ms(coreRes.t.Latency.P99)},
+	}, nil
+}
+
+// rawMsg is notification id as the hub's log would store it: the same
+// body and the headers hub/jslog writes.
+func (b *natsBench) rawMsg(subject string, id int, sent time.Time) *nats.Msg {
+	from := time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC)
+	m := nats.NewMsg(subject)
+	m.Data = notification(id, sent, from)
+	m.Header.Set("Nats-Msg-Id", "rshub-bench-"+strconv.Itoa(id)+"-"+strconv.FormatInt(sent.UnixNano(), 10))
+	m.Header.Set("Rshub-Topic", b.hub.Topic)
+	m.Header.Set("Rshub-Channel", demoChannel)
+	m.Header.Set("Rshub-From", from.Format(time.RFC3339Nano))
+	m.Header.Set("Rshub-Until", from.Add(time.Second).Format(time.RFC3339Nano))
+	m.Header.Set("Content-Type", "application/xml")
+	m.Header.Set("Rshub-Received", sent.UTC().Format(time.RFC3339Nano))
+	m.Header.Set("Rshub-Entries", strconv.Itoa(entriesPerNotification))
+	return m
+}
+
+// measure publishes n messages sequentially and waits for the subscriber
+// to receive each.
+func (b *natsBench) measure(ctx context.Context, n int, publish func(context.Context, int) (time.Time, error)) (fanout, error) {
+	base := b.nextID
+	b.nextID += n
+	rc := newReceipts(1, base, n)
+	b.current.Store(rc)
+	defer b.current.Store(nil)
+	var first time.Time
+	deadline := time.Now().Add(b.cfg.DurationCap)
+	err := schedule(ctx, n, 0, func(k int) error {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("published %d of %d within --duration-cap: %w", k, n, errIncomplete)
+		}
+		sent, err := publish(ctx, base+k)
+		if k == 0 {
+			first = sent
+		}
+		return err
+	})
+	if err != nil {
+		return fanout{}, err
+	}
+	if err := rc.wait(ctx, b.cfg.DurationCap); err != nil {
+		return fanout{}, err
+	}
+	t := rc.tally()
+	return fanout{t: t, rate: Rate(t.Count, t.Last.Sub(first))}, nil
+}
