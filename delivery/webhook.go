@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/netguard"
 )
 
 // Store is the part of the hub's state store that webhook delivery uses;
@@ -41,7 +42,7 @@ var _ Store = hub.Store(nil)
 // named on each.
 type Config struct {
 	HubURL    string       // goes in Link rel="hub"
-	Client    *http.Client // from netguard.NewClient; required outside tests
+	Client    *http.Client // default netguard.NewClient with the default (global-only) policy
 	Schedule  Schedule     // zero: DefaultSchedule
 	SigMethod string       // sha1, sha256 (default), sha384 or sha512
 	PerHost   int          // max concurrent requests per callback host (default DefaultPerHost)
@@ -112,10 +113,7 @@ type Webhooks struct {
 // NewWebhooks returns an engine reading log and store under cfg.
 func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{
-			Timeout:       30 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		cfg.Client = netguard.NewClient(netguard.Policy{}, netguard.Timeouts{})
 	}
 	if cfg.Schedule.Initial == 0 && cfg.Schedule.Steps == nil {
 		cfg.Schedule = DefaultSchedule()
