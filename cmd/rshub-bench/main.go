@@ -38,6 +38,14 @@ func run(ctx context.Context, args []string) int {
 		}
 		return 0
 	}
+	if cfg.CPUProfile != "" {
+		stopProfile, err := bench.StartCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rshub-bench:", err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	rep, err := bench.Run(ctx, cfg, lg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rshub-bench:", err)

@@ -42,7 +42,8 @@ type Config struct {
 	FleetCommand []string
 	// FleetEnv is added to the child's environment.
 	FleetEnv []string
-	Verbose  bool // hub logs at info instead of warn
+	Verbose    bool   // hub logs at info instead of error
+	CPUProfile string // write a CPU profile of the whole invocation here
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -98,6 +99,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (hubs, ceilings and load) to this file; read it with go tool pprof")
 	fs.Bool(FleetFlag, false, "")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: rshub-bench [flags]\n\n"+

@@ -73,7 +73,7 @@ func newNATSBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *natsBenc
 
 func natsNotes() []string {
 	return []string{
-		"nats: hub = fat-ping POST (sequential, each waits for its 200) → plain nats.go subscriber on rshub.notify.demo; ceiling = the same bodies and rshub headers published on the same embedded server, sequentially, as JetStream publish awaiting the ack (file storage, like the hub's log) and as core NATS publish + flush",
+		"nats: hub = fat-ping POST → plain nats.go subscriber on rshub.notify.demo; ceiling = the same bodies with the rshub headers published on the same embedded server as JetStream publish (file storage, like the hub's log) and as core NATS publish + flush; all closed-loop: one publisher, each publish waits for its 200 / ack / flush before the next",
 		"nats: msgs/s = messages received / (last receipt − first publish sent); latency = receipt − publish sent",
 	}
 }

@@ -200,7 +200,7 @@ func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "p99 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(hubMax.t.Latency.P99), Ceiling: ms(rawMax.t.Latency.P99)},
 		{Name: "p99 at 50% of hub max", Unit: "ms", Better: "lower", Target: &Target{Kind: TargetHubMax, Value: 25},
 			Hub: ms(hubHalf.t.Latency.P99), Ceiling: ms(rawHalf.t.Latency.P99)},
-		{Name: "deliveries at 50% rate", Unit: "1/s", Better: "info", Hub: hubHalf.rate, Ceiling: rawHalf.rate},
+		{Name: "deliveries/s at 50% rate", Unit: "1/s", Better: "info", Hub: hubHalf.rate, Ceiling: rawHalf.rate},
 	}, nil
 }
 
