@@ -41,7 +41,7 @@ type Config struct {
 	// with the hidden flag FleetFlag.
 	FleetCommand []string
 	// FleetEnv is added to the child's environment.
-	FleetEnv []string
+	FleetEnv   []string
 	Verbose    bool   // hub logs at info instead of error
 	CPUProfile string // write a CPU profile of the whole invocation here
 }
