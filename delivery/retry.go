@@ -51,7 +51,9 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 			continue
 		}
 		sub := q.getSub()
+		t0 := time.Now()
 		a := w.post(ctx, sub, rec, true)
+		took := time.Since(t0)
 		release()
 		now := w.cfg.Clock()
 		if a.abandoned {
@@ -70,11 +72,14 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 		}
 		q.recordAttempt(a, now)
 		if a.ok() {
+			w.obs.Attempted("delivered", took, time.Since(rec.Received))
 			return resultDelivered
 		}
 		if a.gone() {
+			w.obs.Attempted("gone", took, 0)
 			return resultGone
 		}
+		w.obs.Attempted("failed", took, 0)
 		q.lg.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
 		if a.permanent {
 			return q.deadLetter(ctx, rec, n, a)
@@ -130,6 +135,7 @@ func (q *queue) deadLetter(ctx context.Context, rec hub.Record, n int, last atte
 	}
 	q.lg.Warn("delivery given up; dead letter stored", "seq", rec.Seq, "attempts", n, "reason", d.Reason)
 	q.update(func(s *SubStats) { s.DeadLetters++ })
+	w.obs.Attempted("dead_letter", 0, 0)
 	return resultDeadLettered
 }
 

@@ -56,8 +56,10 @@ type Config struct {
 	// Grace is how long in-flight POSTs may finish after Run's context
 	// ends (default 5s). A 2xx within it still moves the cursor.
 	Grace  time.Duration
-	Logger *slog.Logger     // default slog.Default()
-	Clock  func() time.Time // default time.Now; timers still run on real time
+	Logger *slog.Logger // default slog.Default()
+	// Observer receives every attempt's outcome, for metrics; optional.
+	Observer Observer
+	Clock    func() time.Time // default time.Now; timers still run on real time
 }
 
 // Default settings of Config.
@@ -66,6 +68,18 @@ const (
 	DefaultClaimTTL  = 30 * time.Second
 	DefaultGrace     = 5 * time.Second
 )
+
+// Observer receives the outcome of every delivery attempt: "delivered",
+// "gone" (410), "failed" (to be retried) or "dead_letter" (given up), how long
+// the POST took and, when delivered, how long after the hub received the
+// notification. Implementations must not block.
+type Observer interface {
+	Attempted(outcome string, took, sinceReceived time.Duration)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 
 // Webhooks delivers the log's notifications to WebSub callbacks. Create
 // it with NewWebhooks and start it with Run.
@@ -98,6 +112,7 @@ type Webhooks struct {
 	lg       *slog.Logger
 	limit    *hostLimit
 	breakers *breakerSet
+	obs      Observer
 	lastSeq  atomic.Uint64 // last sequence of the log, as last seen
 
 	mu          sync.Mutex
@@ -130,6 +145,10 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -144,6 +163,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		store:       store,
 		cfg:         cfg,
 		lg:          cfg.Logger.With("component", "webhooks"),
+		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
 		queues:      map[string]*queue{},

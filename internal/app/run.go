@@ -123,6 +123,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		Schedule:  schedule,
 		SigMethod: s.SigMethod,
 		PerHost:   s.PerHost,
+		Observer:  m,
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,
 		Owner:     fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()),

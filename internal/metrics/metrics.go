@@ -114,7 +114,9 @@ func (m *Metrics) GapRecorded(channel string) { m.gaps.WithLabelValues(channel).
 // when delivered, how long after the hub received the notification.
 func (m *Metrics) Attempted(outcome string, took, sinceReceived time.Duration) {
 	m.deliveries.WithLabelValues(outcome).Inc()
-	m.deliveryTime.Observe(took.Seconds())
+	if took > 0 {
+		m.deliveryTime.Observe(took.Seconds())
+	}
 	if outcome == "delivered" && sinceReceived > 0 {
 		m.deliveryLag.Observe(sinceReceived.Seconds())
 	}
