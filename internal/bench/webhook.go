@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -176,15 +177,8 @@ func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webhook ceiling: %w", err)
 	}
-	// Half of the hub's maximum delivery rate, as notifications per
-	// second; bounded so the phase takes at most half the duration cap.
-	half := hubMax.rate / 2 / float64(b.cfg.Subscribers)
-	interval := time.Duration(float64(time.Second) / half)
-	nHalf := max(2, n/2)
-	if limit := int(b.cfg.DurationCap / 2 / max(interval, time.Millisecond)); nHalf > limit {
-		nHalf = max(2, limit)
-	}
-	b.lg.Info("webhook: half-rate phase", "notifications_per_s", fmt.Sprintf("%.2f", half), "notifications", nHalf)
+	interval, nHalf := halfRate(hubMax.rate, b.cfg.Subscribers, n, b.cfg.DurationCap)
+	b.lg.Info("webhook: half-rate phase", "interval", interval, "notifications", nHalf)
 	hubHalf, err := b.measure(ctx, nHalf, interval, b.publishHub)
 	if err != nil {
 		return nil, fmt.Errorf("webhook hub at half rate: %w", err)
@@ -202,6 +196,23 @@ func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 			Hub: ms(hubHalf.t.Latency.P99), Ceiling: ms(rawHalf.t.Latency.P99)},
 		{Name: "deliveries/s at 50% rate", Unit: "1/s", Better: "info", Hub: hubHalf.rate, Ceiling: rawHalf.rate},
 	}, nil
+}
+
+// halfRate returns the publish interval that offers half of maxRate
+// deliveries per second to receivers receivers, and how many
+// notifications to publish at it: n/2, at least 2, fewer when the phase
+// would take more than half of durationCap.
+func halfRate(maxRate float64, receivers, n int, durationCap time.Duration) (time.Duration, int) {
+	perSecond := maxRate / 2 / float64(receivers)
+	interval := time.Second
+	if perSecond > 0 && !math.IsNaN(perSecond) {
+		interval = time.Duration(float64(time.Second) / perSecond)
+	}
+	nHalf := max(2, n/2)
+	if limit := int(durationCap / 2 / max(interval, time.Millisecond)); nHalf > limit {
+		nHalf = max(2, limit)
+	}
+	return interval, nHalf
 }
 
 // fanout is one measurement's outcome.

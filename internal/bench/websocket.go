@@ -57,7 +57,7 @@ func (b *wsBench) close() {
 func wsNotes(cfg Config) []string {
 	return []string{
 		fmt.Sprintf("websocket: %d clients in a child process (this binary re-executed), all on /ws?channels=%s; the ceiling is a hub-less gorilla server with the same per-connection reader+writer goroutines, 256-frame queues and buffer sizes, broadcasting a prepared frame of the hub's JSON shape", cfg.Clients, demoChannel),
-		"websocket: deliveries/s = notification frames received across clients / (last frame − first publish sent); latency = frame receipt in the child − publish sent (wall clock, same machine)",
+		"websocket: deliveries/s = notification frames received across clients / (last frame − first publish sent); latency = frame receipt in the child − publish sent (wall clock, same machine); back-to-back publishing queues frames, so the latencies to compare are the ones at 50% of the hub's maximum (notifications/s = half the hub's deliveries/s / clients, hub and ceiling alike)",
 		"websocket: memory per idle connection = growth of this process's runtime HeapInuse+StackInuse (after GC) from before connecting to all clients connected and idle, divided by clients; RSS per connection is the same from /proc/self/status VmRSS (Go keeps freed pages, so it is noisier)",
 	}
 }
@@ -71,7 +71,12 @@ func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket hub: %w", err)
 	}
-	hubRes, err := b.measure(ctx, n, b.pub.publish)
+	hubRes, err := b.measure(ctx, n, 0, b.pub.publish)
+	var hubHalf fanout
+	interval, nHalf := halfRate(hubRes.rate, clients, n, b.cfg.DurationCap)
+	if err == nil {
+		hubHalf, err = b.measure(ctx, nHalf, interval, b.pub.publish)
+	}
 	if cerr := b.disconnect(ctx, func() int { return b.hubSessions(ctx) }); err == nil {
 		err = cerr
 	}
@@ -88,7 +93,7 @@ func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket ceiling: %w", err)
 	}
-	rawRes, err := b.measure(ctx, n, func(_ context.Context, id int) (time.Time, error) {
+	publishRaw := func(_ context.Context, id int) (time.Time, error) {
 		b.rawSeq++
 		sent := time.Now()
 		frame, err := rawFrame(id, b.rawSeq, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC), b.hub.Topic)
@@ -96,7 +101,12 @@ func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 			return sent, err
 		}
 		return sent, raw.broadcast(frame)
-	})
+	}
+	rawRes, err := b.measure(ctx, n, 0, publishRaw)
+	var rawHalf fanout
+	if err == nil {
+		rawHalf, err = b.measure(ctx, nHalf, interval, publishRaw)
+	}
 	if cerr := b.disconnect(ctx, raw.count); err == nil {
 		err = cerr
 	}
@@ -110,6 +120,8 @@ func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "deliveries/s", Unit: "1/s", Better: "higher", Target: &Target{Kind: TargetRatioMin, Value: 0.7}, Hub: hubRes.rate, Ceiling: rawRes.rate},
 		{Name: "p50 publish→frame", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P50), Ceiling: ms(rawRes.t.Latency.P50)},
 		{Name: "p99 publish→frame", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P99), Ceiling: ms(rawRes.t.Latency.P99)},
+		{Name: "p50 at 50% of hub max", Unit: "ms", Better: "lower", Hub: ms(hubHalf.t.Latency.P50), Ceiling: ms(rawHalf.t.Latency.P50)},
+		{Name: "p99 at 50% of hub max", Unit: "ms", Better: "lower", Hub: ms(hubHalf.t.Latency.P99), Ceiling: ms(rawHalf.t.Latency.P99)},
 		{Name: "heap+stack per idle conn", Unit: "B", Better: "lower", Target: &Target{Kind: TargetHubMax, Value: 16 << 10},
 			Hub: perConn(hubMem[0].HeapStack, hubMem[1].HeapStack, clients), Ceiling: perConn(rawMem[0].HeapStack, rawMem[1].HeapStack, clients)},
 		{Name: "RSS per idle conn", Unit: "B", Better: "lower",
@@ -149,16 +161,16 @@ func (b *wsBench) disconnect(ctx context.Context, count func() int) error {
 	return nil
 }
 
-// measure publishes n notifications back to back and waits until every
-// client has a frame of each.
-func (b *wsBench) measure(ctx context.Context, n int, publish func(context.Context, int) (time.Time, error)) (fanout, error) {
+// measure publishes n notifications, one per interval or back to back when
+// it is 0, and waits until every client has a frame of each.
+func (b *wsBench) measure(ctx context.Context, n int, interval time.Duration, publish func(context.Context, int) (time.Time, error)) (fanout, error) {
 	base := b.nextID
 	b.nextID += n
 	if _, err := b.fleet.call(ctx, fleetCmd{Op: "expect", Base: base, N: n}, 10*time.Second); err != nil {
 		return fanout{}, err
 	}
 	var first time.Time
-	err := schedule(ctx, n, 0, func(k int) error {
+	err := schedule(ctx, n, interval, func(k int) error {
 		sent, err := publish(ctx, base+k)
 		if k == 0 {
 			first = sent
