@@ -14,7 +14,7 @@
   const state = {
     token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
     channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
-    ws: null, wsRetry: 1000, lastSeq: 0, received: 0,
+    ws: null, wsRetry: 1000, lastSeq: 0, received: 0, redriving: new Set(),
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -204,7 +204,7 @@
         el("td", {}, c.trust),
         el("td", { class: "num" }, String(st.published || 0)),
         el("td", { class: "num" }, window.rshubChart.fmt(rate) + "/s"),
-        el("td", { class: "mono", title: st.lastUntil || "" }, fmtTime(st.lastUntil)),
+        el("td", { class: "mono nowrap", title: st.lastUntil || "" }, fmtTime(st.lastUntil)),
         el("td", { class: "num" }, st.lastSeq ? String(st.lastSeq) : "—"),
         gapCell);
     });
@@ -264,8 +264,12 @@
   }
 
   function redriveButton(sub, d) {
-    const b = el("button", { class: "redrive", type: "button", title: "deliver seq " + d.seq + " to the callback again" }, "Redrive");
+    const key = sub.id + "/" + d.id;
+    const busy = state.redriving.has(key);
+    const b = el("button", { class: "redrive", type: "button", title: "deliver seq " + d.seq + " to the callback again", disabled: busy }, busy ? "Redriving…" : "Redrive");
     b.addEventListener("click", async () => {
+      if (state.redriving.has(key)) return;
+      state.redriving.add(key);
       b.disabled = true;
       b.textContent = "Redriving…";
       try {
@@ -274,6 +278,8 @@
       } catch (e) {
         if (e instanceof AuthError) { askToken(e.message); return; }
         toast("Redrive of seq " + d.seq + " failed: " + e.message, true);
+      } finally {
+        state.redriving.delete(key);
       }
       refresh();
     });
@@ -406,6 +412,13 @@
   }
 
   window.addEventListener("resize", renderChart);
+  window.addEventListener("hashchange", () => {
+    if (!/(?:^#|&)token=/.test(location.hash)) return;
+    const tok = takeTokenFromFragment();
+    stop();
+    $("#login").hidden = true;
+    start(tok);
+  });
   const tok = takeTokenFromFragment();
   if (tok) start(tok); else askToken("");
 })();
