@@ -24,6 +24,22 @@ type listCache struct {
 	lru      *lru.List // of *cacheItem, most recent first
 	items    map[string]*lru.Element
 	inflight map[string]*flight
+	hits     uint64
+	misses   uint64
+}
+
+// CacheStats describes the rendered-list cache.
+type CacheStats struct {
+	Lists  int   // closed lists held
+	Bytes  int64 // compressed bytes held
+	Hits   uint64
+	Misses uint64 // renderings done (ahead of a request, or for one)
+}
+
+func (c *listCache) stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Lists: len(c.items), Bytes: c.used, Hits: c.hits, Misses: c.misses}
 }
 
 type cacheItem struct {
@@ -50,6 +66,7 @@ func (c *listCache) get(ctx context.Context, key string, render func() (*rendere
 	c.mu.Lock()
 	if el, ok := c.items[key]; ok {
 		c.lru.MoveToFront(el)
+		c.hits++
 		c.mu.Unlock()
 		return el.Value.(*cacheItem).r, nil
 	}
@@ -64,6 +81,7 @@ func (c *listCache) get(ctx context.Context, key string, render func() (*rendere
 	}
 	f := &flight{done: make(chan struct{})}
 	c.inflight[key] = f
+	c.misses++
 	c.mu.Unlock()
 
 	f.r, f.err = render()

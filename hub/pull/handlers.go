@@ -142,11 +142,7 @@ func (p *Pull) serveListDoc(w http.ResponseWriter, r *http.Request, name string,
 		if p.cache.enabled() {
 			key := d.etag
 			d.gone = func() { p.forget(l.FirstSeq); p.cache.drop(key) }
-			d.stored = func() (*rendered, error) {
-				return p.cache.get(ctx, key, func() (*rendered, error) {
-					return p.render(context.WithoutCancel(ctx), name, l, hdr)
-				})
-			}
+			d.stored = func() (*rendered, error) { return p.renderClosed(ctx, name, l) }
 		}
 	}
 	p.serve(w, r, d)

@@ -79,6 +79,8 @@ type Pull struct {
 	mu     sync.RWMutex
 	idx    index
 
+	warmed map[string]uint64 // per channel, FirstSeq of the newest closed list rendered ahead
+
 	chMu      sync.Mutex
 	chList    []hub.Channel
 	chFetched time.Time
@@ -140,6 +142,7 @@ func (p *Pull) Run(ctx context.Context) error {
 		if err := p.Sync(ctx); err != nil && ctx.Err() == nil {
 			p.lg.Warn("reading the log", "err", err)
 		}
+		p.warmClosed(ctx)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
