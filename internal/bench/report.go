@@ -149,15 +149,15 @@ func cleanAll(xs []float64) []float64 {
 // WriteTable prints r as an aligned text table followed by its notes.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tfigure\tunit\thub\tceiling\thub/ceiling\tbetter\ttarget\tmet\thub per run\t")
+	fmt.Fprintln(tw, "scenario\tfigure\tunit\thub\tceiling\thub/ceiling\tbetter\ttarget\tmet\thub/ceiling per run\t")
 	for _, row := range r.Rows {
 		met := ""
 		if row.Met != nil {
 			met = map[bool]string{true: "yes", false: "NO"}[*row.Met]
 		}
 		runs := make([]string, len(row.HubRuns))
-		for i, x := range row.HubRuns {
-			runs[i] = num(x)
+		for i := range row.HubRuns {
+			runs[i] = pct(Ratio(row.HubRuns[i], row.CeilRuns[i]))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Figure, row.Unit,
 			num(row.Hub), num(row.Ceiling), pct(row.Ratio), row.Better, row.Target.String(), met, strings.Join(runs, " "))

@@ -24,6 +24,7 @@ type webhookBench struct {
 	pub    *publisher
 	raw    *http.Client
 	nextID int
+	runs   int
 }
 
 func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webhookBench, err error) {
@@ -169,13 +170,19 @@ func (b *webhookBench) activeQueues(ctx context.Context, client *http.Client) (i
 // the hub's maximum.
 func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 	n := b.cfg.Notifications
-	hubMax, err := b.measure(ctx, n, 0, b.publishHub)
-	if err != nil {
-		return nil, fmt.Errorf("webhook hub: %w", err)
-	}
-	rawMax, err := b.measure(ctx, n, 0, b.publishRaw)
-	if err != nil {
-		return nil, fmt.Errorf("webhook ceiling: %w", err)
+	// Hub and ceiling take turns going first, so that neither always
+	// runs on the warmer (or the busier) machine.
+	b.runs++
+	var hubMax, rawMax fanout
+	var err error
+	for _, hubTurn := range [][]bool{{true, false}, {false, true}}[b.runs%2] {
+		if hubTurn {
+			if hubMax, err = b.measure(ctx, n, 0, b.publishHub); err != nil {
+				return nil, fmt.Errorf("webhook hub: %w", err)
+			}
+		} else if rawMax, err = b.measure(ctx, n, 0, b.publishRaw); err != nil {
+			return nil, fmt.Errorf("webhook ceiling: %w", err)
+		}
 	}
 	interval, nHalf := halfRate(hubMax.rate, b.cfg.Subscribers, n, b.cfg.DurationCap)
 	b.lg.Info("webhook: half-rate phase", "interval", interval, "notifications", nHalf)
