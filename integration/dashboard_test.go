@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -103,6 +104,51 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 	b.waitFor("the throughput chart", 10*time.Second, `Number(document.querySelector("#chart").dataset.peak) > 0`)
 	b.screenshot("3_redriven")
 
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestDashboard_ThroughputHistoryOnPageLoad publishes a burst before the
+// page opens: the chart draws it from the hub's per-second ring, and the
+// feed replays the most recent notifications.
+func TestDashboard_ThroughputHistoryOnPageLoad(t *testing.T) {
+	h := startDashHub(t)
+	const perChannel = 40
+	t0 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
+	for _, name := range []string{"arxiv", "dbpedia", "books"} {
+		topic := h.putChannel(t, name)
+		for i := range perChannel {
+			from := t0.Add(time.Duration(i) * time.Minute)
+			h.publish(t, topic, from, from.Add(time.Minute),
+				dashEntry{fmt.Sprintf("https://%s.example.org/item/%d", name, i), []string{"created", "updated", "deleted"}[i%3]})
+		}
+	}
+
+	b := newDashBrowser(t, 2*time.Minute)
+	b.run("open the dashboard", chromedp.Navigate(strings.TrimSuffix(h.url, "/")+"/dashboard/#token="+h.token))
+	b.waitFor("the feed to go live", 20*time.Second, `document.querySelector("#ws-status").textContent === "feed: live"`)
+	b.waitFor("the burst in the chart", 10*time.Second,
+		fmt.Sprintf(`document.querySelector("#rate-now").textContent.endsWith(" %d in window") && Number(document.querySelector("#chart").dataset.peak) > 1`, 3*perChannel))
+	b.waitFor("the recent notifications replayed", 10*time.Second, `document.querySelectorAll("#feed li.note").length === 25`)
+	// The replay holds the 25 latest, all of books (published last): the
+	// filter hides them for arxiv and shows them all for books.
+	for _, tc := range []struct{ channel, want string }{
+		{"arxiv", `shown.length === 0`},
+		{"books", `shown.length === 25 && shown.every(li => li.dataset.channel === "books")`},
+		{"", `shown.length === 25`},
+	} {
+		choose := fmt.Sprintf(`(() => { const s = document.querySelector("#feed-filter"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, tc.channel)
+		b.run("filter the feed by "+tc.channel, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[chromedp.Void](choose)(ctx, tg)
+			return err
+		}))
+		b.waitFor("the feed filtered by "+tc.channel, 5*time.Second, `(() => {
+			const shown = [...document.querySelectorAll("#feed li.note")].filter(li => getComputedStyle(li).display !== "none");
+			return `+tc.want+`;
+		})()`)
+	}
+	b.screenshot("4_burst_history")
 	if errs := b.pageErrors(); len(errs) > 0 {
 		t.Errorf("the page reported errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -14,7 +14,7 @@
   const state = {
     token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
     channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
-    ws: null, wsRetry: 1000, lastSeq: 0, received: 0, redriving: new Set(),
+    ws: null, wsRetry: 1000, lastSeq: 0, received: 0, live: false, redriving: new Set(),
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -183,9 +183,8 @@
     if (!t) return;
     $("#chart-window").textContent = String(Math.round(t.total.length / 60));
     window.rshubChart.draw($("#chart"), t.total);
-    // The current second is still counting: average the 10 before it.
-    const done = t.total.slice(0, -1);
-    $("#rate-now").textContent = "now " + window.rshubChart.fmt(lastSeconds(done, 10) / 10) + "/s · " +
+    // The last 10 seconds, the current one included (still counting).
+    $("#rate-now").textContent = "now " + window.rshubChart.fmt(lastSeconds(t.total, 10) / 10) + "/s · " +
       lastSeconds(t.total, t.total.length) + " in window";
   }
 
@@ -194,7 +193,7 @@
     const rows = state.channels.slice().sort((a, b) => a.name.localeCompare(b.name)).map(c => {
       const st = c.state || {};
       const series = (state.throughput && state.throughput.channels[c.name]) || [];
-      const rate = lastSeconds(series.slice(0, -1), 60) / 60;
+      const rate = lastSeconds(series, 60) / 60;
       const gaps = st.gaps || [];
       const gapCell = gaps.length === 0 ? el("td", { class: "sub" }, "none") :
         el("td", { class: "gaps", title: gaps.map(g => fmtWindow(g.from, g.until) + " (before seq " + g.seq + ")").join("\n") },
@@ -321,6 +320,7 @@
       since = Math.max(0, top - REPLAY);
     }
     setPill("#ws-status", "idle", "feed: connecting…");
+    state.live = false;
     const ws = new WebSocket(wsURL(since));
     state.ws = ws;
     ws.onopen = () => { state.wsRetry = 1000; setPill("#ws-status", "warn", "feed: replaying…"); };
@@ -331,6 +331,7 @@
       else if (f.type === "gap") addGap(f);
       else if (f.type === "live") {
         state.lastSeq = Math.max(state.lastSeq, f.seq);
+        state.live = true;
         setPill("#ws-status", "ok", "feed: live");
       }
     };
@@ -360,7 +361,7 @@
     let detail = null;
     if (n.error) detail = el("div", { class: "bad-text" }, n.error);
     else if (entries.length === 0) detail = el("div", { class: "sub" }, n.content_type || "no entries");
-    const li = el("li", { class: "note fresh", "data-seq": String(n.seq), "data-channel": n.channel },
+    const li = el("li", { class: state.live ? "note fresh" : "note", "data-seq": String(n.seq), "data-channel": n.channel },
       el("div", { class: "note-head" },
         el("span", { class: "chan" }, n.channel),
         el("span", { class: "seq" }, "#" + n.seq),
