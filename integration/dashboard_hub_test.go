@@ -26,8 +26,8 @@ type dashHub struct {
 
 // startDashHub runs a hub with embedded NATS on a temporary directory,
 // loopback callbacks allowed and a short retry schedule, until the test
-// ends.
-func startDashHub(t *testing.T) *dashHub {
+// ends. Each option edits the settings first.
+func startDashHub(t *testing.T, options ...func(*app.Config)) *dashHub {
 	t.Helper()
 	cfg := app.Config{
 		Listen:          "127.0.0.1:0",
@@ -51,6 +51,9 @@ func startDashHub(t *testing.T) *dashHub {
 		StartupTimeout:  30 * time.Second,
 		RotateEntries:   50000,
 		RotatePeriod:    24 * time.Hour,
+	}
+	for _, o := range options {
+		o(&cfg)
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/app"
 )
 
 // TestDashboard_LiveFeedFailingSubscriptionAndRedrive drives the dashboard
@@ -111,9 +112,10 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 
 // TestDashboard_ThroughputHistoryOnPageLoad publishes a burst before the
 // page opens: the chart draws it from the hub's per-second ring, and the
-// feed replays the most recent notifications.
+// feed replays the most recent notifications. The WebSocket endpoint needs
+// its own token here, which the page gets from the dashboard API.
 func TestDashboard_ThroughputHistoryOnPageLoad(t *testing.T) {
-	h := startDashHub(t)
+	h := startDashHub(t, func(c *app.Config) { c.WSToken = "ws-only-token" })
 	const perChannel = 40
 	t0 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
 	for _, name := range []string{"arxiv", "dbpedia", "books"} {
