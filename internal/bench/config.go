@@ -59,7 +59,7 @@ func Defaults() Config {
 		Servers:       4,
 		PerHost:       64,
 		Clients:       10000,
-		Notifications: 30,
+		Notifications: 50,
 		NATSMessages:  2000,
 		DurationCap:   60 * time.Second,
 	}
