@@ -138,7 +138,7 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 	if rec.Key != "" {
 		opts = append(opts, jetstream.WithMsgID(rec.Key))
 	}
-	ack, err := l.js.PublishMsg(ctx, msg, opts...)
+	ack, err := l.publishAsync(ctx, msg, opts...)
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
@@ -241,4 +241,22 @@ func validChannel(name string) error {
 		}
 	}
 	return nil
+}
+
+// publishAsync publishes msg without a per-message request round trip and
+// waits for its acknowledgement: concurrent appends share one reply
+// subscription and are pipelined.
+func (l *Log) publishAsync(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	f, err := l.js.PublishMsgAsync(msg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case ack := <-f.Ok():
+		return ack, nil
+	case err := <-f.Err():
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
