@@ -161,7 +161,7 @@ func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration)
 
 // loop delivers from the stored cursor onwards until ctx ends, the lease
 // ends or the subscription is gone.
-func (q *queue) loop(ctx context.Context) stopReason {
+func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	w := q.w
 	sub, err := w.store.Subscription(ctx, q.id)
 	switch {
@@ -200,6 +200,12 @@ func (q *queue) loop(ctx context.Context) stopReason {
 		return stopCtx
 	}
 	q.update(func(s *SubStats) { s.Cursor = cursor; s.State = StateActive })
+	saver := cursorSaver{q: q, stored: cursor, written: time.Now()}
+	defer func() {
+		if reason != stopGone {
+			saver.flush(ctx, cursor)
+		}
+	}()
 
 	for {
 		sub = q.getSub()
@@ -211,6 +217,7 @@ func (q *queue) loop(ctx context.Context) stopReason {
 		changed := w.log.Changed()
 		rec, err := w.log.Next(ctx, channel, cursor.Seq+1)
 		if errors.Is(err, hub.ErrNotFound) {
+			saver.flush(ctx, cursor) // caught up: store where we are before waiting
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
@@ -255,14 +262,9 @@ func (q *queue) loop(ctx context.Context) stopReason {
 		}
 		cursor = hub.Cursor{Seq: rec.Seq, Until: rec.Until}
 		q.update(func(s *SubStats) { s.Cursor = cursor })
-		// The cursor is written even when ctx ended during a 2xx let
-		// through by the grace period; losing the write only means the
-		// notification is delivered again.
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if !retry(pctx, q.lg, "storing cursor", func() error { return w.store.PutCursor(pctx, q.id, cursor) }) {
-			q.lg.Warn("cursor not stored; the notification may be delivered again", "seq", cursor.Seq)
+		if saver.due() {
+			saver.flush(ctx, cursor)
 		}
-		cancel()
 		if ctx.Err() != nil {
 			return stopCtx
 		}

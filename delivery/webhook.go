@@ -57,6 +57,10 @@ type Config struct {
 	// ends (default 5s). A 2xx within it still moves the cursor.
 	Grace  time.Duration
 	Logger *slog.Logger // default slog.Default()
+	// CursorFlush is how often, at most, a busy subscription's cursor is
+	// stored (default DefaultCursorFlush; negative: after every delivery). A
+	// cursor is also stored whenever its queue catches up or stops.
+	CursorFlush time.Duration
 	// Observer receives every attempt's outcome, for metrics; optional.
 	Observer Observer
 	Clock    func() time.Time // default time.Now; timers still run on real time
@@ -144,6 +148,9 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
+	}
+	if cfg.CursorFlush == 0 {
+		cfg.CursorFlush = DefaultCursorFlush
 	}
 	obs := cfg.Observer
 	if obs == nil {
