@@ -81,7 +81,13 @@ type tokenizer struct {
 var errNeedMore = errors.New("need more input")
 
 func newTokenizer(r io.Reader, maxBytes int64) *tokenizer {
-	return &tokenizer{r: r, buf: make([]byte, 32<<10), maxBytes: maxBytes, line: 1}
+	size := 32 << 10
+	// a small in-memory document (a typical notification) needs no 32 KiB
+	// buffer; the buffer still grows when a token needs it
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() < size {
+		size = max(l.Len()+1, 512)
+	}
+	return &tokenizer{r: r, buf: make([]byte, size), maxBytes: maxBytes, line: 1}
 }
 
 // lineOf returns the line number of buf[p], p >= linePos.
