@@ -1,0 +1,49 @@
+package subscriber
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestDiscover_TopicLinkHeadersComeFirst(t *testing.T) {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/topic", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Add("Link", `<`+srv.URL+`/topic>; rel="self"`)
+		w.Header().Add("Link", `<http://hub/>; rel="hub", <`+srv.URL+`/cl.xml>; rel="resourcesync"`)
+	})
+	mux.HandleFunc("/cl.xml", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="capabilitylist"/><url><loc>` + srv.URL + `/rl.xml</loc><rs:md capability="resourcelist"/></url></urlset>`))
+	})
+	ch, err := Discover(context.Background(), srv.Client(), srv.URL+"/topic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Topic != srv.URL+"/topic" || ch.Hub != "http://hub/" || ch.CapabilityList != srv.URL+"/cl.xml" || ch.Capabilities["resourcelist"] != srv.URL+"/rl.xml" {
+		t.Fatalf("got %+v", ch)
+	}
+}
+
+func TestDiscover_NothingAnnouncedIsAnError(t *testing.T) {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/.well-known/resourcesync", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="description"/><url><loc>` + srv.URL + `/cl.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`))
+	})
+	mux.HandleFunc("/cl.xml", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="capabilitylist"/><url><loc>` + srv.URL + `/rl.xml</loc><rs:md capability="resourcelist"/></url></urlset>`))
+	})
+	for _, u := range []string{srv.URL, srv.URL + "/cl.xml", srv.URL + "/missing"} {
+		if ch, err := Discover(context.Background(), srv.Client(), u); err == nil {
+			t.Errorf("Discover(%s) = %+v, want an error", u, ch)
+		}
+	}
+}
