@@ -1,0 +1,190 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+)
+
+// listRef is one Change List as an index or archive lists it.
+type listRef struct {
+	URL         string
+	From, Until time.Time // Until is zero for an open list
+}
+
+func (l listRef) open() bool { return l.Until.IsZero() }
+
+// getDoc fetches and decodes a document, calling entry for each entry; it
+// returns the header.
+func getDoc(ctx context.Context, client *http.Client, rawURL string, entry func(*changefeed.Entry) error) (*changefeed.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, &httpError{url: rawURL, status: resp.StatusCode, body: strings.TrimSpace(string(b))}
+	}
+	d := changefeed.NewDecoder(resp.Body, changefeed.Options{Mode: changefeed.Lenient})
+	h, err := d.Header()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rawURL, err)
+	}
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			return h, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rawURL, err)
+		}
+		if entry != nil {
+			if err := entry(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// httpError is a non-2xx answer.
+type httpError struct {
+	url    string
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("GET %s: %d %s", e.url, e.status, e.body) }
+
+// HubChannel locates the hub's pull-mode documents for topic: it reads the
+// hub's Source Description (/.well-known/resourcesync at the hub URL's
+// origin) and returns the Capability List whose change-notification entry
+// is topic, and the channel name taken from its path
+// (/channels/{name}/capabilitylist.xml), or "" when the path differs.
+func HubChannel(ctx context.Context, client *http.Client, hubURL, topic string) (capabilityList, name string, err error) {
+	u, err := url.Parse(hubURL)
+	if err != nil || u.Host == "" {
+		return "", "", fmt.Errorf("mirror: hub URL %q: %v", hubURL, err)
+	}
+	desc := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/.well-known/resourcesync"}).String()
+	var lists []string
+	if _, err := getDoc(ctx, client, desc, func(e *changefeed.Entry) error { lists = append(lists, e.Loc); return nil }); err != nil {
+		return "", "", fmt.Errorf("mirror: hub Source Description: %w", err)
+	}
+	for _, cl := range lists {
+		found := false
+		_, err := getDoc(ctx, client, cl, func(e *changefeed.Entry) error {
+			if e.MD != nil && e.MD.Capability == changefeed.CapChangeNotification && e.Loc == topic {
+				found = true
+			}
+			return nil
+		})
+		if err != nil || !found {
+			continue
+		}
+		return cl, channelName(cl), nil
+	}
+	return "", "", fmt.Errorf("mirror: the hub at %s lists no channel for topic %s", hubURL, topic)
+}
+
+// channelName extracts {name} from .../channels/{name}/capabilitylist.xml.
+func channelName(capabilityList string) string {
+	u, err := url.Parse(capabilityList)
+	if err != nil {
+		return ""
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if n := len(parts); n >= 3 && parts[n-3] == "channels" && parts[n-1] == "capabilitylist.xml" {
+		return parts[n-2]
+	}
+	return ""
+}
+
+// changeLists returns every Change List the hub serves for a channel, in
+// chronological order: the archive's closed lists and the index's lists
+// (the last closed ones and the open one).
+func changeLists(ctx context.Context, client *http.Client, capabilityList string) ([]listRef, error) {
+	var changelist, archive string
+	if _, err := getDoc(ctx, client, capabilityList, func(e *changefeed.Entry) error {
+		if e.MD == nil {
+			return nil
+		}
+		switch e.MD.Capability {
+		case changefeed.CapChangeList:
+			changelist = e.Loc
+		case changefeed.CapChangeListArchive:
+			archive = e.Loc
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("mirror: hub Capability List: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []listRef
+	add := func(e *changefeed.Entry) error {
+		if seen[e.Loc] || e.MD == nil {
+			return nil
+		}
+		seen[e.Loc] = true
+		out = append(out, listRef{URL: e.Loc, From: e.MD.From.Time, Until: e.MD.Until.Time})
+		return nil
+	}
+	if archive != "" {
+		var pages []string
+		h, err := getDoc(ctx, client, archive, func(e *changefeed.Entry) error {
+			pages = append(pages, e.Loc)
+			return add(e)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("mirror: Change List Archive: %w", err)
+		}
+		if h.Kind == changefeed.SitemapIndex { // an archive index: its entries are pages
+			out, seen = nil, map[string]bool{}
+			for _, p := range pages {
+				if _, err := getDoc(ctx, client, p, add); err != nil {
+					return nil, fmt.Errorf("mirror: Change List Archive page: %w", err)
+				}
+			}
+		}
+	}
+	if changelist != "" {
+		var entries []*changefeed.Entry
+		h, err := getDoc(ctx, client, changelist, func(e *changefeed.Entry) error { entries = append(entries, e); return nil })
+		if err != nil {
+			return nil, fmt.Errorf("mirror: Change List Index: %w", err)
+		}
+		if h.Kind == changefeed.SitemapIndex {
+			for _, e := range entries {
+				_ = add(e)
+			}
+		} else if !seen[changelist] { // the open list itself
+			out = append(out, listRef{URL: changelist, From: h.MD.From.Time, Until: h.MD.Until.Time})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].From.Before(out[j].From) })
+	return out, nil
+}
+
+// errHistoryGone says the hub no longer holds a list that was listed.
+var errHistoryGone = errors.New("mirror: the hub no longer holds part of the history")
+
+// changeTime is an entry's position in Source time: its datetime, else its
+// lastmod; zero when it has neither.
+func changeTime(e *changefeed.Entry) time.Time {
+	if e.MD != nil && !e.MD.DateTime.IsZero() {
+		return e.MD.DateTime.Time
+	}
+	return e.LastMod.Time
+}
