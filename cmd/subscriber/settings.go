@@ -1,0 +1,115 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rshub/rshub/internal/config"
+)
+
+// envPrefix prefixes every setting's environment variable.
+const envPrefix = "RSHUB_SUBSCRIBER_"
+
+// settings is every knob of the subscriber.
+type settings struct {
+	Source            string
+	Hub               string
+	Topic             string
+	Channel           string
+	HubCapabilityList string
+	ResourceList      string
+	Mirror            string
+	State             string
+	BaseURL           string
+	Transport         string
+	Listen            string
+	CallbackURL       string
+	Lease             time.Duration
+	UnsubscribeOnExit bool
+	WSToken           string
+	NATSURL           string
+	NATSStream        string
+	NATSPrefix        string
+	Resync            time.Duration
+	JSON              bool
+	Progress          string
+	LogLevel          string
+	ConfigFile        string
+}
+
+const intro = `subscriber keeps a local directory in step with a ResourceSync Source
+through an rshub hub: created and updated resources are fetched and checked
+(length, md5, sha-256), deleted ones removed; gaps are filled from the hub's
+Change Lists; a state file lets a restart resume.
+
+  subscriber --source http://source.example/ --mirror ./mirror --callback-url https://me.example/callback
+  subscriber --hub http://127.0.0.1:8080/ --topic http://127.0.0.1:8080/topics/demo --mirror ./m --transport websocket
+
+Every setting is a flag, an environment variable, or a key of the JSON file
+given with --config (in that order of precedence).
+
+Settings:
+`
+
+// parseSettings reads flags, then the environment, then the config file.
+func parseSettings(args []string, lookup func(string) (string, bool), out io.Writer) (settings, error) {
+	var s settings
+	fs := flag.NewFlagSet("subscriber", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&s.Source, "source", "", "Source URL to discover the hub and topic from: a site (its /.well-known/resourcesync), a Source Description, a Capability List or a topic URL")
+	fs.StringVar(&s.Hub, "hub", "", "hub URL (instead of --source, with --topic)")
+	fs.StringVar(&s.Topic, "topic", "", "topic URI (instead of --source, with --hub)")
+	fs.StringVar(&s.Channel, "channel", "", "the hub's channel name for WebSocket and NATS (default: from the hub's Capability List URL)")
+	fs.StringVar(&s.HubCapabilityList, "hub-capability-list", "", "the hub's pull-mode Capability List of the topic (default: found in the hub's Source Description)")
+	fs.StringVar(&s.ResourceList, "resource-list", "", "the Source's Resource List for the initial baseline (default: from the Source's Capability List; \"off\" to use the hub's Change Lists)")
+	fs.StringVar(&s.Mirror, "mirror", "", "the local mirror directory (required)")
+	fs.StringVar(&s.State, "state", "", "state file recording how far the mirror has applied (default <mirror>.rshub-state.json)")
+	fs.StringVar(&s.BaseURL, "base-url", "", "URL prefix of the mirrored resources: a loc's rest below it is its path in the mirror (default: host/path)")
+	fs.StringVar(&s.Transport, "transport", "webhook", "how notifications arrive: webhook, websocket or nats")
+	fs.StringVar(&s.Listen, "listen", "127.0.0.1:8090", "webhook: where the callback server listens (host:port)")
+	fs.StringVar(&s.CallbackURL, "callback-url", "", "webhook: the public URL of the callback server, as the hub reaches it (default http://<listen>/callback)")
+	fs.DurationVar(&s.Lease, "lease", 0, "webhook: lease to ask for (0: the hub's default); renewed after three quarters of it")
+	fs.BoolVar(&s.UnsubscribeOnExit, "unsubscribe-on-exit", false, "webhook: unsubscribe when stopped (a restart then resumes from the hub's Change Lists)")
+	fs.StringVar(&s.WSToken, "ws-token", "", "websocket: token the hub's WebSocket endpoint requires")
+	fs.StringVar(&s.NATSURL, "nats-url", "nats://127.0.0.1:4222", "nats: the NATS server holding the hub's log stream")
+	fs.StringVar(&s.NATSStream, "nats-stream", "RSHUB", "nats: the hub's JetStream stream")
+	fs.StringVar(&s.NATSPrefix, "nats-prefix", "rshub.notify", "nats: the hub's subject prefix")
+	fs.DurationVar(&s.Resync, "resync", 5*time.Minute, "catch up from the hub's Change Lists this often, healing a lost last notification (0: never)")
+	fs.BoolVar(&s.JSON, "json", false, "print one JSON object per event on standard output, for scripts")
+	fs.StringVar(&s.Progress, "progress", "auto", "catch-up progress: bar, lines, or auto (a bar on a terminal)")
+	fs.StringVar(&s.LogLevel, "log-level", "warn", "log level on standard error: debug, info, warn or error")
+	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
+	fs.Usage = config.Usage(fs, envPrefix, intro)
+	if err := fs.Parse(args); err != nil {
+		return s, err
+	}
+	if fs.NArg() > 0 {
+		return s, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	if v, ok := lookup(config.EnvName(envPrefix, "config")); ok && s.ConfigFile == "" {
+		s.ConfigFile = v
+	}
+	if err := config.Apply(fs, envPrefix, s.ConfigFile, lookup); err != nil {
+		return s, err
+	}
+	return s, s.check()
+}
+
+// check refuses incomplete or contradictory settings.
+func (s settings) check() error {
+	switch {
+	case s.Mirror == "":
+		return fmt.Errorf("--mirror is required")
+	case s.Source == "" && (s.Hub == "" || s.Topic == ""):
+		return fmt.Errorf("give --source, or both --hub and --topic")
+	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
+		return fmt.Errorf("--transport must be webhook, websocket or nats, got %q", s.Transport)
+	case s.Progress != "auto" && s.Progress != "bar" && s.Progress != "lines":
+		return fmt.Errorf("--progress must be auto, bar or lines, got %q", s.Progress)
+	case s.Resync < 0 || s.Lease < 0:
+		return fmt.Errorf("--resync and --lease must not be negative")
+	}
+	return nil
+}
