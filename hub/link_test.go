@@ -93,3 +93,23 @@ func TestNameForTopic_SlugAndDistinct(t *testing.T) {
 		t.Fatalf("name %q", n)
 	}
 }
+
+func FuzzParseSubscription(f *testing.F) {
+	f.Add("subscribe", "http://127.0.0.1/t", "http://127.0.0.1/cb?x=1", "secret", "3600")
+	f.Add("unsubscribe", "http://t/", "https://c/", "", "")
+	f.Add("subscribe", "ftp://t/", "http://u:p@c/", "", "-1")
+	f.Fuzz(func(t *testing.T, mode, topic, callback, secret, lease string) {
+		form := map[string][]string{"hub.mode": {mode}, "hub.topic": {topic}, "hub.callback": {callback}, "hub.secret": {secret}, "hub.lease_seconds": {lease}}
+		p := DefaultLeasePolicy()
+		r, err := ParseSubscription(form, p)
+		if err != nil {
+			return
+		}
+		if len(r.Secret) >= 200 || (r.Mode == "subscribe" && (r.Lease < p.Min || r.Lease > p.Max)) {
+			t.Fatalf("accepted %+v", r)
+		}
+		if checkHTTPURL(r.Topic) != nil || checkHTTPURL(r.Callback) != nil {
+			t.Fatalf("accepted bad URL %+v", r)
+		}
+	})
+}
