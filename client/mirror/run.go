@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -31,7 +32,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (m *Mirror) retry(ctx context.Context, what string, f func() error) error {
 	for n := 1; ; n++ {
 		err := f()
-		if err == nil || ctx.Err() != nil {
+		var pe permanent
+		if err == nil || ctx.Err() != nil || errors.As(err, &pe) {
 			return err
 		}
 		pause := retryPause(n)

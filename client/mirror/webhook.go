@@ -3,6 +3,10 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/rshub/rshub/client/subscriber"
@@ -29,3 +33,104 @@ func Enqueue(updates chan<- Update, wait time.Duration) func(context.Context, *s
 		}
 	}
 }
+
+// WebhookConfig configures RunWebhook.
+type WebhookConfig struct {
+	Listener net.Listener // where the callback server listens
+	// CallbackURL is the callback server's public URL; default
+	// http://<listener address>/callback.
+	CallbackURL       string
+	Lease             time.Duration // requested lease; 0: the hub's default
+	UnsubscribeOnExit bool
+	Resync            time.Duration // periodic catch-up; 0: never
+}
+
+// RunWebhook serves WebSub callbacks on cfg.Listener, subscribes to the
+// topic with a random secret (reusing the subscription kept in the state
+// file, so a restart keeps its callback URL), renews it before the lease
+// ends and applies every delivery, until ctx ends. With
+// UnsubscribeOnExit it unsubscribes before returning.
+func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
+	callback := cfg.CallbackURL
+	if callback == "" {
+		callback = "http://" + cfg.Listener.Addr().String() + "/callback"
+	}
+	cu, err := url.Parse(callback)
+	if err != nil {
+		return fmt.Errorf("mirror: callback URL: %w", err)
+	}
+	updates := make(chan Update, 256)
+	h, err := subscriber.New(subscriber.Config{
+		Callback: callback, OnNotification: Enqueue(updates, 5*time.Second), Logger: m.cfg.Logger, Client: m.cfg.Client,
+		OnDenied: func(_ subscriber.Subscription, reason string) {
+			m.emit(Event{Kind: EventWarning, Message: "the hub denied the subscription: " + reason})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	path := cu.Path
+	if path == "" {
+		path = "/"
+	}
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(cfg.Listener) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+
+	opt := subscriber.SubscribeOptions{Lease: cfg.Lease}
+	if prev := m.State().Subscription; prev != nil && prev.Hub == m.cfg.Hub && prev.Topic == m.cfg.Topic {
+		h.Restore(*prev)
+		opt.ID, opt.Secret = prev.ID, prev.Secret
+	}
+	var sub subscriber.Subscription
+	err = m.retry(ctx, "subscribe", func() error {
+		var err error
+		sub, err = h.Subscribe(ctx, m.cfg.Hub, m.cfg.Topic, opt)
+		var he *subscriber.HubError
+		if subscriber.IsDenied(err) || (errors.As(err, &he) && he.Status/100 == 4) {
+			return permanent{err}
+		}
+		return err
+	})
+	var pe permanent
+	if errors.As(err, &pe) {
+		return pe.error
+	}
+	if err != nil {
+		return err
+	}
+	if err := m.SetSubscription(&sub); err != nil {
+		return err
+	}
+	m.emit(Event{Kind: EventInfo, Message: fmt.Sprintf("subscribed %s (lease %s)", sub.Callback, sub.Lease)})
+
+	kctx, stopKeep := context.WithCancel(ctx)
+	defer stopKeep()
+	go func() {
+		err := h.KeepAlive(kctx, sub.ID, cfg.Lease, func(ns subscriber.Subscription) { _ = m.SetSubscription(&ns) })
+		if err != nil && kctx.Err() == nil {
+			m.emit(Event{Kind: EventWarning, Message: "subscription not renewed: " + err.Error()})
+		}
+	}()
+	err = m.Run(ctx, updates, cfg.Resync)
+	if cfg.UnsubscribeOnExit {
+		uctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if uerr := h.Unsubscribe(uctx, sub.ID, 10*time.Second); uerr != nil {
+			m.emit(Event{Kind: EventWarning, Message: "unsubscribe failed: " + uerr.Error()})
+		} else {
+			_ = m.SetSubscription(nil)
+			m.emit(Event{Kind: EventInfo, Message: "unsubscribed"})
+		}
+	}
+	return err
+}
+
+// permanent marks an error retrying cannot fix.
+type permanent struct{ error }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"time"
 
@@ -80,101 +79,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}
 		return m.RunNATS(ctx, mirror.NATSConfig{URL: s.NATSURL, Stream: s.NATSStream, Prefix: s.NATSPrefix, Channel: channel})
 	}
-	return runWebhook(ctx, s, m, hub, topic, logger, p)
-}
-
-// runWebhook serves the callback, subscribes (reusing the subscription in
-// the state file), keeps the lease alive and applies deliveries.
-func runWebhook(ctx context.Context, s settings, m *mirror.Mirror, hub, topic string, logger *slog.Logger, p *printer) error {
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	callback := s.CallbackURL
-	if callback == "" {
-		callback = "http://" + ln.Addr().String() + "/callback"
-	}
-	cu, err := url.Parse(callback)
-	if err != nil {
-		return fmt.Errorf("--callback-url: %w", err)
-	}
-	updates := make(chan mirror.Update, 256)
-	h, err := subscriber.New(subscriber.Config{
-		Callback: callback, OnNotification: mirror.Enqueue(updates, 5*time.Second), Logger: logger,
-		OnDenied: func(sub subscriber.Subscription, reason string) {
-			p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventWarning, Message: "the hub denied the subscription: " + reason})
-		},
-	})
-	if err != nil {
-		return err
-	}
-	path := cu.Path
-	if path == "" {
-		path = "/"
-	}
-	mux := http.NewServeMux()
-	mux.Handle(path, h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-
-	opt := subscriber.SubscribeOptions{Lease: s.Lease}
-	if prev := m.State().Subscription; prev != nil && prev.Hub == hub && prev.Topic == topic {
-		h.Restore(*prev)
-		opt.ID, opt.Secret = prev.ID, prev.Secret
-	}
-	var sub subscriber.Subscription
-	for n := 1; ; n++ {
-		if sub, err = h.Subscribe(ctx, hub, topic, opt); err == nil {
-			break
-		}
-		if subscriber.IsDenied(err) || ctx.Err() != nil {
-			return err
-		}
-		var he *subscriber.HubError
-		if errors.As(err, &he) && he.Status/100 == 4 {
-			return err
-		}
-		p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventWarning, Message: "subscribe failed, retrying: " + err.Error()})
-		t := time.NewTimer(min(time.Duration(n)*time.Second, 30*time.Second))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	if err := m.SetSubscription(&sub); err != nil {
-		return err
-	}
-	p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventInfo, Message: fmt.Sprintf("subscribed %s (lease %s)", sub.Callback, sub.Lease)})
-
-	kctx, stopKeep := context.WithCancel(ctx)
-	defer stopKeep()
-	go func() {
-		err := h.KeepAlive(kctx, sub.ID, s.Lease, func(ns subscriber.Subscription) {
-			_ = m.SetSubscription(&ns)
-		})
-		if err != nil && kctx.Err() == nil {
-			p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventWarning, Message: "subscription not renewed: " + err.Error()})
-		}
-	}()
-	err = m.Run(ctx, updates, s.Resync)
-	if s.UnsubscribeOnExit {
-		uctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if uerr := h.Unsubscribe(uctx, sub.ID, 10*time.Second); uerr != nil {
-			logger.Warn("unsubscribe failed", "err", uerr)
-		} else {
-			_ = m.SetSubscription(nil)
-			p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventInfo, Message: "unsubscribed"})
-		}
-	}
-	return err
+	return m.RunWebhook(ctx, mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.UnsubscribeOnExit, Resync: s.Resync})
 }
 
 // isTerminal reports whether w is a terminal.
