@@ -244,6 +244,7 @@ func scenario(t *testing.T, transport, redisURL string) {
 	}
 
 	// 3. the hub dies (SIGKILL) while the Source keeps changing; it comes back on the same data
+	phase := time.Now()
 	w.edit(6)
 	w.published()
 	w.hub.kill()
@@ -252,6 +253,7 @@ func scenario(t *testing.T, transport, redisURL string) {
 	w.edit(6)
 	w.published()
 	w.synced(90 * time.Second)
+	t.Logf("hub SIGKILL and restart phase: mirror in step %s after its first edit", time.Since(phase).Round(time.Millisecond))
 
 	// 4. one more change after everything settled
 	w.edit(4)
@@ -272,4 +274,10 @@ func TestDestination_Webhook_EmbeddedNATS(t *testing.T) {
 // sequence, hub state in a real redis-server.
 func TestDestination_WebSocket_Redis(t *testing.T) {
 	scenario(t, "websocket", testenv.Redis(t))
+}
+
+// TestDestination_NATS_EmbeddedNATS: JetStream replay from the state's
+// sequence on the hub's embedded NATS server, which dies with the hub.
+func TestDestination_NATS_EmbeddedNATS(t *testing.T) {
+	scenario(t, "nats", "")
 }
