@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/rshub/rshub/internal/app"
 	"github.com/rshub/rshub/internal/config"
@@ -29,42 +28,44 @@ Settings:
 // parseSettings reads flags, then the environment, then the config file.
 func parseSettings(args []string, lookup func(string) (string, bool), out io.Writer) (settings, error) {
 	var s settings
+	d := app.Defaults()
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&s.Listen, "listen", "127.0.0.1:8080", "HTTP listen address (host:port)")
+	fs.StringVar(&s.Listen, "listen", d.Listen, "HTTP listen address (host:port)")
 	fs.StringVar(&s.HubURL, "hub-url", "", "public hub URL, exactly as it goes in rel=\"hub\" (default http://<listen>/)")
-	fs.StringVar(&s.DataDir, "data-dir", "./data", "directory of the embedded NATS server's JetStream store")
+	fs.StringVar(&s.DataDir, "data-dir", d.DataDir, "directory of the embedded NATS server's JetStream store")
 	fs.StringVar(&s.NATSURL, "nats-url", "", "external NATS server(s) with JetStream, comma separated; empty runs NATS embedded")
-	fs.StringVar(&s.NATSListen, "nats-listen", "127.0.0.1:4222", "where the embedded NATS server accepts pipeline clients; \"off\" for in-process only")
-	fs.IntVar(&s.NATSReplicas, "nats-replicas", 1, "JetStream replicas of the log and KV buckets (3 on a cluster)")
-	fs.StringVar(&s.Sync, "sync", "default", "embedded log fsync policy: default (survives a process kill) or always (survives power loss)")
+	fs.StringVar(&s.NATSListen, "nats-listen", d.NATSListen, "where the embedded NATS server accepts pipeline clients; \"off\" for in-process only")
+	fs.IntVar(&s.NATSReplicas, "nats-replicas", d.NATSReplicas, "JetStream replicas of the log and KV buckets (3 on a cluster)")
+	fs.StringVar(&s.Sync, "sync", d.Sync, "embedded log fsync policy: default (survives a process kill) or always (survives power loss)")
 	fs.StringVar(&s.RedisURL, "redis-url", "", "keep hub state in Redis (redis://host:port/db) instead of JetStream KV")
 	fs.DurationVar(&s.RetentionAge, "retention-age", 0, "drop notifications older than this from the log (0 keeps them)")
 	fs.Int64Var(&s.RetentionBytes, "retention-bytes", 0, "bound the log's size in bytes (0 for no bound)")
-	fs.Int64Var(&s.MaxBody, "max-body", 10<<20, "largest publish body or fetched topic in bytes")
-	fs.Int64Var(&s.LeaseMin, "lease-min", 300, "shortest lease granted, seconds")
-	fs.Int64Var(&s.LeaseDefault, "lease-default", 864000, "lease granted when none is asked, seconds")
-	fs.Int64Var(&s.LeaseMax, "lease-max", 2678400, "longest lease granted, seconds")
+	fs.Int64Var(&s.MaxBody, "max-body", d.MaxBody, "largest publish body or fetched topic in bytes")
+	fs.Int64Var(&s.LeaseMin, "lease-min", d.LeaseMin, "shortest lease granted, seconds")
+	fs.Int64Var(&s.LeaseDefault, "lease-default", d.LeaseDefault, "lease granted when none is asked, seconds")
+	fs.Int64Var(&s.LeaseMax, "lease-max", d.LeaseMax, "longest lease granted, seconds")
 	fs.BoolVar(&s.AllowOverlap, "allow-overlap", false, "accept notifications that overlap or precede the channel's last until (default: refuse with 409)")
 	fs.BoolVar(&s.OpenTopics, "open-topics", false, "let subscriptions and publish pings name unknown topics (creates open channels: a public hub)")
 	fs.StringVar(&s.AdminToken, "admin-token", "", "bearer token of the admin API and dashboard; empty disables them")
 	fs.StringVar(&s.ChannelsFile, "channels", "", "JSON file with a list of channels to create at start")
 	fs.StringVar(&s.AllowNetworks, "allow-networks", "", "comma-separated CIDRs callbacks and topics may resolve to despite being non-global (e.g. 127.0.0.0/8 for a local demo)")
 	fs.StringVar(&s.Retry, "retry", "", "webhook retry schedule, e.g. 1s,x2,max=1h,attempts=15,jitter=0.2 (default: the delivery package's)")
-	fs.StringVar(&s.SigMethod, "signature", "sha256", "X-Hub-Signature method: sha1, sha256, sha384 or sha512")
-	fs.IntVar(&s.PerHost, "per-host", 8, "concurrent deliveries per callback host")
-	fs.StringVar(&s.LogFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&s.SigMethod, "signature", d.SigMethod, "X-Hub-Signature method: sha1, sha256, sha384 or sha512")
+	fs.IntVar(&s.PerHost, "per-host", d.PerHost, "concurrent deliveries per callback host")
+	fs.StringVar(&s.LogFormat, "log-format", d.LogFormat, "log format: text or json")
+	fs.StringVar(&s.LogLevel, "log-level", d.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.BoolVar(&s.Demo, "demo", false, "create an open, hosted demo channel and allow loopback callbacks (never in production)")
-	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
+	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.StringVar(&s.WSOrigins, "ws-origins", "", "comma-separated Origins allowed on the WebSocket endpoint; empty allows same-origin only, * any")
 	fs.StringVar(&s.WSToken, "ws-token", "", "token WebSocket clients must present (?token= or Authorization: Bearer); empty: none")
-	fs.IntVar(&s.RotateEntries, "rotate-entries", 50000, "close a pull-mode Change List at this many entries (at most 50000)")
-	fs.DurationVar(&s.RotatePeriod, "rotate-period", 24*time.Hour, "close a pull-mode Change List when Source time passes this period (0: by count only)")
-	fs.DurationVar(&s.ClaimTTL, "claim-ttl", 30*time.Second, "lease on a subscription's delivery held by one hub process; a dead hub's subscriptions move to another within it")
-	fs.DurationVar(&s.Reconcile, "reconcile", 5*time.Second, "how often each hub re-lists subscriptions to start, stop or take over deliveries")
-	fs.DurationVar(&s.StartupTimeout, "startup-timeout", time.Minute, "how long to wait at start for NATS JetStream and Redis to be ready")
+	fs.IntVar(&s.RotateEntries, "rotate-entries", d.RotateEntries, "close a pull-mode Change List at this many entries (at most 50000)")
+	fs.DurationVar(&s.RotatePeriod, "rotate-period", d.RotatePeriod, "close a pull-mode Change List when Source time passes this period (0: by count only)")
+	fs.DurationVar(&s.ClaimTTL, "claim-ttl", d.ClaimTTL, "lease on a subscription's delivery held by one hub process; a dead hub's subscriptions move to another within it")
+	fs.DurationVar(&s.Reconcile, "reconcile", d.Reconcile, "how often each hub re-lists subscriptions to start, stop or take over deliveries")
+	fs.DurationVar(&s.StartupTimeout, "startup-timeout", d.StartupTimeout, "how long to wait at start for NATS JetStream and Redis to be ready")
+	fs.StringVar(&s.Owner, "owner", "", "this hub's identity in delivery ownership claims; stable across restarts so a restarted hub resumes its own deliveries at once (default host name and listen address)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := fs.Parse(args); err != nil {
 		return s, err

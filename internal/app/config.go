@@ -45,6 +45,34 @@ type Config struct {
 	ClaimTTL        time.Duration
 	StartupTimeout  time.Duration
 	Reconcile       time.Duration
+	Owner           string
+}
+
+// Defaults returns the settings cmd/hub starts from: a hub on
+// 127.0.0.1:8080 with NATS embedded in ./data. Callers that build a Config
+// in code should start from it so that new settings get their defaults.
+func Defaults() Config {
+	return Config{
+		Listen:          "127.0.0.1:8080",
+		DataDir:         "./data",
+		NATSListen:      "127.0.0.1:4222",
+		NATSReplicas:    1,
+		Sync:            "default",
+		MaxBody:         10 << 20,
+		LeaseMin:        300,
+		LeaseDefault:    864000,
+		LeaseMax:        2678400,
+		SigMethod:       "sha256",
+		PerHost:         8,
+		LogFormat:       "text",
+		LogLevel:        "info",
+		ShutdownTimeout: 15 * time.Second,
+		RotateEntries:   50000,
+		RotatePeriod:    24 * time.Hour,
+		ClaimTTL:        30 * time.Second,
+		Reconcile:       5 * time.Second,
+		StartupTimeout:  time.Minute,
+	}
 }
 
 // Check refuses bad settings with a message naming them.

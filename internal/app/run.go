@@ -113,7 +113,13 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 			return fmt.Errorf("--retry: %w", err)
 		}
 	}
-	host, _ := os.Hostname()
+	// a stable identity: a hub restarted on the same address resumes its
+	// own deliveries at once instead of waiting for its old claims to expire
+	owner := s.Owner
+	if owner == "" {
+		host, _ := os.Hostname()
+		owner = host + "@" + ln.Addr().String()
+	}
 	tail := logcache.New(log, logcache.Config{Logger: logger.With("component", "logcache")})
 	m := metrics.New(metrics.Sources{LogSize: log.Size})
 	dash, obs := withDashboard(s, hubURL, m, logger)
@@ -126,7 +132,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		Observer:  m,
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,
-		Owner:     fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()),
+		Owner:     owner,
 		Logger:    logger.With("component", "webhooks"),
 	})
 
