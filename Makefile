@@ -2,7 +2,7 @@
 
 # Runs the hub with everything embedded and the demo Source and subscriber.
 run:
-	go run ./cmd/hub --demo
+	go run ./examples/demo
 
 # Runs every check and test, installing what the tests need.
 test:

@@ -13,6 +13,8 @@ package main
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,10 +61,13 @@ func run(ctx context.Context, every time.Duration) error {
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 
 	// 1. the hub, in-process
+	var tok [12]byte
+	_, _ = crand.Read(tok[:])
+	token := hex.EncodeToString(tok[:])
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	started, hubDone := make(chan app.Started, 1), make(chan error, 1)
 	go func() {
-		hubDone <- app.Run(hubCtx, hubConfig(filepath.Join(tmp, "hub")), quiet, func(s app.Started) { started <- s })
+		hubDone <- app.Run(hubCtx, hubConfig(filepath.Join(tmp, "hub"), token), quiet, func(s app.Started) { started <- s })
 	}()
 	defer func() { stopHub(); <-hubDone }()
 	var hub app.Started
@@ -73,6 +78,7 @@ func run(ctx context.Context, every time.Duration) error {
 	}
 	topic := hub.HubURL + "topics/demo"
 	fmt.Printf("hub      %s (demo topic %s)\n", hub.HubURL, topic)
+	fmt.Printf("watch    %sdashboard/#token=%s\n", hub.HubURL, token)
 
 	// 2. the Source: the demo directory, published to the demo channel
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -120,14 +126,20 @@ func run(ctx context.Context, every time.Duration) error {
 	}
 }
 
-// hubConfig is the settings of `hub --demo` with its data in dir.
-func hubConfig(dir string) app.Config {
-	return app.Config{
-		Listen: "127.0.0.1:0", DataDir: dir, NATSListen: "off", NATSReplicas: 1, Sync: "default",
-		MaxBody: 10 << 20, LeaseMin: 300, LeaseDefault: 864000, LeaseMax: 2678400, PerHost: 8, SigMethod: "sha256",
-		LogFormat: "text", LogLevel: "error", Demo: true, ShutdownTimeout: 5 * time.Second, StartupTimeout: 30 * time.Second,
-		RotateEntries: 50000, RotatePeriod: 24 * time.Hour,
+// hubConfig is the settings of `hub --demo` with its data in dir, listening
+// on 127.0.0.1:8080 when that is free (any free port otherwise), with an
+// admin token for the dashboard.
+func hubConfig(dir, token string) app.Config {
+	cfg := app.Defaults()
+	cfg.Listen = "127.0.0.1:8080"
+	if l, err := net.Listen("tcp", cfg.Listen); err != nil {
+		cfg.Listen = "127.0.0.1:0"
+	} else {
+		l.Close()
 	}
+	cfg.DataDir, cfg.NATSListen, cfg.Demo, cfg.AdminToken = dir, "off", true, token
+	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "error", 5*time.Second, 30*time.Second
+	return cfg
 }
 
 // change creates, rewrites or deletes a file or two.
