@@ -14,7 +14,7 @@ import (
 )
 
 func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), probeKey{}, true), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -80,7 +80,7 @@ func TestNext_InsideTheRingAnswersFromMemory(t *testing.T) {
 	start(t, c)
 	s := appendAll(t, c, "a", "b", "a", "c", "b", "a") // seqs 1..6
 	waitAbsorbed(t, c, s[5])
-	before := log.nexts.Load()
+	before := log.probes.Load()
 	tests := []struct {
 		channel string
 		from    uint64
@@ -103,7 +103,7 @@ func TestNext_InsideTheRingAnswersFromMemory(t *testing.T) {
 			t.Errorf("Next(%q, %d) = %d, %v; want %d", tt.channel, tt.from, got.Seq, err, tt.want)
 		}
 	}
-	if n := log.nexts.Load() - before; n != 0 {
+	if n := log.probes.Load() - before; n != 0 {
 		t.Fatalf("%d Next calls reached the log; want none", n)
 	}
 	got, _ := c.Next(ctxT(t), "c", 1)
@@ -131,12 +131,12 @@ func TestNext_BeforeTheRingGoesToTheLog(t *testing.T) {
 		{"", 4, 4, false}, {"a", 4, 5, false}, {"b", 5, 6, false},
 	}
 	for _, tt := range tests {
-		before := log.nexts.Load()
+		before := log.probes.Load()
 		got, err := c.Next(ctxT(t), tt.channel, tt.from)
 		if err != nil || got.Seq != tt.want {
 			t.Errorf("Next(%q, %d) = %d, %v; want %d", tt.channel, tt.from, got.Seq, err, tt.want)
 		}
-		if d := log.nexts.Load() > before; d != tt.delegated {
+		if d := log.probes.Load() > before; d != tt.delegated {
 			t.Errorf("Next(%q, %d): reached the log = %v, want %v", tt.channel, tt.from, d, tt.delegated)
 		}
 	}
@@ -209,11 +209,11 @@ func TestPreload_LoadsTheNewestRecords(t *testing.T) {
 			if st := c.Stats(); st.First != tt.wantFirst || st.Records != tt.wantRecs || st.Last != 10 {
 				t.Fatalf("Stats = %+v; want first %d, %d records, last 10", st, tt.wantFirst, tt.wantRecs)
 			}
-			before := log.nexts.Load()
+			before := log.probes.Load()
 			if got, err := c.Next(ctxT(t), "b", tt.wantFirst); tt.wantRecs > 0 && (err != nil || got.Seq < tt.wantFirst) {
 				t.Fatalf("Next(b, %d) = %d, %v", tt.wantFirst, got.Seq, err)
 			}
-			if n := log.nexts.Load() - before; n != 0 {
+			if n := log.probes.Load() - before; n != 0 {
 				t.Fatalf("%d calls reached the log", n)
 			}
 		})
@@ -235,12 +235,12 @@ func TestChanged_ClosedOnceTheCacheHoldsTheRecord(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("Changed not closed within 10s after %d", seq)
 		}
-		before := log.nexts.Load()
+		before := log.probes.Load()
 		got, err := c.Next(ctxT(t), "a", seq)
 		if err != nil || got.Seq != seq {
 			t.Fatalf("after wake: Next(%d) = %d, %v", seq, got.Seq, err)
 		}
-		if log.nexts.Load() != before {
+		if log.probes.Load() != before {
 			t.Fatal("woken reader had to ask the log")
 		}
 	}
@@ -305,8 +305,8 @@ func TestRun_StoppedCachePassesThrough(t *testing.T) {
 	if st := c.Stats(); st.Records != 0 {
 		t.Fatalf("stopped cache holds %d records", st.Records)
 	}
-	before := log.nexts.Load()
-	if got, err := c.Next(ctxT(t), "a", 1); err != nil || got.Seq != s[0] || log.nexts.Load() == before {
+	before := log.probes.Load()
+	if got, err := c.Next(ctxT(t), "a", 1); err != nil || got.Seq != s[0] || log.probes.Load() == before {
 		t.Fatalf("Next after stop = %d, %v; want %d from the log", got.Seq, err, s[0])
 	}
 	if err := c.Run(ctxT(t)); err == nil {

@@ -17,6 +17,7 @@ type memLog struct {
 	last    uint64
 	changed chan struct{}
 	nexts   atomic.Int64
+	probes  atomic.Int64 // Next calls made with a test's context (ctxT), not the follower's
 	fail    atomic.Bool
 }
 
@@ -53,8 +54,14 @@ func (l *memLog) removeThrough(seq uint64) {
 	}
 }
 
-func (l *memLog) Next(_ context.Context, channel string, seq uint64) (hub.Record, error) {
+// probeKey marks a test's own calls, so counts exclude the follower's.
+type probeKey struct{}
+
+func (l *memLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
 	l.nexts.Add(1)
+	if ctx.Value(probeKey{}) != nil {
+		l.probes.Add(1)
+	}
 	if l.fail.Load() {
 		return hub.Record{}, fmt.Errorf("memlog: down")
 	}
