@@ -125,6 +125,18 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 		h.deny(ctx, j.callback, j.topic, reason)
 		return
 	}
+	// A subscriber may treat itself as subscribed as soon as it has echoed
+	// the challenge, so the subscription starts at the log's end as it was
+	// before the verification request: nothing published meanwhile is missed.
+	var startSeq uint64
+	if j.mode == "subscribe" {
+		_, last, err := h.cfg.Log.Bounds(ctx)
+		if err != nil {
+			log.Error("subscribe: log bounds", "err", err)
+			return
+		}
+		startSeq = last + 1
+	}
 	challenge := newChallenge()
 	ok, why := h.verifyIntent(ctx, j, challenge)
 	h.obs.Verified(j.mode, ok)
@@ -148,12 +160,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub, err := h.cfg.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		_, last, berr := h.cfg.Log.Bounds(ctx)
-		if berr != nil {
-			log.Error("subscribe: log bounds", "err", berr)
-			return
-		}
-		sub = Subscription{ID: id, Topic: j.topic, Callback: j.callback, Created: now, StartSeq: last + 1}
+		sub = Subscription{ID: id, Topic: j.topic, Callback: j.callback, Created: now, StartSeq: startSeq}
 	case err != nil:
 		log.Error("subscribe: load", "err", err)
 		return

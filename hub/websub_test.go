@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -291,4 +292,27 @@ func mustInt(s string) int64 {
 		n = n*10 + int64(c-'0')
 	}
 	return n
+}
+
+// A notification published while the verification request is in flight
+// (the subscriber may count itself subscribed once it echoes the
+// challenge) is within the subscription.
+func TestSubscribe_StartsBeforeVerificationRequest(t *testing.T) {
+	f := newFixture(t)
+	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cb := newCallback(t, "")
+	var seq string
+	cb.setReply(func(q url.Values) (int, string) {
+		status, body := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+		if status != 200 {
+			t.Errorf("publish during verification: %d %q", status, body)
+		}
+		seq = strings.TrimSpace(strings.TrimPrefix(body, "stored seq "))
+		return 200, q.Get("hub.challenge")
+	})
+	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb")))
+	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
+	if fmt.Sprint(sub.StartSeq) != seq {
+		t.Fatalf("subscription starts at seq %d; the notification published during verification was seq %s", sub.StartSeq, seq)
+	}
 }
