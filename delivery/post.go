@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
@@ -50,12 +49,7 @@ func (a attempt) reason() string {
 
 // linkHeader is the single Link header of a delivery of rec.
 func linkHeader(hubURL string, rec hub.Record) string {
-	var b strings.Builder
-	b.WriteString("<" + rec.Topic + `>; rel="self", <` + hubURL + `>; rel="hub"`)
-	if rec.ResourceSync != "" {
-		b.WriteString(", <" + rec.ResourceSync + `>; rel="resourcesync"`)
-	}
-	return b.String()
+	return hub.FormatLinks(rec.Topic, hubURL, rec.ResourceSync)
 }
 
 // SeqHeader carries the log sequence of a delivered notification.

@@ -1,52 +1,14 @@
 package hub
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/rshub/rshub/internal/weblink"
 )
 
-func TestParseLinkHeaders_Forms(t *testing.T) {
-	cases := []struct {
-		name string
-		in   []string
-		want []WebLink
-	}{
-		{"one header two links", []string{`<http://t/>; rel="self", <http://h/>; rel="hub"`},
-			[]WebLink{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
-		{"separate headers, spaces before ;", []string{`<http://t/> ; rel="self"`, `<http://h/> ; rel=hub`},
-			[]WebLink{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
-		{"multiple rels, other params", []string{`<http://x/>; title="a, b; c"; rel="resourcesync alternate"`},
-			[]WebLink{{"http://x/", []string{"resourcesync", "alternate"}}}},
-		{"uppercase rel", []string{`<http://x/>; REL="Hub"`}, []WebLink{{"http://x/", []string{"hub"}}}},
-		{"garbage skipped", []string{`junk, <http://x/>; rel=self`}, []WebLink{{"http://x/", []string{"self"}}}},
-		{"unterminated", []string{`<http://x/; rel=self`}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ParseLinkHeaders(tc.in); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %#v, want %#v", got, tc.want)
-			}
-		})
-	}
-}
-
-func FuzzParseLinkHeaders(f *testing.F) {
-	f.Add(`<http://t/>; rel="self", <http://h/>; rel="hub"`)
-	f.Add(`<a>; title="x\"y, z"; rel=hub,,<b>;rel`)
-	f.Fuzz(func(t *testing.T, s string) {
-		for _, l := range ParseLinkHeaders([]string{s}) {
-			for _, r := range l.Rels {
-				if r == "" {
-					t.Fatalf("empty rel from %q", s)
-				}
-			}
-		}
-	})
-}
-
 func TestFormatLinks_RoundTrip(t *testing.T) {
-	got := ParseLinkHeaders([]string{FormatLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
-	if LinkRel(got, "self")[0] != "http://t/?a=1" || LinkRel(got, "hub")[0] != "http://h/" || LinkRel(got, "resourcesync")[0] != "http://c/cap.xml" {
+	got := weblink.Parse([]string{FormatLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
+	if weblink.First(got, "self") != "http://t/?a=1" || weblink.First(got, "hub") != "http://h/" || weblink.First(got, "resourcesync") != "http://c/cap.xml" {
 		t.Fatalf("%#v", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // topicCheckTTL is how long a verified topic's Link headers are trusted.
@@ -31,13 +32,13 @@ func (h *Hub) handleFatPing(w http.ResponseWriter, r *http.Request, contentType 
 }
 
 func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) (PublishResult, error) {
-	links := ParseLinkHeaders(r.Header.Values("Link"))
-	selfs := LinkRel(links, "self")
+	links := weblink.Parse(r.Header.Values("Link"))
+	selfs := weblink.Rel(links, "self")
 	if len(selfs) != 1 {
 		return PublishResult{}, refuse(400, "links", "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
 	topic := selfs[0]
-	hubs := LinkRel(links, "hub")
+	hubs := weblink.Rel(links, "hub")
 	if len(hubs) == 0 {
 		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
@@ -59,7 +60,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		return PublishResult{}, err
 	}
 	rs := ""
-	if v := LinkRel(links, "resourcesync"); len(v) > 0 {
+	if v := weblink.Rel(links, "resourcesync"); len(v) > 0 {
 		rs = v[0]
 	}
 	in, err := h.notification(ch, body, contentType, rs)
@@ -140,8 +141,8 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", err)
 	}
 	resp.Body.Close()
-	links := ParseLinkHeaders(resp.Header.Values("Link"))
-	if resp.StatusCode/100 != 2 || !contains(LinkRel(links, "hub"), h.cfg.HubURL) || !contains(LinkRel(links, "self"), topic) {
+	links := weblink.Parse(resp.Header.Values("Link"))
+	if resp.StatusCode/100 != 2 || !contains(weblink.Rel(links, "hub"), h.cfg.HubURL) || !contains(weblink.Rel(links, "self"), topic) {
 		return refuse(403, "unverified_topic",
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			topic, h.cfg.HubURL, resp.StatusCode, strings.Join(resp.Header.Values("Link"), ", "))

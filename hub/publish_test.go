@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // notif builds a change-notification payload with one entry per datetime.
@@ -225,9 +226,9 @@ func TestHostedTopic_HeadAndGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		ls := hub.ParseLinkHeaders(resp.Header.Values("Link"))
+		ls := weblink.Parse(resp.Header.Values("Link"))
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" ||
-			len(hub.LinkRel(ls, "self")) != 1 || hub.LinkRel(ls, "self")[0] != ch.Topic || hub.LinkRel(ls, "hub")[0] != f.url {
+			len(weblink.Rel(ls, "self")) != 1 || weblink.First(ls, "self") != ch.Topic || weblink.First(ls, "hub") != f.url {
 			t.Fatalf("%s: %d %v", m, resp.StatusCode, resp.Header)
 		}
 	}

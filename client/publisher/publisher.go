@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rshub/rshub/client/internal/weblink"
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // Config configures a Publisher.

@@ -10,7 +10,7 @@ import (
 	"net/url"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/client/internal/weblink"
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // maxDiscoveryBody bounds a document read during discovery.

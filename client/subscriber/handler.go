@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/client/internal/weblink"
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // DefaultMaxBody bounds a delivery body: the ResourceSync document limit.

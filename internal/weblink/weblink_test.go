@@ -83,3 +83,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The forms the hub meets in publishes and topic checks (moved from the
+// hub's own parser when both used one).
+func TestParse_HubForms(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []string
+		want []Link
+	}{
+		{"one header two links", []string{`<http://t/>; rel="self", <http://h/>; rel="hub"`},
+			[]Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
+		{"separate headers, spaces before ;", []string{`<http://t/> ; rel="self"`, `<http://h/> ; rel=hub`},
+			[]Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}}},
+		{"multiple rels, other params", []string{`<http://x/>; title="a, b; c"; rel="resourcesync alternate"`},
+			[]Link{{"http://x/", []string{"resourcesync", "alternate"}}}},
+		{"uppercase rel", []string{`<http://x/>; REL="Hub"`}, []Link{{"http://x/", []string{"hub"}}}},
+		{"garbage skipped", []string{`junk, <http://x/>; rel=self`}, []Link{{"http://x/", []string{"self"}}}},
+		{"unterminated", []string{`<http://x/; rel=self`}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Parse(tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
