@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/internal/testproc"
 )
 
 const (
@@ -34,13 +35,14 @@ const (
 type cluster struct {
 	t        *testing.T
 	dir      string
-	nats     []*proc
+	nats     []*testproc.Proc
 	natsPort []int
-	redis    *proc
+	redis    *testproc.Proc
 	redisURL string
-	hubs     []*proc
-	hubURLs  []string // each hub's own base URL
-	hubURL   string   // the hub URL Sources name (hub 0's, as behind a load balancer)
+	hubs     []*testproc.Proc
+	hubArgs  [][]string // binary and arguments of each hub
+	hubURLs  []string   // each hub's own base URL
+	hubURL   string     // the hub URL Sources name (hub 0's, as behind a load balancer)
 }
 
 func startCluster(t *testing.T) *cluster {
@@ -49,36 +51,40 @@ func startCluster(t *testing.T) *cluster {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hubBin := build(t, bin, "hub", "./cmd/hub")
-	natsBin := build(t, bin, "nats-server", "github.com/nats-io/nats-server/v2")
+	hubBin, err := testproc.Build(bin, "hub", "./cmd/hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsBin, err := testproc.Build(bin, "nats-server", "github.com/nats-io/nats-server/v2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	redisBin := "redis-server"
 	c := &cluster{t: t, dir: dir}
 
 	routes := make([]int, 3)
 	c.natsPort = make([]int, 3)
 	for i := range 3 {
-		c.natsPort[i], routes[i] = freePort(t), freePort(t)
+		c.natsPort[i], routes[i] = testproc.FreePort(t), testproc.FreePort(t)
 	}
 	var routeURLs []string
 	for _, r := range routes {
 		routeURLs = append(routeURLs, fmt.Sprintf("nats://127.0.0.1:%d", r))
 	}
 	for i := range 3 {
-		p := newProc(t, dir, fmt.Sprintf("nats%d", i), natsBin, "-a", "127.0.0.1", "-p", strconv.Itoa(c.natsPort[i]),
+		p := testproc.Start(t, fmt.Sprintf("nats%d", i), natsBin, "-a", "127.0.0.1", "-p", strconv.Itoa(c.natsPort[i]),
 			"-js", "-sd", filepath.Join(dir, fmt.Sprintf("nats%d", i)), "--name", fmt.Sprintf("n%d", i),
 			"--cluster_name", "rshub", "--cluster", routeURLs[i], "--routes", strings.Join(routeURLs, ","))
-		p.start()
 		c.nats = append(c.nats, p)
 	}
-	redisPort := freePort(t)
-	c.redis = newProc(t, dir, "redis", redisBin, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort),
+	redisPort := testproc.FreePort(t)
+	c.redis = testproc.Start(t, "redis", redisBin, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort),
 		"--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
-	c.redis.start()
 	c.redisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", redisPort)
 	for i, p := range c.nats {
-		waitPort(t, c.natsPort[i], p)
+		testproc.WaitPort(t, p, c.natsPort[i], 20*time.Second)
 	}
-	waitPort(t, redisPort, c.redis)
+	testproc.WaitPort(t, c.redis, redisPort, 20*time.Second)
 
 	chans := filepath.Join(dir, "channels.json")
 	if err := os.WriteFile(chans, []byte(`[{"topic":"`+topic+`","name":"cluster","trust":"open"}]`), 0o600); err != nil {
@@ -88,29 +94,34 @@ func startCluster(t *testing.T) *cluster {
 	for _, p := range c.natsPort {
 		natsURLs = append(natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
-	ports := []int{freePort(t), freePort(t), freePort(t)}
+	ports := []int{testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t)}
 	c.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", ports[0])
 	for i := range 3 {
 		c.hubURLs = append(c.hubURLs, fmt.Sprintf("http://127.0.0.1:%d/", ports[i]))
-		p := newProc(t, dir, fmt.Sprintf("hub%d", i), hubBin,
+		c.hubArgs = append(c.hubArgs, []string{hubBin,
 			"--listen", fmt.Sprintf("127.0.0.1:%d", ports[i]), "--hub-url", c.hubURL,
 			"--nats-url", strings.Join(natsURLs, ","), "--nats-replicas", "3", "--redis-url", c.redisURL,
 			"--allow-networks", "127.0.0.0/8", "--channels", chans,
 			"--claim-ttl", "3s", "--reconcile", "500ms", "--retry", "50ms,x2,max=1s,attempts=200",
-			"--admin-token", adminToken, "--log-format", "json")
-		c.hubs = append(c.hubs, p)
+			"--admin-token", adminToken, "--log-format", "json"})
 	}
 	return c
 }
 
 func (c *cluster) startHub(i int) {
-	c.hubs[i].start()
-	waitReady(c.t, c.hubURLs[i]+"readyz", 90*time.Second, c.hubs[i])
+	for len(c.hubs) <= i {
+		c.hubs = append(c.hubs, nil)
+	}
+	args := c.hubArgs[i]
+	c.hubs[i] = testproc.Start(c.t, fmt.Sprintf("hub%d", i), args[0], args[1:]...)
+	testproc.WaitHTTP(c.t, c.hubs[i], c.hubURLs[i]+"readyz", 90*time.Second)
 }
 
 func (c *cluster) dumpLogs() {
-	for _, p := range append(append(append([]*proc{}, c.hubs...), c.nats...), c.redis) {
-		c.t.Logf("---- %s ----\n%s", p.name, p.tail(15))
+	for _, p := range append(append(append([]*testproc.Proc{}, c.hubs...), c.nats...), c.redis) {
+		if p != nil {
+			c.t.Logf("---- %s ----\n%s", p.Name, p.Output(3000))
+		}
 	}
 }
 
@@ -369,15 +380,15 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 		case load / 4:
 			killedAt = time.Now()
 			pub.markDown(1, true)
-			c.hubs[1].signal(syscall.SIGKILL)
+			c.hubs[1].Kill()
 			t.Logf("hub 1 killed with SIGKILL after %d notifications", k)
 		case load / 2:
-			c.nats[2].signal(syscall.SIGTERM)
-			c.nats[2].start()
+			c.nats[2].Signal(syscall.SIGTERM)
+			c.nats[2].Restart(t)
 			t.Logf("NATS node 2 restarted after %d notifications", k)
 		case 3 * load / 4:
-			c.redis.signal(syscall.SIGTERM)
-			c.redis.start()
+			c.redis.Signal(syscall.SIGTERM)
+			c.redis.Restart(t)
 			t.Logf("Redis restarted after %d notifications", k)
 		}
 		pub.publish(t, n)

@@ -177,7 +177,7 @@ func files(root string) map[string][]byte {
 func (w *world) events() []mirror.Event {
 	var out []mirror.Event
 	for _, p := range w.subOutputs {
-		sc := bufio.NewScanner(strings.NewReader(p.out.String()))
+		sc := bufio.NewScanner(strings.NewReader(p.Output(0)))
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var e mirror.Event
@@ -227,7 +227,7 @@ func scenario(t *testing.T, transport, redisURL string) {
 	w.synced(60 * time.Second)
 
 	// 2. offline: stop the subscriber, change the Source over several notifications
-	w.sub.stop(t)
+	w.sub.Stop(t)
 	for range 15 {
 		w.edit(10)
 		w.published()
@@ -247,7 +247,7 @@ func scenario(t *testing.T, transport, redisURL string) {
 	phase := time.Now()
 	w.edit(6)
 	w.published()
-	w.hub.kill()
+	w.hub.Kill()
 	w.edit(6) // the Source's publish fails and stays pending, unchanged
 	w.startHub()
 	w.edit(6)
