@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/internal/testhub"
 )
 
 // dashHub is a hub started in-process for the dashboard tests.
@@ -29,62 +30,16 @@ type dashHub struct {
 // ends. Each option edits the settings first.
 func startDashHub(t *testing.T, options ...func(*app.Config)) *dashHub {
 	t.Helper()
-	cfg := app.Config{
-		Listen:          "127.0.0.1:0",
-		DataDir:         t.TempDir(),
-		NATSListen:      "off",
-		NATSReplicas:    1,
-		Sync:            "default",
-		MaxBody:         1 << 20,
-		LeaseMin:        60,
-		LeaseDefault:    3600,
-		LeaseMax:        86400,
-		AdminToken:      "dashboard-test-token",
-		AllowNetworks:   "127.0.0.0/8",
-		Retry:           "10ms,x2,max=50ms,attempts=3",
-		SigMethod:       "sha256",
-		PerHost:         4,
-		LogFormat:       "text",
-		LogLevel:        "info",
-		Demo:            true,
-		ShutdownTimeout: 5 * time.Second,
-		StartupTimeout:  30 * time.Second,
-		RotateEntries:   50000,
-		RotatePeriod:    24 * time.Hour,
-	}
-	for _, o := range options {
-		o(&cfg)
-	}
+	token := "dashboard-test-token"
+	opts := append([]func(*app.Config){func(c *app.Config) {
+		c.MaxBody, c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost = 1<<20, 60, 3600, 86400, 4
+		c.AdminToken, c.AllowNetworks, c.Retry, c.LogLevel = token, "127.0.0.0/8", "10ms,x2,max=50ms,attempts=3", "info"
+	}}, options...)
+	var cfg app.Config
+	opts = append(opts, func(c *app.Config) { cfg = *c })
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan app.Started, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, logger, func(s app.Started) { ready <- s }) }()
-	ended := false // Run returned and done was read
-	t.Cleanup(func() {
-		cancel()
-		if ended {
-			return
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("hub: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("hub did not stop within 15s")
-		}
-	})
-	select {
-	case s := <-ready:
-		return &dashHub{url: s.HubURL, token: cfg.AdminToken}
-	case err := <-done:
-		ended = true
-		t.Fatalf("hub did not start: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("hub did not start within 30s")
-	}
-	return nil
+	s := testhub.Start(t, logger, opts...)
+	return &dashHub{url: s.HubURL, token: cfg.AdminToken}
 }
 
 // testWriter sends log lines to t.Log while the test runs.

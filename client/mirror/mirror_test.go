@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/rshub/rshub/client/mirror"
 	"github.com/rshub/rshub/client/publisher"
 	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/internal/testhub"
 )
 
 // source is an in-memory Source: files served under /files/, changes
@@ -129,29 +129,9 @@ func keys(m map[string][]byte) []string {
 
 func startHub(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan app.Started, 1)
-	done := make(chan error, 1)
-	cfg := app.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), NATSListen: "off", NATSReplicas: 1, Sync: "default",
-		MaxBody: 10 << 20, LeaseMin: 1, LeaseDefault: 3600, LeaseMax: 86400, PerHost: 4, SigMethod: "sha256",
-		LogFormat: "text", LogLevel: "warn", Demo: true, ShutdownTimeout: 5 * time.Second, StartupTimeout: 30 * time.Second,
-		RotateEntries: 3, RotatePeriod: 24 * time.Hour,
-	}
-	go func() {
-		done <- app.Run(ctx, cfg, slog.New(slog.DiscardHandler), func(s app.Started) { started <- s })
-		close(done)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case s := <-started:
-		return s.HubURL
-	case err := <-done:
-		t.Fatalf("hub: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("hub did not start")
-	}
-	return ""
+	return testhub.Start(t, nil, func(c *app.Config) {
+		c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost, c.RotateEntries = 1, 3600, 86400, 4, 3
+	}).HubURL
 }
 
 // TestApply_GapsHealFromTheHubsChangeLists gives the mirror only some of

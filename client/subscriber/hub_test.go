@@ -3,7 +3,6 @@ package subscriber_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,35 +12,16 @@ import (
 	"github.com/rshub/rshub/client/publisher"
 	"github.com/rshub/rshub/client/subscriber"
 	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/internal/testhub"
 )
 
 // startHub runs a demo hub in-process and returns its URL.
 func startHub(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan app.Started, 1)
-	done := make(chan error, 1)
-	cfg := app.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), NATSListen: "off", NATSReplicas: 1, Sync: "default",
-		MaxBody: 10 << 20, LeaseMin: 1, LeaseDefault: 3600, LeaseMax: 86400, PerHost: 4,
-		LogFormat: "text", LogLevel: "warn", Demo: true, ShutdownTimeout: 5 * time.Second,
-		RotateEntries: 50000, Retry: "50ms,x2,max=200ms,attempts=3", SigMethod: "sha256", StartupTimeout: 30 * time.Second,
-	}
-	go func() {
-		err := app.Run(ctx, cfg, slog.New(slog.DiscardHandler), func(s app.Started) { started <- s })
-		done <- err
-		close(done)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case s := <-started:
-		return s.HubURL
-	case err := <-done:
-		t.Fatalf("hub: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("hub did not start")
-	}
-	return ""
+	return testhub.Start(t, nil, func(c *app.Config) {
+		c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost = 1, 3600, 86400, 4
+		c.Retry = "50ms,x2,max=200ms,attempts=3"
+	}).HubURL
 }
 
 // TestAgainstHub_DiscoverSubscribePublishDeliver runs the whole WebSub
