@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/rshub/rshub/internal/app"
@@ -67,16 +66,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", d.StartupTimeout, "how long to wait at start for NATS JetStream and Redis to be ready")
 	fs.StringVar(&s.Owner, "owner", "", "this hub's identity in delivery ownership claims; stable across restarts so a restarted hub resumes its own deliveries at once (default host name and listen address)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
-	if err := fs.Parse(args); err != nil {
-		return s, err
-	}
-	if fs.NArg() > 0 {
-		return s, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
-	}
-	if v, ok := lookup(config.EnvName(envPrefix, "config")); ok && s.ConfigFile == "" {
-		s.ConfigFile = v
-	}
-	if err := config.Apply(fs, envPrefix, s.ConfigFile, lookup); err != nil {
+	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
 		return s, err
 	}
 	return s, s.Check()

@@ -82,16 +82,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.LogLevel, "log-level", "warn", "log level on standard error: debug, info, warn or error")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
-	if err := fs.Parse(args); err != nil {
-		return s, err
-	}
-	if fs.NArg() > 0 {
-		return s, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
-	}
-	if v, ok := lookup(config.EnvName(envPrefix, "config")); ok && s.ConfigFile == "" {
-		s.ConfigFile = v
-	}
-	if err := config.Apply(fs, envPrefix, s.ConfigFile, lookup); err != nil {
+	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
 		return s, err
 	}
 	return s, s.check()

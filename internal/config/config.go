@@ -97,3 +97,19 @@ func Usage(fs *flag.FlagSet, prefix, intro string) func() {
 		}
 	}
 }
+
+// Parse parses args into fs and then applies the environment and the JSON
+// file named by *configFile (a flag of fs, or its environment variable),
+// refusing stray arguments. It is the whole settings pass of a command.
+func Parse(fs *flag.FlagSet, prefix string, args []string, lookup func(string) (string, bool), configFile *string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
+	}
+	if v, ok := lookup(EnvName(prefix, "config")); ok && *configFile == "" {
+		*configFile = v
+	}
+	return Apply(fs, prefix, *configFile, lookup)
+}

@@ -72,3 +72,25 @@ func TestUsage_ListsEveryFlagWithEnvAndDefault(t *testing.T) {
 		}
 	}
 }
+
+func TestParse_ConfigFileFromEnvironmentAndStrayArguments(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"listen":"file:1"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs, s, _, _ := newFS()
+	var cfg string
+	fs.StringVar(&cfg, "config", "", "file")
+	env := map[string]string{"RSHUB_CONFIG": file}
+	if err := Parse(fs, "RSHUB_", nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if *s != "file:1" {
+		t.Fatalf("listen %q, want the file's value via RSHUB_CONFIG", *s)
+	}
+	fs2, _, _, _ := newFS()
+	var cfg2 string
+	if err := Parse(fs2, "RSHUB_", []string{"stray"}, func(string) (string, bool) { return "", false }, &cfg2); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
+		t.Fatalf("stray argument: %v", err)
+	}
+}
