@@ -39,25 +39,7 @@ func BenchmarkPublish(b *testing.B) {
 func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := embednats.Start(embednats.Config{DataDir: b.TempDir(), Sync: policy})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lg.Close()
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lg, st := benchBackend(b, policy)
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
@@ -128,25 +110,7 @@ func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
 func BenchmarkVerify(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := embednats.Start(embednats.Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lg.Close()
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lg, st := benchBackend(b, embednats.SyncDefault)
 	var verified atomic.Int64
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.URL.Query().Get("hub.challenge"))
@@ -210,3 +174,29 @@ type activatorFunc func()
 
 func (f activatorFunc) Activate(hub.Subscription) { f() }
 func (f activatorFunc) Deactivate(string)         {}
+
+// benchBackend is a JetStream log and KV store on an embedded NATS server
+// with the given fsync policy, closed when the benchmark ends.
+func benchBackend(b *testing.B, policy embednats.SyncPolicy) (*jslog.Log, *kvstore.Store) {
+	b.Helper()
+	srv, err := embednats.Start(embednats.Config{DataDir: b.TempDir(), Sync: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	lg, err := jslog.Open(context.Background(), nc, jslog.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = lg.Close() })
+	st, err := kvstore.Open(context.Background(), nc, kvstore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lg, st
+}
