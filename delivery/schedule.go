@@ -192,6 +192,9 @@ func ParseSchedule(text string) (Schedule, error) {
 			s.Attempts = len(durs) + 1
 		}
 	}
+	if err := s.validate(); err != nil {
+		return Schedule{}, err
+	}
 	return s, nil
 }
 

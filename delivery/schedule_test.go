@@ -163,3 +163,13 @@ func TestSchedule_StringRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// A schedule that could not produce waits is refused when parsed (the
+// --retry flag fails at start, not when delivery begins).
+func TestParseSchedule_RefusesZeroInitialWait(t *testing.T) {
+	for _, text := range []string{"0", "0 ,  ", "0s,x2"} {
+		if _, err := ParseSchedule(text); err == nil {
+			t.Errorf("ParseSchedule(%q) accepted a zero initial wait", text)
+		}
+	}
+}

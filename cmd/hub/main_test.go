@@ -35,6 +35,8 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		"max body":       {"--max-body", "0"},
 		"unknown flag":   {"--frobnicate"},
 		"stray argument": {"extra"},
+		"signature":      {"--signature", "md5"},
+		"retry schedule": {"--retry", "0s,x2", "--listen", "127.0.0.1:0", "--data-dir", ""},
 		"sync":           {"--sync", "sometimes", "--data-dir", "", "--listen", "127.0.0.1:0"},
 		"lease policy":   {"--lease-min", "900", "--lease-default", "600", "--listen", "127.0.0.1:0", "--data-dir", ""},
 	}
@@ -42,7 +44,7 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if name == "sync" || name == "lease policy" {
+			if name == "sync" || name == "lease policy" || name == "retry schedule" {
 				args = append(args[:len(args)-1], t.TempDir())
 			}
 			err := run(ctx, append(args, "--nats-listen", "off"), noEnv, io.Discard, func(app.Started) { t.Error("hub started despite a bad setting") })

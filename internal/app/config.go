@@ -5,8 +5,11 @@ package app
 
 import (
 	"fmt"
+
 	"strings"
 	"time"
+
+	"github.com/rshub/rshub/delivery"
 )
 
 // Config is every setting of a hub process. cmd/hub documents each one.
@@ -90,6 +93,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--sync applies to the embedded NATS server; configure fsync on the external server instead")
 	case s.RotateEntries < 0 || s.RotateEntries > 50000:
 		return fmt.Errorf("--rotate-entries must be 1 to 50000, got %d", s.RotateEntries)
+	case !delivery.ValidSigMethod(s.SigMethod):
+		return fmt.Errorf("--signature must be sha1, sha256, sha384 or sha512, got %q", s.SigMethod)
 	case s.StartupTimeout <= 0:
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
 	case s.ShutdownTimeout <= 0:

@@ -218,9 +218,18 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	for _, runner := range []func(context.Context) error{tail.Run, h.Run, hooks.Run, pm.Run} {
+	// an engine that stops on its own (not because bg ended) stops the hub:
+	// a hub that takes publishes but no longer delivers must not run on
+	engineErr := make(chan error, 4)
+	engines := map[string]func(context.Context) error{"log cache": tail.Run, "hub": h.Run, "webhooks": hooks.Run, "pull mode": pm.Run}
+	for name, runner := range engines {
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = runner(bg) }()
+		go func() {
+			defer wg.Done()
+			if err := runner(bg); err != nil && bg.Err() == nil {
+				engineErr <- fmt.Errorf("%s stopped: %w", name, err)
+			}
+		}()
 	}
 
 	serveErr := make(chan error, 1)
@@ -233,12 +242,15 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		ready(Started{Addr: ln.Addr().String(), HubURL: hubURL})
 	}
 
+	var failed error
 	select {
 	case <-ctx.Done():
 	case err := <-serveErr:
 		stopBG()
 		wg.Wait()
 		return fmt.Errorf("http server: %w", err)
+	case failed = <-engineErr:
+		logger.Error("an engine stopped; shutting the hub down", "err", failed)
 	}
 	logger.Info("shutting down: intake stops, in-flight deliveries finish")
 	sctx, cancel := context.WithTimeout(context.Background(), s.ShutdownTimeout)
@@ -247,6 +259,9 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	ws.Shutdown(sctx)
 	stopBG()
 	wg.Wait()
+	if failed != nil {
+		return failed
+	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
