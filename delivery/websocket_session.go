@@ -37,6 +37,7 @@ type wsSession struct {
 
 	mu     sync.Mutex
 	queue  []wsFrame
+	spare  []wsFrame // the drained queue's backing array, reused for the next batch
 	ended  bool
 	code   int    // close code to send, 0 for none
 	reason string // close reason, with one %d for the resume cursor
@@ -115,10 +116,19 @@ func (s *wsSession) write() {
 
 // writeQueued writes the frames the dispatcher queued.
 func (s *wsSession) writeQueued() error {
+	// two queues take turns, so a steady stream of frames allocates nothing
 	s.mu.Lock()
 	frames := s.queue
-	s.queue = nil
+	s.queue, s.spare = s.spare, nil
 	s.mu.Unlock()
+	defer func() {
+		clear(frames) // drop the frames' messages
+		s.mu.Lock()
+		if s.spare == nil {
+			s.spare = frames[:0]
+		}
+		s.mu.Unlock()
+	}()
 	for _, f := range frames {
 		if err := s.ctx.Err(); err != nil {
 			return err
@@ -158,7 +168,7 @@ func (s *wsSession) finish() {
 	s.close(0, "") // no-op when a cause was set
 	s.mu.Lock()
 	code, reason := s.code, s.reason
-	s.queue = nil
+	s.queue, s.spare = nil, nil
 	s.mu.Unlock()
 	if code != 0 {
 		msg := websocket.FormatCloseMessage(code, fmt.Sprintf(reason, s.pos))
