@@ -295,9 +295,11 @@ func (h *Hub) SweepOnce(ctx context.Context) {
 		switch {
 		case s.State == SubActive && now.After(s.Expires):
 			// re-read: a renewal verified since the listing must win
-			if cur, err := h.cfg.Store.Subscription(ctx, s.ID); err != nil || cur.State != SubActive || !now.After(cur.Expires) {
+			cur, err := h.cfg.Store.Subscription(ctx, s.ID)
+			if err != nil || cur.State != SubActive || !now.After(cur.Expires) {
 				continue
 			}
+			s = cur
 			s.State = SubExpired
 			if err := h.cfg.Store.PutSubscription(ctx, s); err != nil {
 				h.log.Error("lease sweep: expire", "id", s.ID, "err", err)
