@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/weblink"
@@ -366,5 +368,35 @@ func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
 	}
 	if a.lastSeq() != 3 {
 		t.Fatalf("log holds %d records, want 3", a.lastSeq())
+	}
+}
+
+// RSN-13 / core §7: a Change List over 50,000 entries is not a valid
+// ResourceSync document; a thin ping on it is refused with the reason and
+// nothing is distributed (it is not passed on as foreign content).
+func TestThinPing_OversizedChangeListRefused(t *testing.T) {
+	f := newFixture(t, func(c *hub.Config) { c.MaxBody = 20 << 20 })
+	const n = 50001
+	var b strings.Builder
+	b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>`)
+	base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		dt := base.Add(time.Duration(i+1) * time.Second).Format(time.RFC3339)
+		fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s"/></url>`, i, dt, dt)
+	}
+	b.WriteString(`</urlset>`)
+	body := b.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+	if status != 502 || !strings.Contains(resp, "invalid ResourceSync document") || !strings.Contains(resp, "50000") {
+		t.Fatalf("%d %q, want 502 naming the entry limit", status, resp)
+	}
+	if f.lastSeq() != 0 {
+		t.Fatalf("log holds %d records after a refused ping", f.lastSeq())
 	}
 }

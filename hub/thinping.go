@@ -129,6 +129,11 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
 	if isXML(contentType) {
 		doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: h.cfg.MaxBody})
+		if err != nil && isChangeDocument(body, h.cfg.MaxBody) {
+			// a Change List or notification that fails validation is the
+			// Source's bug to hear about, not content to pass on verbatim
+			return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
+		}
 		if err == nil {
 			switch {
 			case doc.Kind == changefeed.URLSet && doc.MD.Capability == changefeed.CapChangeList:
@@ -144,6 +149,20 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 	}
 	// not ResourceSync: distribute verbatim, skipping content already sent
 	return h.commit(ctx, incoming{ch: ch, body: body, contentType: contentType})
+}
+
+// isChangeDocument reports whether body's root declares itself a Change
+// List or a change notification.
+func isChangeDocument(body []byte, maxBytes int64) bool {
+	hdr, err := changefeed.NewDecoder(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: maxBytes}).Header()
+	if err != nil {
+		return false
+	}
+	switch hdr.MD.Capability {
+	case changefeed.CapChangeList, changefeed.CapChangeNotification, changefeed.CapChangeListNotification:
+		return true
+	}
+	return false
 }
 
 // publishChangeList publishes the entries of a Source's Change List that
