@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
@@ -354,6 +355,8 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 	}
 	subscribe(t, c, srv, three, func(i int) int { return i % 3 })
 	waitActive(t, c, 12)
+	// a WebSocket client on hub 2 sees what is published through the others
+	ws := dialWS(t, c.hubURLs[2])
 	start = time.Now()
 	base := burst
 	for n := base; n < base+burst; n++ {
@@ -369,6 +372,7 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 	waitAll(t, c, threeRecv, acked[burst:], 60*time.Second)
 	threeHubs := time.Since(start)
 	t.Logf("3 hubs: %d notifications x %d subscribers delivered in %v (%.0f deliveries/s)", burst, len(three), threeHubs, float64(burst*len(three))/threeHubs.Seconds())
+	ws.expect(t, acked[burst:], 30*time.Second)
 
 	// phase 3: publish under load; kill hub 1, restart a NATS node, restart Redis
 	const load = 900
@@ -457,4 +461,59 @@ func countActive(c *cluster) int {
 		}
 	}
 	return n
+}
+
+// wsClient is a WebSocket session on one hub that records the notification
+// numbers it receives.
+type wsClient struct {
+	mu  sync.Mutex
+	got map[int]bool
+}
+
+// dialWS opens /ws?channels=cluster live on hub.
+func dialWS(t *testing.T, hubURL string) *wsClient {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(hubURL, "http") + "ws?channels=cluster"
+	conn, resp, err := websocket.DefaultDialer.Dial(u, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v (%v)", u, err, resp)
+	}
+	t.Cleanup(func() { conn.Close() })
+	w := &wsClient{got: map[int]bool{}}
+	go func() {
+		for {
+			var f struct {
+				Type    string `json:"type"`
+				Entries []struct {
+					Loc string `json:"loc"`
+				} `json:"entries"`
+			}
+			if err := conn.ReadJSON(&f); err != nil {
+				return
+			}
+			w.mu.Lock()
+			for _, e := range f.Entries {
+				if n, err := strconv.Atoi(strings.TrimPrefix(e.Loc, "http://example.com/n/")); err == nil {
+					w.got[n] = true
+				}
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// expect waits until the session has received every number in want.
+func (w *wsClient) expect(t *testing.T, want []int, timeout time.Duration) {
+	t.Helper()
+	testenv.Eventually(t, timeout, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for _, n := range want {
+			if !w.got[n] {
+				return false
+			}
+		}
+		return true
+	}, "the WebSocket client on hub 2 missed notifications published through other hubs")
 }
