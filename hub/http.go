@@ -37,6 +37,9 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Link", "<"+h.cfg.HubURL+`>; rel="hub"`)
 		_, _ = fmt.Fprintf(w, "rshub: a WebSub hub for ResourceSync change notifications.\nPOST hub.mode=subscribe|unsubscribe|publish (form) or an application/xml change-notification with Link rel=\"self\" and rel=\"hub\" to %s\n", h.cfg.HubURL)
+		if h.cfg.Home != "" {
+			_, _ = fmt.Fprintln(w, h.cfg.Home)
+		}
 		return
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")

@@ -52,6 +52,9 @@ type Config struct {
 	// DeliveryStats reports per-subscription delivery health for the admin
 	// API (GET /admin/deliveries); optional.
 	DeliveryStats func() any
+	// Home is extra text for people who open the hub URL in a browser
+	// (for example where the dashboard is); optional.
+	Home string
 	// VerifyWorkers bounds concurrent verifications (default 32).
 	VerifyWorkers int
 	// Observer receives intake and subscription events (metrics); optional.

@@ -62,3 +62,18 @@ func logDashboard(logger *slog.Logger, hubURL, token string, generated bool) {
 	}
 	logger.Info("dashboard (asks for the admin token)", "url", dashboardURL(hubURL, ""))
 }
+
+// home is what the hub URL tells a person in a browser beyond the protocol.
+func home(dashboard bool, hubURL string) string {
+	u, err := url.Parse(hubURL)
+	if err != nil {
+		return ""
+	}
+	u.Path, u.RawQuery, u.Fragment = "", "", ""
+	origin := u.String()
+	out := "Source Description: " + origin + "/.well-known/resourcesync\nMetrics: " + origin + "/metrics"
+	if dashboard {
+		out += "\nDashboard: " + dashboardURL(hubURL, "") + " (needs the admin token)"
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,17 @@ func TestDashboardURL(t *testing.T) {
 		if got := dashboardURL(tc.hub, tc.token); got != tc.want {
 			t.Errorf("dashboardURL(%q, %q) = %q, want %q", tc.hub, tc.token, got, tc.want)
 		}
+	}
+}
+
+func TestHome_PointsAtOriginDocuments(t *testing.T) {
+	got := home(true, "https://hub.example.org/websub/")
+	for _, want := range []string{"https://hub.example.org/.well-known/resourcesync", "https://hub.example.org/metrics", "https://hub.example.org/dashboard/"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("home lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(home(false, "http://h/"), "Dashboard") {
+		t.Error("dashboard mentioned without an admin token")
 	}
 }

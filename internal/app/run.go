@@ -150,6 +150,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		Redriver:      hooks,
 		Observer:      obs,
 		DeliveryStats: func() any { return hooks.Stats() },
+		Home:          home(dash != nil, hubURL),
 		Logger:        logger.With("component", "hub"),
 	})
 	if err != nil {
