@@ -144,6 +144,16 @@ func (p *Pull) serveListDoc(w http.ResponseWriter, r *http.Request, name string,
 			d.gone = func() { p.forget(l.FirstSeq); p.cache.drop(key) }
 			d.stored = func() (*rendered, error) { return p.renderClosed(ctx, name, l) }
 		}
+	} else if p.cache.enabled() {
+		// the open list is rendered once per version (its ETag names its
+		// last notification); repeated GETs between appends hit the cache
+		key := d.etag
+		d.gone = func() { p.forget(l.FirstSeq); p.cache.drop(key) }
+		d.stored = func() (*rendered, error) {
+			return p.cache.get(ctx, key, func() (*rendered, error) {
+				return p.render(context.WithoutCancel(ctx), name, l, hdr)
+			})
+		}
 	}
 	p.serve(w, r, d)
 }

@@ -3,6 +3,7 @@ package pull_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,5 +31,33 @@ func TestPull_ClosedListsRenderedAhead(t *testing.T) {
 	after := e.pull.CacheStats()
 	if after.Misses != before.Misses || after.Hits != before.Hits+1 {
 		t.Fatalf("GET was not a cache hit: before %+v after %+v", before, after)
+	}
+}
+
+// The open Change List is rendered once per version: a second GET before
+// the next notification is served from memory, and a new notification
+// gives a new version.
+func TestPull_OpenListRenderedOncePerVersion(t *testing.T) {
+	e := newEnv(t, pull.Config{}, "a")
+	h := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	e.notify("a", h(0), h(10), entries(h(0), h(10), 5, 1))
+	get := func() []byte {
+		resp, body := e.get(http.MethodGet, e.base+"/channels/a/changelist.xml")
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET open list: %d", resp.StatusCode)
+		}
+		return body
+	}
+	first := get()
+	before := e.pull.CacheStats()
+	if again := get(); string(again) != string(first) {
+		t.Fatal("the same version served different bytes")
+	}
+	if after := e.pull.CacheStats(); after.Hits != before.Hits+1 || after.Misses != before.Misses {
+		t.Fatalf("second GET not a cache hit: before %+v after %+v", before, after)
+	}
+	e.notify("a", h(10), h(20), entries(h(10), h(20), 3, 2))
+	if next := get(); strings.Count(string(next), "<url>") != 8 {
+		t.Fatalf("after a new notification the open list has %d entries, want 8", strings.Count(string(next), "<url>"))
 	}
 }
