@@ -42,6 +42,21 @@ wait_port() { # port, what
   return 1
 }
 
+wait_ready() { # port, what: until GET /readyz answers 200
+  for _ in $(seq 1 600); do
+    if exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null; then
+      printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+      local status
+      read -r _ status _ <&3 || true
+      exec 3<&- 3>&-
+      [ "$status" = 200 ] && return 0
+    fi
+    sleep 0.1
+  done
+  echo "$2 not ready on port $1; see $DIR/*.log" >&2
+  return 1
+}
+
 start() {
   mkdir -p "$DIR/bin"
   command -v redis-server >/dev/null || { echo "redis-server not found: apt-get install redis-server" >&2; exit 1; }
@@ -64,7 +79,7 @@ start() {
       --nats-url "$(nats_urls)" --nats-replicas 3 --redis-url "redis://127.0.0.1:$REDIS_PORT/0" \
       --allow-networks 127.0.0.0/8 --claim-ttl 10s --reconcile 2s
   done
-  for i in 0 1 2; do wait_port $((HUB_BASE + i)) "hub$i"; done
+  for i in 0 1 2; do wait_ready $((HUB_BASE + i)) "hub$i"; done
   echo "cluster up: hubs http://127.0.0.1:${HUB_BASE}/ .. http://127.0.0.1:$((HUB_BASE + 2))/ (hub URL $HUB_URL)"
   echo "NATS $(nats_urls); Redis redis://127.0.0.1:$REDIS_PORT/0; logs in $DIR"
 }
