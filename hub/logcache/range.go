@@ -16,10 +16,11 @@ type rangeReader interface {
 // Range calls fn, in sequence order, for each record of channel (every
 // channel when channel is "") whose sequence lies in [from, to], until fn
 // returns an error, which Range returns. Long runs are read by the
-// underlying log's own range read when it has one (the cache holds only
-// the tail); otherwise record by record through the cache.
+// underlying log's own range read when it has one and the run starts
+// before the ring; otherwise record by record through the cache.
 func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
-	if rl, ok := c.log.(rangeReader); ok {
+	// a run the ring holds from its start is read from memory
+	if rl, ok := c.log.(rangeReader); ok && !c.holds(from) {
 		return rl.Range(ctx, channel, from, to, fn)
 	}
 	for seq := max(from, 1); seq <= to; {
@@ -39,4 +40,10 @@ func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn f
 		seq = rec.Seq + 1
 	}
 	return nil
+}
+
+// holds reports whether the ring holds records from seq on.
+func (c *Cache) holds(seq uint64) bool {
+	st := c.Stats()
+	return st.Records > 0 && seq >= st.First
 }
