@@ -20,9 +20,14 @@ func TestRange_ReadsAChannelsRunInOrder(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = js.Close() })
 	mem := newMemLog()
-	for name, log := range map[string]hub.Log{"jslog": js, "without range": mem} {
-		t.Run(name, func(t *testing.T) {
-			c := logcache.New(log, logcache.Config{})
+	cases := []struct {
+		name string
+		log  hub.Log
+		ring int // 2: the run starts before the ring, so jslog's range read serves it
+	}{{"jslog, in the ring", js, 0}, {"jslog, before the ring", js, 2}, {"without range", mem, 0}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := logcache.New(tc.log, logcache.Config{MaxRecords: tc.ring})
 			start(t, c)
 			seqs := appendAll(t, c, "a", "b", "a", "a", "b", "a") // a: 1st, 3rd, 4th, 6th
 			var got []uint64
