@@ -177,47 +177,33 @@ func (c *rawCapture) capture(t *tokenizer) (RawElement, error) {
 }
 
 // appendEscText escapes character data.
-func appendEscText[S string | []byte](dst []byte, s S) []byte {
-	last := 0
-	for i := 0; i < len(s); i++ {
-		var esc string
-		switch s[i] {
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '\r':
-			esc = "&#13;"
-		default:
-			continue
-		}
-		dst = append(dst, s[last:i]...)
-		dst = append(dst, esc...)
-		last = i + 1
-	}
-	return append(dst, s[last:]...)
-}
+func appendEscText[S string | []byte](dst []byte, s S) []byte { return appendEsc(dst, s, false) }
 
 // appendEscAttr escapes an attribute value for double quotes.
-func appendEscAttr[S string | []byte](dst []byte, s S) []byte {
+func appendEscAttr[S string | []byte](dst []byte, s S) []byte { return appendEsc(dst, s, true) }
+
+// appendEsc escapes s for XML: &, < and CR always, > in text, and the
+// double quote and whitespace characters attribute normalisation would
+// change in attribute values.
+func appendEsc[S string | []byte](dst []byte, s S, attr bool) []byte {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string
-		switch s[i] {
-		case '&':
+		switch c := s[i]; {
+		case c == '&':
 			esc = "&amp;"
-		case '<':
+		case c == '<':
 			esc = "&lt;"
-		case '"':
-			esc = "&quot;"
-		case '\t':
-			esc = "&#9;"
-		case '\n':
-			esc = "&#10;"
-		case '\r':
+		case c == '\r':
 			esc = "&#13;"
+		case c == '>' && !attr:
+			esc = "&gt;"
+		case c == '"' && attr:
+			esc = "&quot;"
+		case c == '\t' && attr:
+			esc = "&#9;"
+		case c == '\n' && attr:
+			esc = "&#10;"
 		default:
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/backoff"
 )
 
 // PutChannel stores ch under its topic.
@@ -103,7 +104,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		if !conflict {
 			return st, nil
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := backoff.Wait(ctx, attempt); err != nil {
 			return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", topic, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/backoff"
 )
 
 // lease is the value of a lease key.
@@ -41,7 +42,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 		if !conflict {
 			return true, nil
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := backoff.Wait(ctx, attempt); err != nil {
 			return false, fmt.Errorf("kvstore: claim %q: %w", key, err)
 		}
 	}

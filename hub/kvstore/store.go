@@ -24,8 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -144,19 +142,6 @@ func casJSON(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64,
 		return true, nil
 	}
 	return false, err
-}
-
-// backoff waits a little, more after each lost race, or until ctx ends.
-func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // entries returns the values of the keys matching filter.

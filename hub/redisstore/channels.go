@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/backoff"
 )
 
 // PutChannel stores ch under its topic.
@@ -119,7 +120,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		case !errors.Is(err, redis.TxFailedErr):
 			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := backoff.Wait(ctx, attempt); err != nil {
 			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
 		}
 	}

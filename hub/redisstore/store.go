@@ -25,8 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -118,17 +116,4 @@ func decodeAll[T any](vals []any) ([]T, error) {
 		out = append(out, x)
 	}
 	return out, nil
-}
-
-// backoff waits a little, more after each lost race, or until ctx ends.
-func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
