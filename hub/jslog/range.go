@@ -35,6 +35,17 @@ const (
 // far faster than one Next per record for long runs. Records removed by retention are skipped, as with Next; records
 // appended while Range runs may or may not be seen.
 func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+	return l.rangeRead(ctx, channel, from, to, false, fn)
+}
+
+// RangeHeaders is Range without the bodies: each record has its metadata
+// (sequence, channel, topic, from, until, entry count…) and a nil Body. An
+// index of a long history is built from it at a fraction of the bytes.
+func (l *Log) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+	return l.rangeRead(ctx, channel, from, to, true, fn)
+}
+
+func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
 	subj := l.cfg.SubjectPrefix + ".>"
 	if channel != "" {
 		if err := validChannel(channel); err != nil {
@@ -69,6 +80,7 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 		MemoryStorage:     true,
 		Replicas:          1,
 		InactiveThreshold: rangeInactive,
+		HeadersOnly:       headersOnly,
 	})
 	if err != nil {
 		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
@@ -95,7 +107,11 @@ func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn fun
 			if seq > to {
 				return nil // the rest of the batch expires with the fetch
 			}
-			rec, err := DecodeMsg(m.Subject(), m.Headers(), m.Data(), seq)
+			data := m.Data()
+			if headersOnly {
+				data = nil
+			}
+			rec, err := DecodeMsg(m.Subject(), m.Headers(), data, seq)
 			if err != nil {
 				return fmt.Errorf("jslog: range: seq %d: %w", seq, err)
 			}

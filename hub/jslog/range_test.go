@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
@@ -73,5 +74,35 @@ func TestHeaders_EntriesRoundTrip(t *testing.T) {
 	}
 	if h := jslog.EncodeHeaders(hub.Record{Channel: "a"}); h.Get(jslog.HeaderEntries) != "" {
 		t.Errorf("a record without entries has header %s", jslog.HeaderEntries)
+	}
+}
+
+// RangeHeaders gives every record's metadata without its body.
+func TestRangeHeaders_MetadataWithoutBodies(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	l := openLog(t, nc, jslog.Config{})
+	from := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var want []hub.Record
+	for i := range 40 {
+		r := record("a", i)
+		r.From, r.Until, r.Entries = from.Add(time.Duration(i)*time.Minute), from.Add(time.Duration(i+1)*time.Minute), i+1
+		r.Seq = mustAppend(t, l, r)
+		want = append(want, r)
+	}
+	var got []hub.Record
+	if err := l.RangeHeaders(ctxT(t), "a", 1, ^uint64(0), func(r hub.Record) error {
+		got = append(got, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		w := want[i]
+		if r.Seq != w.Seq || r.Topic != w.Topic || !r.From.Equal(w.From) || !r.Until.Equal(w.Until) || r.Entries != w.Entries || r.Key != w.Key || r.Body != nil {
+			t.Fatalf("record %d: %+v (body %d bytes), want %+v without body", i, r, len(r.Body), w)
+		}
 	}
 }

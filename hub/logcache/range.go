@@ -13,6 +13,21 @@ type rangeReader interface {
 	Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
 }
 
+// headerRangeReader reads a run of records' metadata without their bodies.
+type headerRangeReader interface {
+	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+}
+
+// RangeHeaders is Range for callers that need only records' metadata: the
+// underlying log's headers-only read when it has one and the run starts
+// before the ring (records may then come without Body); Range otherwise.
+func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+	if hl, ok := c.log.(headerRangeReader); ok && !c.holds(from) {
+		return hl.RangeHeaders(ctx, channel, from, to, fn)
+	}
+	return c.Range(ctx, channel, from, to, fn)
+}
+
 // Range calls fn, in sequence order, for each record of channel (every
 // channel when channel is "") whose sequence lies in [from, to], until fn
 // returns an error, which Range returns. Long runs are read by the

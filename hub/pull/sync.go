@@ -33,9 +33,16 @@ func (p *Pull) Sync(ctx context.Context) error {
 	p.mu.Unlock()
 
 	var created map[string]time.Time
-	err = p.records(ctx, "", cursor+1, math.MaxUint64, func(rec hub.Record) error {
+	err = p.metadata(ctx, cursor+1, func(rec hub.Record) error {
 		entries := rec.Entries
-		if entries == 0 && !rec.From.IsZero() && len(rec.Body) > 0 {
+		if entries == 0 && !rec.From.IsZero() {
+			if rec.Body == nil { // a headers-only read of a record stored without its count
+				full, err := p.log.Next(ctx, rec.Channel, rec.Seq)
+				if err != nil {
+					return err
+				}
+				rec.Body = full.Body
+			}
 			entries = countEntries(rec.Body)
 		}
 		var when time.Time
@@ -54,6 +61,21 @@ func (p *Pull) Sync(ctx context.Context) error {
 		return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
 	}
 	return nil
+}
+
+// HeaderRangeLog is a RangeLog that can also read records' metadata
+// without their bodies; the list index is built from it when available.
+type HeaderRangeLog interface {
+	RangeLog
+	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+}
+
+// metadata calls fn for every record from seq on, with or without bodies.
+func (p *Pull) metadata(ctx context.Context, from uint64, fn func(hub.Record) error) error {
+	if hl, ok := p.log.(HeaderRangeLog); ok {
+		return hl.RangeHeaders(ctx, "", from, math.MaxUint64, fn)
+	}
+	return p.records(ctx, "", from, math.MaxUint64, fn)
 }
 
 // creationTimes maps channel names to their creation times; empty when the
