@@ -49,6 +49,11 @@ func main() {
 }
 
 func run(ctx context.Context, every time.Duration) error {
+	// the Source and the mirror outlive the changes by a short settling
+	// time, so the demo ends with the mirror caught up
+	changes := ctx
+	ctx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAll()
 	tmp, err := os.MkdirTemp("", "rshub-demo-")
 	if err != nil {
 		return err
@@ -116,8 +121,8 @@ func run(ctx context.Context, every time.Duration) error {
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return compare(srcDir, mirrorDir)
+		case <-changes.Done():
+			return settle(srcDir, mirrorDir, 15*time.Second)
 		case <-t.C:
 			if err := change(rng, srcDir); err != nil {
 				return err
@@ -171,8 +176,25 @@ func printEvent(e mirror.Event) {
 	}
 }
 
-// compare reports whether the mirror equals the Source directory.
-func compare(a, b string) error {
+// settle waits, at most timeout, for the mirror to equal the Source
+// directory (the last changes are still being published and applied), then
+// says how it ended.
+func settle(src, mirror string, timeout time.Duration) error {
+	fmt.Println("\nno more changes; waiting for the mirror to catch up")
+	deadline := time.Now().Add(timeout)
+	for {
+		na, nb, same := compare(src, mirror)
+		if same || time.Now().After(deadline) {
+			fmt.Printf("demo over: %d files at the Source, %d in the mirror, identical: %v\n", na, nb, same)
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval with a deadline
+	}
+}
+
+// compare reports the file counts of both directories and whether their
+// contents are identical.
+func compare(a, b string) (int, int, bool) {
 	read := func(root string) map[string][]byte {
 		out := map[string][]byte{}
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -189,6 +211,5 @@ func compare(a, b string) error {
 	for k, v := range fa {
 		same = same && bytes.Equal(v, fb[k])
 	}
-	fmt.Printf("\ndemo over: %d files at the Source, %d in the mirror, identical: %v (changes of the last second may still be in flight)\n", len(fa), len(fb), same)
-	return nil
+	return len(fa), len(fb), same
 }
