@@ -2,7 +2,6 @@ package logcache
 
 import (
 	"context"
-	"errors"
 
 	"github.com/rshub/rshub/hub"
 )
@@ -38,23 +37,7 @@ func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn f
 	if rl, ok := c.log.(rangeReader); ok && !c.holds(from) {
 		return rl.Range(ctx, channel, from, to, fn)
 	}
-	for seq := max(from, 1); seq <= to; {
-		rec, err := c.Next(ctx, channel, seq)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if rec.Seq > to {
-			return nil
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
-		seq = rec.Seq + 1
-	}
-	return nil
+	return hub.Walk(ctx, c, channel, from, to, fn)
 }
 
 // holds reports whether the ring holds records from seq on.

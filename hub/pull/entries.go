@@ -26,23 +26,7 @@ func (p *Pull) records(ctx context.Context, channel string, from, to uint64, fn 
 	if rl, ok := p.log.(RangeLog); ok && to-from >= smallRange {
 		return rl.Range(ctx, channel, from, to, fn)
 	}
-	for seq := from; seq <= to; {
-		rec, err := p.log.Next(ctx, channel, seq)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if rec.Seq > to {
-			return nil
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
-		seq = rec.Seq + 1
-	}
-	return nil
+	return hub.Walk(ctx, p.log, channel, from, to, fn)
 }
 
 // writeList streams the Change List l of channel name to w: hdr, then the
