@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
@@ -84,14 +85,7 @@ func (h *Hub) state(ctx context.Context, ch Channel) (*memState, error) {
 
 // catchUp applies every record of the channel after m's last sequence.
 func (h *Hub) catchUp(ctx context.Context, ch Channel, m *memState) error {
-	for {
-		rec, err := h.cfg.Log.Next(ctx, ch.Name, m.st.LastSeq+1)
-		if errors.Is(err, ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("catch channel state up with the log: %w", err)
-		}
+	err := Walk(ctx, h.cfg.Log, ch.Name, m.st.LastSeq+1, math.MaxUint64, func(rec Record) error {
 		var gap *Gap
 		if !rec.Until.IsZero() {
 			if c := changefeed.CheckContinuity(m.st.LastUntil, rec.From, rec.Until); c.Verdict == changefeed.Gap {
@@ -100,7 +94,12 @@ func (h *Hub) catchUp(ctx context.Context, ch Channel, m *memState) error {
 		}
 		advance(&m.st, rec, gap)
 		m.dirty = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("catch channel state up with the log: %w", err)
 	}
+	return nil
 }
 
 // advance applies one stored record to a channel state.
