@@ -66,6 +66,7 @@ type Handler struct {
 type intent struct {
 	mode   string
 	topic  string
+	sub    Subscription // for subscribe: recorded the moment the challenge is echoed
 	result chan verdict // buffered, receives once
 }
 
@@ -116,21 +117,28 @@ func (h *Handler) serveVerify(w http.ResponseWriter, r *http.Request) {
 	switch mode {
 	case "subscribe", "unsubscribe":
 		challenge := q.Get("hub.challenge")
+		var lease time.Duration
+		if n, err := strconv.ParseInt(q.Get("hub.lease_seconds"), 10, 64); err == nil && n > 0 {
+			lease = time.Duration(n) * time.Second
+		}
 		h.mu.Lock()
 		in := h.pending[id]
 		ok := in != nil && in.mode == mode && in.topic == topic && challenge != ""
 		if ok {
 			delete(h.pending, id) // a challenge is answered once
+			if mode == "subscribe" {
+				// the hub may deliver as soon as it has the challenge back:
+				// accept deliveries from now on, not from when Subscribe returns
+				s := in.sub
+				s.Lease, s.Verified = lease, h.cfg.Now()
+				h.subs[id] = &s
+			}
 		}
 		h.mu.Unlock()
 		if !ok {
 			h.cfg.Logger.Info("verification refused: no such pending request", "sub", id, "mode", mode, "topic", topic)
 			http.NotFound(w, r)
 			return
-		}
-		var lease time.Duration
-		if n, err := strconv.ParseInt(q.Get("hub.lease_seconds"), 10, 64); err == nil && n > 0 {
-			lease = time.Duration(n) * time.Second
 		}
 		in.result <- verdict{lease: lease}
 		w.Header().Set("Content-Type", "text/plain")

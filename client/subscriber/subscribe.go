@@ -139,7 +139,7 @@ func (h *Handler) request(ctx context.Context, s Subscription, mode string, form
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	in := &intent{mode: mode, topic: s.Topic, result: make(chan verdict, 1)}
+	in := &intent{mode: mode, topic: s.Topic, sub: s, result: make(chan verdict, 1)}
 	h.mu.Lock()
 	h.pending[s.ID] = in
 	h.mu.Unlock()
