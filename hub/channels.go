@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // maxChannelName bounds channel names (they become URL path segments and
@@ -139,7 +140,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 		ch.Created = h.cfg.Now().UTC()
 	}
 	if ch.Trust == TrustOpen {
-		h.log.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", ch.Topic, "channel", ch.Name)
+		h.log.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", Truncate(ch.Topic), "channel", ch.Name)
 	}
 	if err := h.cfg.Store.PutChannel(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: store: %w", err)
@@ -164,10 +165,46 @@ func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
 
 // channelFor returns the channel of topic, creating an open one when the
 // hub runs with OpenTopics.
+// Beyond MaxOpenChannels it refuses with 503 and the reason instead.
 func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
+	if err := checkLen("the topic URI", topic, MaxTopicLen); err != nil {
+		return Channel{}, refuse(400, "too_long", "%v", err)
+	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
 		return ch, err
 	}
-	return h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	n, err := h.channelCount(ctx)
+	if err != nil {
+		return Channel{}, err
+	}
+	if n >= h.cfg.MaxOpenChannels {
+		return Channel{}, refuse(503, "channel_limit", "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
+	}
+	ch, err = h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
+	if err == nil {
+		h.openCount++
+	}
+	return ch, err
+}
+
+// openCountTTL is how long the hub trusts its count of channels before
+// listing the store again (other hubs create channels too).
+const openCountTTL = 5 * time.Second
+
+// channelCount returns how many channels the store holds, listing them at
+// most every openCountTTL; the caller holds openMu.
+func (h *Hub) channelCount(ctx context.Context) (int, error) {
+	now := h.cfg.Now()
+	if !h.openCounted.IsZero() && now.Sub(h.openCounted) < openCountTTL {
+		return h.openCount, nil
+	}
+	chs, err := h.cfg.Store.Channels(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count channels: %w", err)
+	}
+	h.openCount, h.openCounted = len(chs), now
+	return h.openCount, nil
 }

@@ -6,7 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
+
+	"github.com/rshub/rshub/internal/weblink"
 )
 
 // maxFormBytes bounds subscription and publish-ping forms.
@@ -65,19 +68,31 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		form := r.PostForm
+		if err := checkFormLimits(form); err != nil {
+			h.obs.Rejected("too_long")
+			plainError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		switch form.Get("hub.mode") {
 		case "subscribe", "unsubscribe":
-			h.handleSubscription(w, form)
+			h.handleSubscription(w, r, form)
 		case "publish":
 			h.handlePublishPing(w, r, form)
 		default:
-			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", form.Get("hub.mode")))
+			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", Truncate(form.Get("hub.mode"))))
 		}
 	case "application/xml", "text/xml":
+		for _, l := range weblink.Parse(r.Header.Values("Link")) {
+			if err := checkLen("a Link URI", l.Href, MaxTopicLen); err != nil {
+				h.obs.Rejected("too_long")
+				plainError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
 		h.handleFatPing(w, r, r.Header.Get("Content-Type"))
 	default:
 		h.obs.Rejected("content_type")
-		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", mt))
+		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", Truncate(mt)))
 	}
 }
 
@@ -90,7 +105,12 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		plainError(w, http.StatusMethodNotAllowed, "a topic takes GET or HEAD")
 		return
 	}
-	ch, err := h.ChannelByName(r.Context(), r.PathValue("name"))
+	name := r.PathValue("name")
+	if !ValidChannelName(name) {
+		plainError(w, http.StatusNotFound, "no hosted topic here (channel names are 1-64 characters of A-Z a-z 0-9 - _)")
+		return
+	}
+	ch, err := h.ChannelByName(r.Context(), name)
 	if err != nil || !ch.Hosted {
 		plainError(w, http.StatusNotFound, "no hosted topic here")
 		return
@@ -108,6 +128,24 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(body)
 	}
+}
+
+// checkFormLimits refuses a form naming a topic or callback longer than
+// the documented limits (MaxTopicLen, MaxCallbackLen).
+func checkFormLimits(form url.Values) error {
+	for _, name := range []string{"hub.topic", "hub.url"} {
+		for _, v := range form[name] {
+			if err := checkLen(name, v, MaxTopicLen); err != nil {
+				return err
+			}
+		}
+	}
+	for _, v := range form["hub.callback"] {
+		if err := checkLen("hub.callback", v, MaxCallbackLen); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // plainError writes a plain-text error for developers (WebSub §5.1).

@@ -46,6 +46,15 @@ type Config struct {
 	OpenTopics bool
 	// AdminToken protects the admin API; empty disables it.
 	AdminToken string
+	// MaxOpenChannels bounds how many channels OpenTopics may create; every
+	// per-channel structure of the hub is bounded with it. Zero means
+	// DefaultMaxOpenChannels. Channels an operator creates are not counted
+	// against it.
+	MaxOpenChannels int
+	// CallbackCheck, when set, refuses a subscription's callback at request
+	// time with the reason (for example an address the delivery dialler
+	// would refuse); the dialler still checks every connection.
+	CallbackCheck func(ctx context.Context, callback string) error
 	// Activator and Redriver connect the delivery engine; both optional.
 	Activator Activator
 	Redriver  Redriver
@@ -79,6 +88,10 @@ type Hub struct {
 	chanCache map[string]cachedChannel
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
+
+	openMu      sync.Mutex // serialises channel creation by OpenTopics
+	openCount   int        // channels in the store, as last counted
+	openCounted time.Time  // when openCount was listed
 }
 
 // New validates cfg and returns a Hub. Call Run to start its background work.
@@ -98,6 +111,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 10 << 20
+	}
+	if cfg.MaxOpenChannels <= 0 {
+		cfg.MaxOpenChannels = DefaultMaxOpenChannels
 	}
 	if cfg.VerifyWorkers <= 0 {
 		cfg.VerifyWorkers = 32

@@ -50,6 +50,12 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	if r.Callback == "" {
 		return r, errors.New("hub.callback is required")
 	}
+	if err := checkLen("hub.callback", r.Callback, MaxCallbackLen); err != nil {
+		return r, err
+	}
+	if err := checkLen("hub.topic", r.Topic, MaxTopicLen); err != nil {
+		return r, err
+	}
 	if err := checkHTTPURL(r.Callback); err != nil {
 		return r, fmt.Errorf("hub.callback: %w", err)
 	}
@@ -92,11 +98,20 @@ func checkHTTPURL(raw string) error {
 
 // handleSubscription answers a subscribe/unsubscribe request: 202 and a
 // verification of intent queued, or 4xx with the reason.
-func (h *Hub) handleSubscription(w http.ResponseWriter, form url.Values) {
+func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form url.Values) {
 	req, err := ParseSubscription(form, h.cfg.Leases)
 	if err != nil {
 		plainError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if h.cfg.CallbackCheck != nil {
+		// refuse now what the dialler would refuse later, when it can be
+		// decided now; the dialler still checks every address it dials
+		if err := h.cfg.CallbackCheck(r.Context(), req.Callback); err != nil {
+			h.obs.Rejected("callback_refused")
+			plainError(w, http.StatusBadRequest, "hub.callback refused: "+err.Error())
+			return
+		}
 	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease}
 	select {
@@ -114,11 +129,15 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, form url.Values) {
 // runVerify performs the policy check, the denial or the verification of
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
-	log := h.log.With("mode", j.mode, "topic", j.topic, "callback", j.callback)
+	log := h.log.With("mode", j.mode, "topic", Truncate(j.topic), "callback", Truncate(j.callback))
 	ch, err := h.channelFor(ctx, j.topic)
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
-		if !errors.Is(err, ErrNotFound) {
+		var pe *PublishError
+		switch {
+		case errors.As(err, &pe):
+			reason = pe.Msg
+		case !errors.Is(err, ErrNotFound):
 			reason = "hub error; try again later"
 			log.Error("channel lookup", "err", err)
 		}
@@ -211,9 +230,9 @@ func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
 	q.Set("hub.topic", topic)
 	q.Set("hub.reason", reason)
 	if _, _, err := h.callbackGET(ctx, callback, q, 0); err != nil {
-		h.log.Info("denial not delivered", "callback", callback, "err", err)
+		h.log.Info("denial not delivered", "callback", Truncate(callback), "err", err)
 	}
-	h.log.Info("subscription denied", "topic", topic, "callback", callback, "reason", reason)
+	h.log.Info("subscription denied", "topic", Truncate(topic), "callback", Truncate(callback), "reason", reason)
 }
 
 // callbackGET sends a GET to callback with q appended to its own query
@@ -308,7 +327,7 @@ func (h *Hub) SweepOnce(ctx context.Context) {
 			if h.cfg.Activator != nil {
 				h.cfg.Activator.Deactivate(s.ID)
 			}
-			h.log.Info("lease ended", "topic", s.Topic, "callback", s.Callback)
+			h.log.Info("lease ended", "topic", Truncate(s.Topic), "callback", Truncate(s.Callback))
 		case s.State == SubExpired && now.After(s.Expires.Add(24*time.Hour)):
 			if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
 				h.log.Error("lease sweep: forget", "id", s.ID, "err", err)

@@ -30,6 +30,9 @@ type Config struct {
 	LeaseMax        int64
 	AllowOverlap    bool
 	OpenTopics      bool
+	MaxOpenChannels int
+	MaxClockSkew    time.Duration
+	UnhealthyAfter  time.Duration
 	AdminToken      string
 	ChannelsFile    string
 	AllowNetworks   string
@@ -75,6 +78,9 @@ func Defaults() Config {
 		ClaimTTL:        30 * time.Second,
 		Reconcile:       5 * time.Second,
 		StartupTimeout:  time.Minute,
+		MaxOpenChannels: 10000,
+		MaxClockSkew:    5 * time.Minute,
+		UnhealthyAfter:  2 * time.Minute,
 	}
 }
 
@@ -97,6 +103,12 @@ func (s Config) Check() error {
 		return fmt.Errorf("--signature must be sha1, sha256, sha384 or sha512, got %q", s.SigMethod)
 	case s.StartupTimeout <= 0:
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
+	case s.MaxOpenChannels <= 0:
+		return fmt.Errorf("--max-open-channels must be positive, got %d", s.MaxOpenChannels)
+	case s.MaxClockSkew <= 0:
+		return fmt.Errorf("--max-clock-skew must be positive, got %v", s.MaxClockSkew)
+	case s.UnhealthyAfter <= 0:
+		return fmt.Errorf("--unhealthy-after must be positive, got %v", s.UnhealthyAfter)
 	case s.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)
 	}

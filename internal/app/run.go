@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -137,21 +136,23 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	})
 
 	h, err := hub.New(hub.Config{
-		HubURL:        hubURL,
-		Store:         store,
-		Log:           log,
-		Client:        client,
-		Leases:        hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
-		MaxBody:       s.MaxBody,
-		AllowOverlap:  s.AllowOverlap,
-		OpenTopics:    s.OpenTopics,
-		AdminToken:    s.AdminToken,
-		Activator:     hooks,
-		Redriver:      hooks,
-		Observer:      obs,
-		DeliveryStats: func() any { return hooks.Stats() },
-		Home:          home(dash != nil, hubURL),
-		Logger:        logger.With("component", "hub"),
+		HubURL:          hubURL,
+		Store:           store,
+		Log:             log,
+		Client:          client,
+		Leases:          hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
+		MaxBody:         s.MaxBody,
+		AllowOverlap:    s.AllowOverlap,
+		OpenTopics:      s.OpenTopics,
+		MaxOpenChannels: s.MaxOpenChannels,
+		CallbackCheck:   func(ctx context.Context, cb string) error { return policy.CheckTarget(ctx, nil, cb) },
+		AdminToken:      s.AdminToken,
+		Activator:       hooks,
+		Redriver:        hooks,
+		Observer:        obs,
+		DeliveryStats:   func() any { return hooks.Stats() },
+		Home:            home(dash != nil, hubURL),
+		Logger:          logger.With("component", "hub"),
 	})
 	if err != nil {
 		return err
@@ -201,28 +202,21 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	if dash != nil {
 		dash.Register(mux)
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if _, _, err := log.Bounds(ctx); err != nil {
-			http.Error(w, "log unreachable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		if err := store.Ping(ctx); err != nil {
-			http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hl := newHealth([]probe{
+		{"log", func(ctx context.Context) error { _, _, err := log.Bounds(ctx); return err }},
+		{"store", store.Ping},
+	}, s.UnhealthyAfter, logger.With("component", "health"))
+	mux.HandleFunc("GET /healthz", hl.serveHealth)
+	mux.HandleFunc("GET /readyz", hl.serveReady)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	// an engine that stops on its own (not because bg ended) stops the hub:
 	// a hub that takes publishes but no longer delivers must not run on
-	engineErr := make(chan error, 4)
-	engines := map[string]func(context.Context) error{"log cache": tail.Run, "hub": h.Run, "webhooks": hooks.Run, "pull mode": pm.Run}
+	engineErr := make(chan error, 8)
+	engines := map[string]func(context.Context) error{"log cache": tail.Run, "hub": h.Run, "webhooks": hooks.Run, "pull mode": pm.Run,
+		"health": func(ctx context.Context) error { hl.run(ctx); return nil }}
 	for name, runner := range engines {
 		wg.Add(1)
 		go func() {
