@@ -74,6 +74,16 @@ const (
 	RuleLink Rule = "link"
 	// RuleLoc: every entry has a non-empty <loc>.
 	RuleLoc Rule = "loc"
+	// RuleAbsoluteURI: in Strict mode, <loc> is an absolute http or https
+	// URI with a host (the Sitemap protocol's rule) and rs:ln href is an
+	// absolute URI (a scheme; a host too for http and https: ResourceSync
+	// links may name other schemes, such as the gsiftp mirror of core example 24).
+	// A relative reference such as "../x" breaks it.
+	RuleAbsoluteURI Rule = "absolute-uri"
+	// RuleFuture: no from, until or change time (rs:md datetime, else the
+	// lastmod standing for it) lies after the latest instant the caller
+	// accepts. Parse cannot know the clock: CheckNotAfter applies it.
+	RuleFuture Rule = "future"
 )
 
 // ErrInvalid matches every *ValidationError with errors.Is.

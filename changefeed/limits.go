@@ -25,11 +25,13 @@ package changefeed
 //     the Sitemap or ResourceSync namespace and elements in no namespace are
 //     kept as extension elements (Strict: rules structure and namespaces);
 //     attributes on <loc>, <lastmod>, <changefreq> and <priority> are dropped
-//     (Strict: rule structure).
+//     (Strict: rule structure);
+//   - <loc> and rs:ln href may be relative references (Strict: rule
+//     absolute-uri).
 //
 // Well-formedness, UTF-8, the DTD ban, every size limit, mandatory root
 // attributes, change values, datetime syntax and range, from <= until,
-// length, pri, rs:ln rel/href and loc are never relaxed.
+// length, pri, the presence of rs:ln rel/href and of loc are never relaxed.
 type Mode uint8
 
 // Validation modes.

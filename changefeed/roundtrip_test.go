@@ -155,7 +155,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 func TestEncode_EntryNamespacesDeclaredLocally(t *testing.T) {
 	d := &Document{Header: Header{MD: MD{Capability: CapResourceList, At: mustDT("2013"), Length: -1},
 		Ext: Extension{Attrs: []xml.Attr{{Name: xml.Name{Space: "urn:root", Local: "r"}, Value: "1"}}}}}
-	d.Entries = []Entry{{Loc: "a", Ext: Extension{Attrs: []xml.Attr{
+	d.Entries = []Entry{{Loc: "http://e/a", Ext: Extension{Attrs: []xml.Attr{
 		{Name: xml.Name{Space: "urn:root", Local: "x"}, Value: "1"},
 		{Name: xml.Name{Space: "urn:new", Local: "y"}, Value: "2"},
 		{Name: xml.Name{Space: "urn:new", Local: "z"}, Value: "3"},

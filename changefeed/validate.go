@@ -175,6 +175,9 @@ func (v *validator) link(l *Link, idx, line int) error {
 	if l.Href == "" {
 		return verr(RuleLink, idx, line, fmt.Sprintf("rs:ln rel=%q without href", l.Rel))
 	}
+	if err := v.checkHref(l, idx, line); err != nil {
+		return err
+	}
 	if v.checkRaw {
 		if err := checkRawDate(l.Modified, "modified", idx); err != nil {
 			return err

@@ -10,6 +10,9 @@ func (v *validator) entry(idx, line int, e *Entry) error {
 	if e.Loc == "" {
 		return verr(RuleLoc, idx, line, "entry without <loc>")
 	}
+	if err := v.checkLoc(e.Loc, idx, line); err != nil {
+		return err
+	}
 	if v.checkRaw {
 		if err := checkRawDate(e.LastMod, "lastmod", idx); err != nil {
 			return err

@@ -58,40 +58,45 @@ var ruleCases = []ruleCase{
 	{"Namespaces_PrefixedRSAttr", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-03T00:01:00Z" rs:foo="x"`)), RuleNamespaces, 0, 4, true},
 	{"Namespaces_UndeclaredPrefix", doc(notifMD, ent("http://e/a", `change="updated" q:x="1"`)), RuleNamespaces, -1, 4, false},
 	{"Structure_Root", xmlDecl + "\n<feed xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"/>", RuleStructure, -1, 2, false},
-	{"Structure_TwoLocs", doc(notifMD, `<url><loc>a</loc><loc>b</loc><rs:md change="updated"/></url>`), RuleStructure, 0, 4, false},
-	{"Structure_UnknownSitemapElement", doc(notifMD, `<url><loc>a</loc><image/><rs:md change="updated" datetime="2013-01-03T00:01:00Z"/></url>`), RuleStructure, 0, 4, true},
+	{"Structure_TwoLocs", doc(notifMD, `<url><loc>http://e/a</loc><loc>http://e/b</loc><rs:md change="updated"/></url>`), RuleStructure, 0, 4, false},
+	{"Structure_UnknownSitemapElement", doc(notifMD, `<url><loc>http://e/a</loc><image/><rs:md change="updated" datetime="2013-01-03T00:01:00Z"/></url>`), RuleStructure, 0, 4, true},
 	{"RootMD_Missing", doc(`<rs:ln rel="up" href="http://e/cl"/>`, okEnt(1)), RuleRootMD, -1, 2, false},
 	{"RootMD_NoCapability", doc(`<rs:md from="2013-01-03T00:00:00Z"/>`, okEnt(1)), RuleRootMD, -1, 3, false},
 	{"Capability_NotificationIndex", strings.ReplaceAll(doc(notifMD), "urlset", "sitemapindex"), RuleCapability, -1, 3, false},
 	{"RootAttributes_NotificationWithoutUntil", doc(`<rs:md capability="change-notification" from="2013-01-03T00:00:00Z"/>`, okEnt(1)), RuleRootAttributes, -1, 3, false},
 	{"RootAttributes_ChangeListWithoutFrom", doc(`<rs:md capability="changelist"/>`, okEnt(1)), RuleRootAttributes, -1, 3, false},
-	{"RootAttributes_ResourceListWithoutAt", doc(`<rs:md capability="resourcelist"/>`, `<url><loc>a</loc></url>`), RuleRootAttributes, -1, 3, false},
+	{"RootAttributes_ResourceListWithoutAt", doc(`<rs:md capability="resourcelist"/>`, `<url><loc>http://e/a</loc></url>`), RuleRootAttributes, -1, 3, false},
 	{"FromUntil_RootReversed", doc(`<rs:md capability="change-notification" from="2013-01-03T00:10:00Z" until="2013-01-03T00:00:00Z"/>`), RuleFromUntil, -1, 3, false},
-	{"FromUntil_EntryReversed", doc(`<rs:md capability="changelist-archive"/>`, `<url><loc>a</loc><rs:md from="2013-01-02T00:00:00Z" until="2013-01-01T00:00:00Z"/></url>`), RuleFromUntil, 0, 4, false},
-	{"EntryMD_Missing", doc(notifMD, okEnt(1), `<url><loc>a</loc></url>`), RuleEntryMD, 1, 5, false},
-	{"EntryCapability_CapabilityList", doc(`<rs:md capability="capabilitylist"/>`, `<url><loc>a</loc><rs:md/></url>`), RuleEntryCapability, 0, 4, false},
-	{"EntryCapability_Description", doc(`<rs:md capability="description"/>`, `<url><loc>a</loc><rs:md capability="changelist"/></url>`), RuleEntryCapability, 0, 4, true},
+	{"FromUntil_EntryReversed", doc(`<rs:md capability="changelist-archive"/>`, `<url><loc>http://e/a</loc><rs:md from="2013-01-02T00:00:00Z" until="2013-01-01T00:00:00Z"/></url>`), RuleFromUntil, 0, 4, false},
+	{"EntryMD_Missing", doc(notifMD, okEnt(1), `<url><loc>http://e/a</loc></url>`), RuleEntryMD, 1, 5, false},
+	{"EntryCapability_CapabilityList", doc(`<rs:md capability="capabilitylist"/>`, `<url><loc>http://e/a</loc><rs:md/></url>`), RuleEntryCapability, 0, 4, false},
+	{"EntryCapability_Description", doc(`<rs:md capability="description"/>`, `<url><loc>http://e/a</loc><rs:md capability="changelist"/></url>`), RuleEntryCapability, 0, 4, true},
 	{"Hub_Missing", doc(`<rs:md capability="capabilitylist"/>`, `<url><loc>http://e/topic</loc><rs:md capability="change-notification"/></url>`), RuleHub, 0, 4, true},
 	{"Change_Invalid", doc(notifMD, okEnt(1), ent("http://e/a", `change="modified" datetime="2013-01-03T00:02:00Z"`)), RuleChange, 1, 5, false},
 	{"Change_Missing", doc(notifMD, ent("http://e/a", `datetime="2013-01-03T00:02:00Z"`)), RuleChange, 0, 4, false},
 	{"ChangeTime_Missing", doc(notifMD, okEnt(1), ent("http://e/a", `change="deleted"`)), RuleChangeTime, 1, 5, true},
 	{"Order_Backwards", doc(notifMD, okEnt(1), okEnt(3), okEnt(2)), RuleOrder, 2, 6, true},
 	{"Order_LastmodFallback", doc(`<rs:md capability="changelist" from="2013-01-01T00:00:00Z"/>`,
-		`<url><loc>a</loc><lastmod>2013-01-02</lastmod><rs:md change="updated"/></url>`,
-		`<url><loc>b</loc><lastmod>2013-01-01T12:00Z</lastmod><rs:md change="updated"/></url>`), RuleOrder, 1, 5, true},
+		`<url><loc>http://e/a</loc><lastmod>2013-01-02</lastmod><rs:md change="updated"/></url>`,
+		`<url><loc>http://e/b</loc><lastmod>2013-01-01T12:00Z</lastmod><rs:md change="updated"/></url>`), RuleOrder, 1, 5, true},
 	{"DatetimeRange_AfterUntil", doc(notifMD, okEnt(1), okEnt(2), okEnt(3), ent("http://e/a", `change="updated" datetime="2013-01-04T00:00:00Z"`)), RuleDatetimeRange, 3, 7, false},
 	{"DatetimeRange_BeforeFrom", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-02T23:59:59.999Z"`)), RuleDatetimeRange, 0, 4, false},
 	{"DateTime_Syntax", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-03 00:01:00"`)), RuleDateTime, 0, 4, false},
-	{"DateTime_Lastmod", doc(notifMD, `<url><loc>a</loc><lastmod>2013-02-30</lastmod><rs:md change="updated"/></url>`), RuleDateTime, 0, 4, false},
+	{"DateTime_Lastmod", doc(notifMD, `<url><loc>http://e/a</loc><lastmod>2013-02-30</lastmod><rs:md change="updated"/></url>`), RuleDateTime, 0, 4, false},
 	{"Hash_UnknownAlg", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-03T00:01:00Z" hash="crc32:0000abcd"`)), RuleHash, 0, 4, true},
 	{"Hash_WrongLength", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-03T00:01:00Z" hash="md5:abc"`)), RuleHash, 0, 4, true},
 	{"Hash_Syntax", doc(notifMD, ent("http://e/a", `change="updated" datetime="2013-01-03T00:01:00Z" hash="md5"`)), RuleHash, 0, 4, false},
 	{"Length_Negative", doc(notifMD, ent("http://e/a", `change="updated" length="-1"`)), RuleLength, 0, 4, false},
-	{"Pri_Zero", doc(notifMD, `<url><loc>a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="0"/></url>`), RulePri, 0, 4, false},
-	{"Pri_TooLarge", doc(notifMD, `<url><loc>a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="1000000"/></url>`), RulePri, 0, 4, false},
+	{"Pri_Zero", doc(notifMD, `<url><loc>http://e/a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="0"/></url>`), RulePri, 0, 4, false},
+	{"Pri_TooLarge", doc(notifMD, `<url><loc>http://e/a</loc><rs:md change="updated"/><rs:ln rel="duplicate" href="http://m/a" pri="1000000"/></url>`), RulePri, 0, 4, false},
 	{"Link_NoRel", doc(notifMD + "\n" + `<rs:ln href="http://e/cl"/>`), RuleLink, -1, 4, false},
-	{"Link_NoHref", doc(notifMD, okEnt(1), `<url><loc>a</loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/><rs:ln rel="duplicate"/></url>`), RuleLink, 1, 5, false},
+	{"Link_NoHref", doc(notifMD, okEnt(1), `<url><loc>http://e/a</loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/><rs:ln rel="duplicate"/></url>`), RuleLink, 1, 5, false},
 	{"Loc_Missing", doc(notifMD, `<url><rs:md change="updated"/></url>`), RuleLoc, 0, 4, false},
+	{"AbsoluteURI_RelativeLoc", doc(notifMD, okEnt(1), ent("../../x", `change="updated" datetime="2013-01-03T00:02:00Z"`)), RuleAbsoluteURI, 1, 5, true},
+	{"AbsoluteURI_LocNotHTTP", doc(notifMD, ent("ftp://e/a", `change="updated" datetime="2013-01-03T00:02:00Z"`)), RuleAbsoluteURI, 0, 4, true},
+	{"AbsoluteURI_LocWithoutHost", doc(notifMD, ent("http:/e/a", `change="updated" datetime="2013-01-03T00:02:00Z"`)), RuleAbsoluteURI, 0, 4, true},
+	{"AbsoluteURI_RelativeRootHref", doc(notifMD + "\n" + `<rs:ln rel="up" href="../capabilitylist.xml"/>`), RuleAbsoluteURI, -1, 4, true},
+	{"AbsoluteURI_RelativeEntryHref", doc(notifMD, `<url><loc>http://e/a</loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/><rs:ln rel="duplicate" href="/mirror/a"/></url>`), RuleAbsoluteURI, 0, 4, true},
 	{"Loc_Empty", doc(notifMD, okEnt(1), `<url><loc>  </loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/></url>`), RuleLoc, 1, 5, false},
 }
 
@@ -127,8 +132,8 @@ func TestValidate_EveryRuleHasACase(t *testing.T) {
 	all := []Rule{RuleWellFormed, RuleDTD, RuleLimits, RuleMaxBytes, RuleMaxEntries, RuleNamespaces,
 		RuleStructure, RuleRootMD, RuleCapability, RuleRootAttributes, RuleFromUntil, RuleEntryMD,
 		RuleEntryCapability, RuleHub, RuleChange, RuleChangeTime, RuleOrder, RuleDatetimeRange,
-		RuleDateTime, RuleHash, RuleLength, RulePri, RuleLink, RuleLoc}
-	covered := map[Rule]bool{RuleMaxBytes: true, RuleMaxEntries: true} // own tests below
+		RuleDateTime, RuleHash, RuleLength, RulePri, RuleLink, RuleLoc, RuleAbsoluteURI, RuleFuture}
+	covered := map[Rule]bool{RuleMaxBytes: true, RuleMaxEntries: true, RuleFuture: true} // own tests
 	for _, tc := range ruleCases {
 		covered[tc.rule] = true
 	}
@@ -255,6 +260,23 @@ func TestValidate_Accepts10NotificationCapability(t *testing.T) {
 		d, err := Parse(strings.NewReader(in), Options{Mode: m})
 		if err != nil || d.MD.Capability != CapChangeListNotification {
 			t.Fatalf("%s: %v", m, err)
+		}
+	}
+}
+
+// Rule absolute-uri accepts what the Sitemap protocol and ResourceSync
+// allow: http(s) locs with a host, and links in any scheme (the gsiftp
+// mirror of core example 24).
+func TestValidate_AbsoluteURIAccepted(t *testing.T) {
+	for _, tc := range []struct{ loc, href string }{
+		{"http://e/a", "http://m/a"},
+		{"HTTPS://e.example.org:8443/a?b=c#d", "gsiftp://gridftp.example.com/res1"},
+		{"https://e", "urn:isbn:0451450523"},
+		{"http://user@e/a", "mailto:someone@example.com"},
+	} {
+		x := doc(notifMD, `<url><loc>`+tc.loc+`</loc><rs:md change="updated" datetime="2013-01-03T00:02:00Z"/><rs:ln rel="duplicate" href="`+tc.href+`"/></url>`)
+		if _, err := Parse(strings.NewReader(x), Options{}); err != nil {
+			t.Errorf("loc %q href %q: %v", tc.loc, tc.href, err)
 		}
 	}
 }
