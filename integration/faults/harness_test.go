@@ -1,0 +1,271 @@
+// Package faults injects faults into a running hub's dependencies under
+// publish and delivery load (its NATS connection closed from the server
+// side, the NATS server restarted, Redis restarted) and checks that the hub
+// heals by itself and that every acknowledged notification reaches every
+// subscriber in order.
+package faults
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/internal/testhub"
+	"github.com/rshub/rshub/internal/testproc"
+)
+
+// natsServer is a real NATS server with JetStream, run in the test process
+// so the test can kick clients, change its limits and restart it.
+type natsServer struct {
+	t    *testing.T
+	opts server.Options
+	mu   sync.Mutex
+	srv  *server.Server
+}
+
+func startNATS(t *testing.T) *natsServer {
+	t.Helper()
+	n := &natsServer{t: t, opts: server.Options{
+		ServerName: "faults", Host: "127.0.0.1", Port: testproc.FreePort(t),
+		JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+	}}
+	n.start()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.opts.Port) }
+
+func (n *natsServer) start() {
+	n.t.Helper()
+	opts := n.opts
+	srv, err := server.NewServer(&opts)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(20 * time.Second) {
+		n.t.Fatal("nats-server not ready")
+	}
+	n.mu.Lock()
+	n.srv = srv
+	n.mu.Unlock()
+}
+
+func (n *natsServer) stop() {
+	n.mu.Lock()
+	srv := n.srv
+	n.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// clients returns the IDs of the connections named name.
+func (n *natsServer) clients(name string) []uint64 {
+	n.mu.Lock()
+	srv := n.srv
+	n.mu.Unlock()
+	cz, err := srv.Connz(&server.ConnzOptions{Limit: 1024})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var ids []uint64
+	for _, c := range cz.Conns {
+		if c.Name == name {
+			ids = append(ids, c.Cid)
+		}
+	}
+	return ids
+}
+
+// hub is a hub process under load: a publisher and subscribers.
+type hub struct {
+	t       *testing.T
+	base    string // http://127.0.0.1:port/
+	topic   string
+	recv    map[string]*receiver
+	mu      sync.Mutex
+	acked   []int // acknowledged notification numbers, in order
+	lastAck time.Time
+}
+
+// startHub runs a hub on the given NATS server (and Redis, when redisURL
+// is set) with three webhook subscribers.
+func startHub(t *testing.T, natsURL, redisURL string) *hub {
+	t.Helper()
+	st := testhub.Start(t, nil, func(c *app.Config) {
+		c.NATSURL, c.RedisURL = natsURL, redisURL
+		c.Retry = "50ms,x2,max=1s,attempts=200"
+		c.ClaimTTL, c.Reconcile = 3*time.Second, 500*time.Millisecond
+	})
+	h := &hub{t: t, base: st.HubURL, topic: "http://" + st.Addr + "/topics/demo", recv: map[string]*receiver{}}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for i := range 3 {
+		name := fmt.Sprintf("s%d", i)
+		r := &receiver{}
+		h.recv[name] = r
+		mux.Handle("/"+name, r)
+		resp, err := http.PostForm(h.base, url.Values{"hub.mode": {"subscribe"}, "hub.topic": {h.topic}, "hub.callback": {srv.URL + "/" + name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("subscribe %s: %d", name, resp.StatusCode)
+		}
+	}
+	// subscribed once the first notification reaches every subscriber
+	h.publish(0, time.Minute)
+	h.waitAll([]int{0}, 30*time.Second)
+	return h
+}
+
+// notification n covers one second of 2024 and names resource n.
+func notification(n int) string {
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, until := base.Add(time.Duration(n)*time.Second), base.Add(time.Duration(n+1)*time.Second)
+	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="change-notification" from="%s" until="%s"/>
+<url><loc>http://example.com/n/%d</loc><rs:md change="updated" datetime="%s"/></url>
+</urlset>
+`, from.Format(time.RFC3339), until.Format(time.RFC3339), n, from.Add(time.Second/2).Format(time.RFC3339Nano))
+}
+
+// publish posts notification n until the hub acknowledges it (a retry
+// sends the same bytes, which the hub stores once). A 4xx fails the test.
+func (h *hub) publish(n int, within time.Duration) {
+	body := notification(n)
+	deadline := time.Now().Add(within)
+	client := &http.Client{Timeout: 10 * time.Second}
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodPost, h.base, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("Link", "<"+h.topic+`>; rel="self", <`+h.base+`>; rel="hub"`)
+		resp, err := client.Do(req)
+		if err == nil {
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == http.StatusOK:
+				h.mu.Lock()
+				h.acked = append(h.acked, n)
+				h.lastAck = time.Now()
+				h.mu.Unlock()
+				return
+			case resp.StatusCode == http.StatusServiceUnavailable:
+				if resp.Header.Get("Retry-After") == "" {
+					h.t.Errorf("publish %d: 503 without Retry-After: %s", n, msg)
+				}
+			default:
+				h.t.Errorf("publish %d: %d %s", n, resp.StatusCode, msg)
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // back off before retrying, as a Source would
+	}
+	h.t.Errorf("publish %d never acknowledged within %s", n, within)
+}
+
+// ackedAfter reports when the first publish after t was acknowledged.
+func (h *hub) ackCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.acked)
+}
+
+// ready reports whether /readyz answers 200.
+func (h *hub) ready() bool {
+	resp, err := (&http.Client{Timeout: 3 * time.Second}).Get(h.base + "readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// receiver records the notification numbers it receives, in arrival order.
+type receiver struct {
+	mu  sync.Mutex
+	got []int
+}
+
+var locNum = regexp.MustCompile(`<loc>http://example\.com/n/(\d+)</loc>`)
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method == http.MethodGet {
+		_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
+		return
+	}
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	for _, m := range locNum.FindAllSubmatch(body, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		r.got = append(r.got, n)
+	}
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// check returns the distinct numbers received and whether their first
+// arrivals were in increasing order (a repeated delivery is allowed).
+func (r *receiver) check() (map[int]bool, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen, ordered, last := map[int]bool{}, true, -1
+	for _, n := range r.got {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		ordered = ordered && n > last
+		last = n
+	}
+	return seen, ordered
+}
+
+// waitAll waits until every receiver holds every number in want, in order.
+func (h *hub) waitAll(want []int, timeout time.Duration) time.Duration {
+	h.t.Helper()
+	start := time.Now()
+	testproc.WaitFor(h.t, timeout, "every acknowledged notification delivered", func() (bool, string) {
+		names := make([]string, 0, len(h.recv))
+		for name := range h.recv {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			got, ordered := h.recv[name].check()
+			if !ordered {
+				h.t.Fatalf("%s received notifications out of order", name)
+			}
+			missing := 0
+			for _, n := range want {
+				if !got[n] {
+					missing++
+				}
+			}
+			if missing > 0 {
+				return false, fmt.Sprintf("%s misses %d of %d", name, missing, len(want))
+			}
+		}
+		return true, ""
+	})
+	return time.Since(start)
+}
