@@ -1,6 +1,7 @@
 package embednats
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -140,6 +141,13 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("embednats: connect: %w", err)
 	}
 	return nc, nil
+}
+
+// Dial is Connect in the shape of natsconn.DialFunc, so a natsconn.Conn
+// can dial the embedded server again when its connection was closed. The
+// context is not used: an in-process connection does not block.
+func (s *Server) Dial(_ context.Context, opts ...nats.Option) (*nats.Conn, error) {
+	return s.Connect(opts...)
 }
 
 // ClientURL returns the nats:// URL other processes connect to, or "" when
