@@ -41,6 +41,11 @@ type Config struct {
 	// AllowOverlap accepts notifications that overlap or precede the
 	// channel's last until instead of refusing them with 409.
 	AllowOverlap bool
+	// MaxClockSkew is how far ahead of the hub's clock a notification's
+	// from, until or change times may lie (a Source's clock may run a
+	// little fast); later ones are refused, since they would become the
+	// channel's continuity anchor. Zero means DefaultMaxClockSkew (5 min).
+	MaxClockSkew time.Duration
 	// OpenTopics lets a subscription or a thin ping name a topic the hub
 	// does not know: an open channel is created for it (a public hub).
 	OpenTopics bool

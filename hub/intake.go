@@ -14,6 +14,18 @@ import (
 // maxGaps bounds the gaps kept per channel; older ones are dropped.
 const maxGaps = 100
 
+// DefaultMaxClockSkew is how far ahead of the hub's clock a notification's
+// times may lie when Config.MaxClockSkew is zero.
+const DefaultMaxClockSkew = 5 * time.Minute
+
+// appendTimeout bounds one append to the log: a log that does not answer
+// makes the publish fail with 503 instead of holding it (and the channel).
+const appendTimeout = 10 * time.Second
+
+// retryAfter is the Retry-After, in seconds, of a 503 answered because the
+// log or the store did not answer.
+const retryAfter = 5
+
 // PublishError is a refused publish: the HTTP status, a short reason code
 // for metrics and a message for the publisher.
 type PublishError struct {
@@ -26,6 +38,47 @@ func (e *PublishError) Error() string { return e.Msg }
 
 func refuse(status int, code, format string, args ...any) *PublishError {
 	return &PublishError{Status: status, Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// unavailableError is a publish that failed because a dependency (the log
+// or the store) did not answer: the publisher should retry later (503
+// with Retry-After).
+type unavailableError struct {
+	what string // "the log", "the state store"
+	err  error
+}
+
+func (e *unavailableError) Error() string { return e.what + " did not answer: " + e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// unavailable marks err as a failure of what (the log or the store),
+// unless it is already a refusal or so marked.
+func unavailable(what string, err error) error {
+	var u *unavailableError
+	var pe *PublishError
+	if errors.As(err, &u) || errors.As(err, &pe) {
+		return err
+	}
+	return &unavailableError{what: what, err: err}
+}
+
+// maxClockSkew is the configured clock skew allowance or its default.
+func (h *Hub) maxClockSkew() time.Duration {
+	if h.cfg.MaxClockSkew > 0 {
+		return h.cfg.MaxClockSkew
+	}
+	return DefaultMaxClockSkew
+}
+
+// checkNotFuture refuses with status a document with a from, until or
+// change time further ahead of the hub's clock than the clock skew
+// allowance.
+func (h *Hub) checkNotFuture(doc *changefeed.Document, status int) error {
+	skew := h.maxClockSkew()
+	if err := changefeed.CheckNotAfter(doc, h.cfg.Now().Add(skew)); err != nil {
+		return refuse(status, "future", "%v (the hub accepts times at most %s ahead of its clock: its clock skew limit)", err, skew)
+	}
+	return nil
 }
 
 // PublishResult says what happened to an accepted publish.
@@ -58,7 +111,8 @@ func idempotencyKey(topic string, body []byte) string {
 
 // commit checks continuity and stores one notification in the log, then
 // advances the channel state. Intake on one channel is serialised within the
-// process; across processes the conditional append keeps it serial.
+// process; across processes the conditional append keeps it serial, and a
+// continuity reset made through another hub is picked up (see freshState).
 func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	start := h.cfg.Now()
 	key := idempotencyKey(in.ch.Topic, in.body)
@@ -66,10 +120,11 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	lock.Lock()
 	defer lock.Unlock()
 
-	m, err := h.state(ctx, in.ch)
+	m, _, err := h.freshState(ctx, in.ch, false)
 	if err != nil {
 		return PublishResult{}, err
 	}
+	refreshed := false
 	for attempt := 0; ; attempt++ {
 		if m.st.LastHash == key {
 			return PublishResult{Seq: m.st.LastSeq, Duplicate: true}, nil
@@ -82,11 +137,23 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 			case changefeed.Gap:
 				gap = &Gap{From: c.Missing.From, Until: c.Missing.Until, Recorded: h.cfg.Now().UTC()}
 			case changefeed.Overlap, changefeed.OutOfOrder:
-				if !h.cfg.AllowOverlap {
-					return PublishResult{}, refuse(409, "continuity",
-						"%s: notification [%s, %s] %s the channel's last until %s",
-						c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil))
+				if h.cfg.AllowOverlap {
+					break
 				}
+				if !refreshed {
+					// an operator may have reset the anchor through another hub
+					refreshed = true
+					_, changed, err := h.freshState(ctx, in.ch, true)
+					if err != nil {
+						return PublishResult{}, err
+					}
+					if changed {
+						continue
+					}
+				}
+				return PublishResult{}, refuse(409, "continuity",
+					"%s: notification [%s, %s] %s the channel's last until %s (an operator can inspect and reset it: GET and POST /admin/channels/%s/continuity)",
+					c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil), in.ch.Name)
 			}
 		}
 		rec := Record{
@@ -103,14 +170,18 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 		}
 		seq, dup, err := h.append(ctx, rec, m.st.LastSeq)
 		if errors.Is(err, ErrConflict) && attempt < 5 {
-			// another hub process appended to this channel: catch up, recheck
-			if err := h.catchUp(ctx, in.ch, m); err != nil {
+			// another hub process appended to this channel (or reset its
+			// anchor): catch up, recheck
+			if _, _, err := h.freshState(ctx, in.ch, true); err != nil {
 				return PublishResult{}, err
+			}
+			if err := h.catchUp(ctx, in.ch, m); err != nil {
+				return PublishResult{}, unavailable("the log", err)
 			}
 			continue
 		}
 		if err != nil {
-			return PublishResult{}, fmt.Errorf("append to log: %w", err)
+			return PublishResult{}, unavailable("the log", fmt.Errorf("append to log: %w", err))
 		}
 		rec.Seq = seq
 		if gap != nil {
@@ -128,6 +199,8 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 // append stores rec, conditionally on the channel's last sequence when the
 // log supports it.
 func (h *Hub) append(ctx context.Context, rec Record, lastSeq uint64) (uint64, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, appendTimeout)
+	defer cancel()
 	if cl, ok := h.cfg.Log.(ConditionalLog); ok {
 		return cl.AppendAfter(ctx, rec, lastSeq)
 	}

@@ -45,6 +45,8 @@ type ChannelState struct {
 	LastHash  string    `json:"lastHash"`  // idempotency key of the last accepted notification
 	Published uint64    `json:"published"` // notifications accepted
 	Gaps      []Gap     `json:"gaps,omitempty"`
+	// Resets are the operator's resets of the continuity anchor (LastUntil), oldest first; see state.go.
+	Resets []ContinuityReset `json:"resets,omitempty"`
 }
 
 // Gap is a window of Source time no notification covered.

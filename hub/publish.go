@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,9 @@ func (h *Hub) handleFatPing(w http.ResponseWriter, r *http.Request, contentType 
 }
 
 func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) (PublishResult, error) {
+	if err := checkCharset(contentType); err != nil {
+		return PublishResult{}, err
+	}
 	links := weblink.Parse(r.Header.Values("Link"))
 	selfs := weblink.Rel(links, "self")
 	if len(selfs) != 1 {
@@ -43,14 +48,14 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
 	if !contains(hubs, h.cfg.HubURL) {
-		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", strings.Join(hubs, ", "), h.cfg.HubURL)
+		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", Truncate(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", topic)
+		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", Truncate(topic))
 	}
 	if err != nil {
-		return PublishResult{}, fmt.Errorf("channel lookup: %w", err)
+		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
 	if err := h.checkPublisher(ctx, r, ch); err != nil {
 		return PublishResult{}, err
@@ -79,10 +84,13 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 	capa := doc.MD.Capability
 	if doc.Kind != changefeed.URLSet || (capa != changefeed.CapChangeNotification && capa != changefeed.CapChangeListNotification) {
 		return incoming{}, refuse(400, "capability",
-			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", capa)
+			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", Truncate(string(capa)))
 	}
 	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
 		return incoming{}, refuse(400, "invalid", "invalid notification: root rs:md needs both from and until")
+	}
+	if err := h.checkNotFuture(doc, 400); err != nil {
+		return incoming{}, err
 	}
 	if resourcesync == "" {
 		resourcesync = ch.CapabilityList
@@ -134,18 +142,18 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, topic, nil)
 	if err != nil {
-		return refuse(403, "unverified_topic", "topic URI: %v", err)
+		return refuse(403, "unverified_topic", "topic URI: %v", Truncate(err.Error()))
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", err)
+		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", Truncate(err.Error()))
 	}
 	resp.Body.Close()
 	links := weblink.Parse(resp.Header.Values("Link"))
 	if resp.StatusCode/100 != 2 || !contains(weblink.Rel(links, "hub"), h.cfg.HubURL) || !contains(weblink.Rel(links, "self"), topic) {
 		return refuse(403, "unverified_topic",
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
-			topic, h.cfg.HubURL, resp.StatusCode, strings.Join(resp.Header.Values("Link"), ", "))
+			Truncate(topic), h.cfg.HubURL, resp.StatusCode, Truncate(strings.Join(resp.Header.Values("Link"), ", ")))
 	}
 	h.mu.Lock()
 	h.topicOK[topic] = now.Add(topicCheckTTL)
@@ -175,9 +183,29 @@ func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
 		plainError(w, pe.Status, pe.Msg)
 		return
 	}
-	h.obs.Rejected("internal")
-	h.log.Error("publish failed", "err", err)
-	plainError(w, http.StatusServiceUnavailable, "the hub could not store the notification; retry later")
+	what := "the hub"
+	var u *unavailableError
+	if errors.As(err, &u) {
+		what = u.what
+	}
+	h.obs.Rejected("unavailable")
+	h.log.Error("publish failed", "err", Truncate(err.Error()))
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	plainError(w, http.StatusServiceUnavailable, fmt.Sprintf("%s did not answer: the notification was not stored; retry in %d seconds", what, retryAfter))
+}
+
+// checkCharset refuses a notification labelled with a charset other than
+// UTF-8 (case-insensitive; absent is fine): ResourceSync documents are
+// UTF-8, and the label is passed on with the body.
+func checkCharset(contentType string) error {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return refuse(415, "content_type", "Content-Type %q: %v", Truncate(contentType), err)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return refuse(415, "charset", "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", Truncate(cs))
+	}
+	return nil
 }
 
 func writePublishResult(w http.ResponseWriter, res PublishResult) {

@@ -22,9 +22,10 @@ const flushEvery = 100 * time.Millisecond
 // whenever a conditional append finds another writer got there first; the
 // store receives it shortly after each change, for visibility and restarts.
 type memState struct {
-	st     ChannelState
-	loaded bool
-	dirty  bool
+	st      ChannelState
+	loaded  bool
+	dirty   bool
+	checked time.Time // when the store's continuity resets were last compared with st's
 }
 
 type cachedChannel struct {
@@ -72,12 +73,13 @@ func (h *Hub) state(ctx context.Context, ch Channel) (*memState, error) {
 	}
 	st, err := h.cfg.Store.ChannelState(ctx, ch.Topic)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("channel state: %w", err)
+		return nil, unavailable("the state store", fmt.Errorf("channel state: %w", err))
 	}
 	st.Topic = ch.Topic
 	m.st = st
+	m.checked = h.cfg.Now()
 	if err := h.catchUp(ctx, ch, m); err != nil {
-		return nil, err
+		return nil, unavailable("the log", err)
 	}
 	m.loaded = true
 	return m, nil
@@ -132,9 +134,7 @@ func (h *Hub) ChannelState(ctx context.Context, topic string) (ChannelState, err
 		lock.Lock()
 		defer lock.Unlock()
 		if m.loaded {
-			st := m.st
-			st.Gaps = append([]Gap(nil), m.st.Gaps...)
-			return st, nil
+			return cloneState(m.st), nil
 		}
 	}
 	return h.cfg.Store.ChannelState(ctx, topic)
@@ -174,21 +174,160 @@ func (h *Hub) FlushStates(ctx context.Context) {
 			lock.Unlock()
 			continue
 		}
-		snap := m.st
-		snap.Gaps = append([]Gap(nil), m.st.Gaps...)
+		snap := cloneState(m.st)
 		m.dirty = false
 		lock.Unlock()
+		stale := false
 		_, err := h.cfg.Store.UpdateChannelState(ctx, topic, func(s *ChannelState) error {
-			if snap.LastSeq >= s.LastSeq {
+			// a reset this hub has not applied yet wins: the working
+			// copy is reloaded from the store and the log at next use
+			stale = resetGen(s) > resetGen(&snap)
+			if !stale && snap.LastSeq >= s.LastSeq {
 				*s = snap
 			}
 			return nil
 		})
-		if err != nil {
-			h.log.Error("store channel state", "topic", topic, "err", err)
+		switch {
+		case err != nil:
+			h.log.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
 			lock.Lock()
 			m.dirty = true
 			lock.Unlock()
+		case stale:
+			lock.Lock()
+			if resetGen(&m.st) <= resetGen(&snap) {
+				m.loaded = false
+			}
+			lock.Unlock()
 		}
 	}
+}
+
+// maxResets bounds the continuity resets kept per channel; older ones are
+// dropped (the generation keeps counting).
+const maxResets = 20
+
+// ContinuityReset records an operator's reset of a channel's continuity
+// anchor, the until the next notification is checked against. A reset
+// applies at a position of the log: the anchor becomes Until, and the
+// records after Seq move it on as usual. Every hub sharing the store picks
+// it up (the one with the highest Gen wins).
+type ContinuityReset struct {
+	Gen       uint64    `json:"gen"`       // 1 for a channel's first reset, then counting up
+	At        time.Time `json:"at"`        // when, by the clock of the hub that made it
+	Seq       uint64    `json:"seq"`       // the channel's last log sequence at the reset
+	PrevUntil time.Time `json:"prevUntil"` // the anchor before
+	Until     time.Time `json:"until"`     // the anchor after; zero: none, the next notification is taken as the first
+	By        string    `json:"by,omitempty"`
+}
+
+// resetGen is the generation of the latest reset in st, 0 when none.
+func resetGen(st *ChannelState) uint64 {
+	if len(st.Resets) == 0 {
+		return 0
+	}
+	return st.Resets[len(st.Resets)-1].Gen
+}
+
+// cloneState copies st so that its slices are not shared.
+func cloneState(st ChannelState) ChannelState {
+	st.Gaps = append([]Gap(nil), st.Gaps...)
+	st.Resets = append([]ContinuityReset(nil), st.Resets...)
+	return st
+}
+
+// freshState returns the working state of ch, first applying any
+// continuity reset made through another hub: the store is compared at most
+// every channelCacheTTL, or now when force is set. changed reports that a
+// reset was applied. The caller holds the channel lock.
+func (h *Hub) freshState(ctx context.Context, ch Channel, force bool) (m *memState, changed bool, err error) {
+	m, err = h.state(ctx, ch)
+	if err != nil {
+		return nil, false, err
+	}
+	now := h.cfg.Now()
+	if !force && now.Sub(m.checked) < channelCacheTTL {
+		return m, false, nil
+	}
+	stored, err := h.cfg.Store.ChannelState(ctx, ch.Topic)
+	if errors.Is(err, ErrNotFound) {
+		m.checked = now
+		return m, false, nil
+	}
+	if err != nil {
+		return nil, false, unavailable("the state store", fmt.Errorf("channel state: %w", err))
+	}
+	m.checked = now
+	if resetGen(&stored) <= resetGen(&m.st) {
+		return m, false, nil
+	}
+	stored.Topic = ch.Topic
+	m.st = stored
+	if err := h.catchUp(ctx, ch, m); err != nil {
+		m.loaded = false
+		return nil, false, unavailable("the log", err)
+	}
+	h.log.Info("continuity reset made through another hub applied", "channel", ch.Name, "until", fmtTime(m.st.LastUntil), "gen", resetGen(&m.st))
+	return m, true, nil
+}
+
+// Continuity returns ch's progress with every continuity reset the store
+// knows of applied: the anchor the next notification is checked against.
+func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) {
+	lock := h.channelLock(ch.Topic)
+	lock.Lock()
+	defer lock.Unlock()
+	m, _, err := h.freshState(ctx, ch, true)
+	if err != nil {
+		return ChannelState{}, err
+	}
+	if err := h.catchUp(ctx, ch, m); err != nil {
+		return ChannelState{}, unavailable("the log", err)
+	}
+	return cloneState(m.st), nil
+}
+
+// ResetContinuity sets ch's continuity anchor to until, or clears it when
+// until is zero (the next notification is accepted as the first), at the
+// channel's current log position. The reset is stored with the channel's
+// state (UpdateChannelState), so every hub sharing the store follows it, and
+// logged; by says who asked.
+func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, by string) (ChannelState, error) {
+	lock := h.channelLock(ch.Topic)
+	lock.Lock()
+	defer lock.Unlock()
+	m, _, err := h.freshState(ctx, ch, true)
+	if err != nil {
+		return ChannelState{}, err
+	}
+	// the log may hold records this hub has not seen
+	if err := h.catchUp(ctx, ch, m); err != nil {
+		return ChannelState{}, unavailable("the log", err)
+	}
+	now := h.cfg.Now().UTC()
+	if !until.IsZero() {
+		until = until.UTC()
+	}
+	var r ContinuityReset
+	st, err := h.cfg.Store.UpdateChannelState(ctx, ch.Topic, func(s *ChannelState) error {
+		next := cloneState(m.st)
+		if resetGen(s) > resetGen(&next) { // raced by a reset through another hub
+			next.Resets = append([]ContinuityReset(nil), s.Resets...)
+		}
+		r = ContinuityReset{Gen: resetGen(&next) + 1, At: now, Seq: next.LastSeq, PrevUntil: next.LastUntil, Until: until, By: by}
+		next.Resets = append(next.Resets, r)
+		if len(next.Resets) > maxResets {
+			next.Resets = next.Resets[len(next.Resets)-maxResets:]
+		}
+		next.LastFrom, next.LastUntil = time.Time{}, until
+		*s = next
+		return nil
+	})
+	if err != nil {
+		return ChannelState{}, unavailable("the state store", fmt.Errorf("store the continuity reset: %w", err))
+	}
+	m.st, m.dirty, m.checked = cloneState(st), false, now
+	h.log.Warn("continuity anchor reset", "channel", ch.Name, "topic", Truncate(ch.Topic),
+		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", Truncate(by))
+	return cloneState(st), nil
 }

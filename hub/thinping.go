@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,18 +35,18 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 		if err != nil {
 			var pe *PublishError
 			if errors.As(err, &pe) {
-				pe.Msg = topic + ": " + pe.Msg
+				pe.Msg = Truncate(topic) + ": " + pe.Msg
 			}
 			h.writePublishError(w, err)
 			return
 		}
 		switch {
 		case res.Unchanged:
-			fmt.Fprintf(&out, "%s: unchanged\n", topic)
+			fmt.Fprintf(&out, "%s: unchanged\n", Truncate(topic))
 		case res.Duplicate:
-			fmt.Fprintf(&out, "%s: duplicate of seq %d\n", topic, res.Seq)
+			fmt.Fprintf(&out, "%s: duplicate of seq %d\n", Truncate(topic), res.Seq)
 		default:
-			fmt.Fprintf(&out, "%s: stored up to seq %d\n", topic, res.Seq)
+			fmt.Fprintf(&out, "%s: stored up to seq %d\n", Truncate(topic), res.Seq)
 		}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -62,7 +63,7 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		return PublishResult{}, refuse(404, "unknown_channel", "no channel for this topic on this hub")
 	}
 	if err != nil {
-		return PublishResult{}, fmt.Errorf("channel lookup: %w", err)
+		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
 	if ch.Trust == TrustToken {
 		if err := h.checkPublisher(ctx, r, ch); err != nil {
@@ -98,7 +99,7 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", err)
+		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", Truncate(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
@@ -126,43 +127,69 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 }
 
 // publishFetched decides what a fetched topic body means and publishes it.
+// Whatever claims to be a Sitemap or ResourceSync document (changefeed.Sniff)
+// is handled as one, whatever its Content-Type, and refused with 502 naming
+// the rule when it is invalid; generic XML (application/xml, text/xml) with a
+// DOCTYPE is refused too. Anything else is distributed verbatim with its own
+// Content-Type, skipping content already sent.
 func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
-	if isXML(contentType) {
-		doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: h.cfg.MaxBody})
-		if err != nil && isChangeDocument(body, h.cfg.MaxBody) {
-			// a Change List or notification that fails validation is the
-			// Source's bug to hear about, not content to pass on verbatim
-			return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt != "text/html" && (isXML(contentType) || looksLikeMarkup(body)) {
+		sn := changefeed.Sniff(body)
+		if sn.DTD && (mt == "application/xml" || mt == "text/xml" || sn.ResourceSync) {
+			return PublishResult{}, refuse(502, "invalid_topic",
+				"the topic serves XML with a DOCTYPE (rule %s): the hub never passes on a DTD as %s", changefeed.RuleDTD, Truncate(contentType))
 		}
-		if err == nil {
-			switch {
-			case doc.Kind == changefeed.URLSet && doc.MD.Capability == changefeed.CapChangeList:
-				return h.publishChangeList(ctx, ch, doc)
-			case doc.Kind == changefeed.URLSet && (doc.MD.Capability == changefeed.CapChangeNotification || doc.MD.Capability == changefeed.CapChangeListNotification):
-				in, err := h.notification(ch, body, contentType, "")
-				if err != nil {
-					return PublishResult{}, err
-				}
-				return h.commit(ctx, in)
-			}
+		if sn.ResourceSync {
+			return h.publishResourceSync(ctx, ch, body, contentType)
 		}
 	}
-	// not ResourceSync: distribute verbatim, skipping content already sent
 	return h.commit(ctx, incoming{ch: ch, body: body, contentType: contentType})
 }
 
-// isChangeDocument reports whether body's root declares itself a Change
-// List or a change notification.
-func isChangeDocument(body []byte, maxBytes int64) bool {
-	hdr, err := changefeed.NewDecoder(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: maxBytes}).Header()
+// publishResourceSync publishes a fetched document that claims to be a
+// Sitemap or ResourceSync document, once it is valid: a Change List's new
+// entries become change notifications, a change notification is stored as
+// a fat ping would be, any other ResourceSync document is passed on as it
+// is if it is valid in Strict mode.
+func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
+	if err := checkCharset(contentType); err != nil {
+		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", Truncate(contentType))
+	}
+	if !isXML(contentType) {
+		contentType = "application/xml"
+	}
+	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return false
+		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
 	}
-	switch hdr.MD.Capability {
-	case changefeed.CapChangeList, changefeed.CapChangeNotification, changefeed.CapChangeListNotification:
-		return true
+	switch capa := doc.MD.Capability; {
+	case doc.Kind == changefeed.URLSet && capa == changefeed.CapChangeList:
+		return h.publishChangeList(ctx, ch, doc)
+	case capa == changefeed.CapChangeNotification || capa == changefeed.CapChangeListNotification:
+		in, err := h.notification(ch, body, contentType, "")
+		var pe *PublishError
+		if errors.As(err, &pe) && pe.Status == 400 {
+			// the Source's document is at fault, not the ping
+			return PublishResult{}, refuse(502, pe.Code, "the topic serves an invalid change notification: %s", pe.Msg)
+		}
+		if err != nil {
+			return PublishResult{}, err
+		}
+		return h.commit(ctx, in)
 	}
-	return false
+	if _, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody}); err != nil {
+		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
+	}
+	return h.commit(ctx, incoming{ch: ch, body: body, contentType: contentType})
+}
+
+// looksLikeMarkup reports whether body starts, after an optional UTF-8 byte
+// order mark and white space, with "<".
+func looksLikeMarkup(body []byte) bool {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = bytes.TrimLeft(body, " \t\r\n")
+	return len(body) > 0 && body[0] == '<'
 }
 
 // publishChangeList publishes the entries of a Source's Change List that
@@ -171,9 +198,12 @@ func isChangeDocument(body []byte, maxBytes int64) bool {
 // changefeed.DefaultMaxEntries. Entries whose datetime equals the previous
 // until were published before and are not repeated.
 func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed.Document) (PublishResult, error) {
+	if err := h.checkNotFuture(doc, 502); err != nil {
+		return PublishResult{}, err
+	}
 	lock := h.channelLock(ch.Topic)
 	lock.Lock()
-	m, err := h.state(ctx, ch)
+	m, _, err := h.freshState(ctx, ch, false)
 	var st ChannelState
 	if m != nil {
 		st = m.st
@@ -200,6 +230,8 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 	if len(fresh) == 0 {
 		return PublishResult{Unchanged: true, Seq: st.LastSeq}, nil
 	}
+	// Lenient mode lets entries come in any order: publish them in order
+	slices.SortStableFunc(fresh, func(a, b changefeed.Entry) int { return entryTime(a).Compare(entryTime(b)) })
 	up := doc.Link("up")
 	if up == "" {
 		up = ch.CapabilityList
@@ -212,6 +244,12 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 			until = doc.MD.Until.Time
 		}
 		body, err := encodeNotification(from, until, up, chunk)
+		var ve *changefeed.ValidationError
+		if errors.As(err, &ve) {
+			// what the hub relays is valid in Strict mode; the Source's
+			// Change List is what made this notification invalid
+			return res, refuse(502, "invalid_topic", "the topic's Change List makes an invalid change notification: %v", err)
+		}
 		if err != nil {
 			return res, fmt.Errorf("encode notification: %w", err)
 		}
@@ -241,6 +279,9 @@ func encodeNotification(from, until time.Time, up string, entries []changefeed.E
 	}
 	if up != "" {
 		doc.Links = []changefeed.Link{{Rel: "up", Href: up, Length: -1, Pri: -1}}
+	}
+	if err := changefeed.Validate(doc, changefeed.Options{Mode: changefeed.Strict}); err != nil {
+		return nil, err
 	}
 	if err := changefeed.Encode(&buf, doc); err != nil {
 		return nil, err
