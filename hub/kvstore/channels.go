@@ -14,12 +14,12 @@ import (
 
 // PutChannel stores ch under its topic.
 func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
-	k, err := enc(ch.Topic)
+	k, err := key("topic", ch.Topic)
 	if err == nil {
-		err = putJSON(ctx, s.channels, k, ch)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return putJSON(ctx, b.channels, k, ch) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put channel %q: %w", ch.Topic, err)
+		return fmt.Errorf("kvstore: put channel %q: %w", hub.Truncate(ch.Topic), err)
 	}
 	return nil
 }
@@ -27,19 +27,26 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 // Channel returns the channel of topic or hub.ErrNotFound.
 func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) {
 	var ch hub.Channel
-	k, err := enc(topic)
+	k, err := key("topic", topic)
 	if err == nil {
-		_, err = getJSON(ctx, s.channels, k, &ch)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, b.channels, k, &ch)
+			return err
+		})
 	}
 	if err != nil {
-		return hub.Channel{}, fmt.Errorf("kvstore: channel %q: %w", topic, err)
+		return hub.Channel{}, fmt.Errorf("kvstore: channel %q: %w", hub.Truncate(topic), err)
 	}
 	return ch, nil
 }
 
 // Channels lists every channel ordered by topic.
 func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
-	vals, err := entries(ctx, s.channels, ">")
+	var vals [][]byte
+	err := s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+		vals, err = entries(ctx, b.channels, ">")
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: channels: %w", err)
 	}
@@ -57,12 +64,12 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 
 // DeleteChannel removes the channel of topic; its state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
-	k, err := enc(topic)
+	k, err := key("topic", topic)
 	if err == nil {
-		err = deleteKey(ctx, s.channels, k)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return deleteKey(ctx, b.channels, k) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete channel %q: %w", topic, err)
+		return fmt.Errorf("kvstore: delete channel %q: %w", hub.Truncate(topic), err)
 	}
 	return nil
 }
@@ -70,43 +77,64 @@ func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 // ChannelState returns the progress of topic or hub.ErrNotFound.
 func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
 	var st hub.ChannelState
-	k, err := enc(topic)
+	k, err := key("topic", topic)
 	if err == nil {
-		_, err = getJSON(ctx, s.states, k, &st)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, b.states, k, &st)
+			return err
+		})
 	}
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", topic, err)
+		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", hub.Truncate(topic), err)
 	}
 	return st, nil
 }
 
+// errFn marks an error returned by the caller's update function, passed
+// through unwrapped.
+type errFn struct{ err error }
+
+func (e errFn) Error() string { return e.err.Error() }
+
 // UpdateChannelState applies fn to the state of topic and stores the result
 // if no other writer changed it meanwhile, retrying fn otherwise.
 func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*hub.ChannelState) error) (hub.ChannelState, error) {
-	k, err := enc(topic)
+	k, err := key("topic", topic)
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", topic, err)
+		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", hub.Truncate(topic), err)
 	}
-	for attempt := range maxCASAttempts {
-		st := hub.ChannelState{}
-		rev, err := getJSON(ctx, s.states, k, &st)
-		if err != nil && !errors.Is(err, hub.ErrNotFound) {
-			return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", topic, err)
+	var result hub.ChannelState
+	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+		for attempt := range maxCASAttempts {
+			st := hub.ChannelState{}
+			rev, err := getJSON(ctx, b.states, k, &st)
+			if err != nil && !errors.Is(err, hub.ErrNotFound) {
+				return err
+			}
+			st.Topic = topic
+			if err := fn(&st); err != nil {
+				return errFn{err}
+			}
+			st.Topic = topic // the key's original, whatever fn did
+			conflict, err := casJSON(ctx, b.states, k, rev, st)
+			if err != nil {
+				return err
+			}
+			if !conflict {
+				result = st
+				return nil
+			}
+			if err := backoff.Wait(ctx, attempt); err != nil {
+				return err
+			}
 		}
-		st.Topic = topic
-		if err := fn(&st); err != nil {
-			return hub.ChannelState{}, err
-		}
-		conflict, err := casJSON(ctx, s.states, k, rev, st)
-		if err != nil {
-			return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", topic, err)
-		}
-		if !conflict {
-			return st, nil
-		}
-		if err := backoff.Wait(ctx, attempt); err != nil {
-			return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", topic, err)
-		}
+		return fmt.Errorf("still contended after %d attempts", maxCASAttempts)
+	})
+	if fe, ok := errors.AsType[errFn](err); ok {
+		return hub.ChannelState{}, fe.err
 	}
-	return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: still contended after %d attempts", topic, maxCASAttempts)
+	if err != nil {
+		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", hub.Truncate(topic), err)
+	}
+	return result, nil
 }

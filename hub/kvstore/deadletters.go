@@ -13,37 +13,49 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
+// deadKey returns the key of dead letter id of subscription subID.
 func deadKey(subID, id string) (string, error) {
-	k, err := enc(id)
+	s, err := key("subscription ID", subID)
 	if err != nil {
 		return "", err
 	}
-	return subID + "." + k, nil
+	d, err := key("dead letter ID", id)
+	if err != nil {
+		return "", err
+	}
+	return s + "." + d, nil
 }
 
 // AddDeadLetter stores d under its subscription.
 func (s *Store) AddDeadLetter(ctx context.Context, d hub.DeadLetter) error {
 	k, err := deadKey(d.SubID, d.ID)
 	if err == nil {
-		err = putJSON(ctx, s.dead, k, d)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return putJSON(ctx, b.dead, k, d) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: add dead letter %s/%s: %w", d.SubID, d.ID, err)
+		return fmt.Errorf("kvstore: add dead letter %q/%q: %w", hub.Truncate(d.SubID), hub.Truncate(d.ID), err)
 	}
 	return nil
 }
 
 // DeadLetters lists the dead letters of subID ordered by Seq.
 func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter, error) {
-	vals, err := entries(ctx, s.dead, subID+".*")
+	var vals [][]byte
+	k, err := key("subscription ID", subID)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+			vals, err = entries(ctx, b.dead, k+".*")
+			return err
+		})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: dead letters %s: %w", subID, err)
+		return nil, fmt.Errorf("kvstore: dead letters %q: %w", hub.Truncate(subID), err)
 	}
 	out := make([]hub.DeadLetter, 0, len(vals))
 	for _, v := range vals {
 		var d hub.DeadLetter
 		if err := json.Unmarshal(v, &d); err != nil {
-			return nil, fmt.Errorf("kvstore: dead letters %s: %w", subID, err)
+			return nil, fmt.Errorf("kvstore: dead letters %q: %w", hub.Truncate(subID), err)
 		}
 		out = append(out, d)
 	}
@@ -56,22 +68,24 @@ func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter
 // DeleteDeadLetter removes one dead letter or returns hub.ErrNotFound.
 func (s *Store) DeleteDeadLetter(ctx context.Context, subID, id string) error {
 	k, err := deadKey(subID, id)
-	if err != nil {
-		return fmt.Errorf("kvstore: delete dead letter %s/%s: %w", subID, id, err)
-	}
-	e, err := s.dead.Get(ctx, k)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("kvstore: delete dead letter %s/%s: %w", subID, id, hub.ErrNotFound)
-	}
 	if err == nil {
-		err = s.dead.Delete(ctx, k, jetstream.LastRevision(e.Revision()))
-	}
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
-		// Deleted (or re-added) by another writer in between.
-		return fmt.Errorf("kvstore: delete dead letter %s/%s: %w", subID, id, hub.ErrNotFound)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			e, err := b.dead.Get(ctx, k)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return hub.ErrNotFound
+			}
+			if err == nil {
+				err = b.dead.Delete(ctx, k, jetstream.LastRevision(e.Revision()))
+			}
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+				// Deleted (or re-added) by another writer in between.
+				return hub.ErrNotFound
+			}
+			return err
+		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete dead letter %s/%s: %w", subID, id, err)
+		return fmt.Errorf("kvstore: delete dead letter %q/%q: %w", hub.Truncate(subID), hub.Truncate(id), err)
 	}
 	return nil
 }

@@ -3,32 +3,50 @@
 //
 // One bucket per kind of value, named <prefix>_<kind>:
 //
-//	channels   key enc(topic)            value hub.Channel (JSON)
-//	chstate    key enc(topic)            value hub.ChannelState
-//	subs       key subscription ID       value hub.Subscription
-//	subtopics  key enc(topic).ID         empty; index of subs by topic
-//	cursors    key subscription ID       value hub.Cursor
-//	dead       key ID.enc(dead letter)   value hub.DeadLetter
-//	leases     key enc(lease key)        value owner and expiry
+//	channels   key D(topic)              value hub.Channel (JSON)
+//	chstate    key D(topic)              value hub.ChannelState
+//	subs       key D(ID)                 value hub.Subscription
+//	subtopics  key D(topic).D(ID)        value the subscription ID; index of subs by topic
+//	cursors    key D(ID)                 value hub.Cursor and the subscription ID
+//	dead       key D(ID).D(dead letter)  value hub.DeadLetter
+//	leases     key D(lease key)          value lease key, owner and expiry
 //
-// enc is unpadded base64url, so any topic URI is a valid key. Keys are
-// NATS subjects: a topic must stay under about 2,900 bytes to fit the
-// server's 4 KiB control line. Channel states and leases change by
-// compare-and-set on the key's revision. Lease expiry compares wall clocks,
-// so hubs sharing a bucket need synchronised clocks (NTP).
+// D is the unpadded base64url SHA-256 digest of the string, 43 characters:
+// a string a client chose (topic URI, subscription ID, dead letter ID,
+// lease key) never becomes part of a NATS subject, whatever its length or
+// bytes; the original is kept in the value as data. Those strings must be
+// non-empty valid UTF-8 (JSON, which stores them, cannot carry anything
+// else); other strings are refused with an error.
+//
+// Open migrates buckets written by earlier versions, whose keys were the
+// unpadded base64url of the string itself (enc) or the raw subscription ID,
+// to this layout, idempotently; hubs of earlier versions must not write to
+// the buckets meanwhile. Channel states and leases change by compare-and-set
+// on the key's revision. Lease expiry compares wall clocks, so hubs sharing
+// a bucket need synchronised clocks (NTP).
+//
+// A Store opened with OpenConn on a natsconn.Conn follows its connection:
+// when the connection is replaced, the bucket handles are rebuilt on the
+// next operation; while it is down, operations fail at once with an error
+// wrapping natsconn.ErrDisconnected.
 package kvstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/natsconn"
 )
 
 // DefaultPrefix starts every bucket name.
@@ -39,67 +57,161 @@ const maxCASAttempts = 1000
 
 // Config configures the buckets. Open creates them or updates them to match.
 type Config struct {
-	Replicas int    // default 1 (3 on a cluster)
-	Prefix   string // bucket name prefix; default "rshub"
+	Replicas int          // default 1 (3 on a cluster)
+	Prefix   string       // bucket name prefix; default "rshub"
+	Logger   *slog.Logger // migration and reconnection events; default: none
 }
 
 // Store is a hub.Store on JetStream key-value buckets.
 type Store struct {
+	conn *natsconn.Conn
+	cfg  Config
+	log  *slog.Logger
+
+	rebuild sync.Mutex // one rebuild at a time
+	mu      sync.Mutex
+	b       *buckets
+}
+
+// buckets are the handles of one connection generation.
+type buckets struct {
+	gen                                                      uint64
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 }
 
 var _ hub.Store = (*Store)(nil)
 
-// Open creates or updates the buckets on nc's JetStream.
+// Open creates or updates the buckets on nc's JetStream and migrates an
+// earlier layout. The store uses nc as it is: see OpenConn for a store that
+// outlives a closed connection.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
+	return OpenConn(ctx, natsconn.FromConn(nc), cfg)
+}
+
+// OpenConn waits, within ctx, for c to be connected, creates or updates the
+// buckets and migrates an earlier layout. The store follows c's current
+// connection from then on.
+func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Store, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
+	s := &Store{conn: c, cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := c.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("kvstore: open: %w", err)
 	}
-	s := &Store{}
-	for _, b := range []struct {
-		kind string
-		kv   *jetstream.KeyValue
-	}{
-		{"channels", &s.channels}, {"chstate", &s.states}, {"subs", &s.subs},
-		{"subtopics", &s.subTopics}, {"cursors", &s.cursors}, {"dead", &s.dead}, {"leases", &s.leases},
-	} {
-		name := cfg.Prefix + "_" + b.kind
-		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      name,
-			Description: "rshub " + b.kind,
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    cfg.Replicas,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: open bucket %s: %w", name, err)
-		}
-		*b.kv = kv
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error { return s.migrate(ctx, b) })
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: open: %w", err)
 	}
 	return s, nil
 }
 
 // Ping reports whether JetStream answers for the store's buckets.
 func (s *Store) Ping(ctx context.Context) error {
-	if _, err := s.channels.Status(ctx); err != nil {
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		_, err := b.channels.Status(ctx)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("kvstore: ping: %w", err)
 	}
 	return nil
 }
 
-// enc turns an arbitrary string into a valid key token.
-func enc(s string) (string, error) {
-	if s == "" {
-		return "", errors.New("empty key")
+// do runs fn with the bucket handles of the current connection, rebuilding
+// them first when the connection changed.
+func (s *Store) do(ctx context.Context, fn func(context.Context, *buckets) error) error {
+	return s.conn.Do(ctx, func(ctx context.Context, nc *nats.Conn, gen uint64) error {
+		b, err := s.handles(ctx, nc, gen)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, b)
+	})
+}
+
+func (s *Store) handles(ctx context.Context, nc *nats.Conn, gen uint64) (*buckets, error) {
+	s.mu.Lock()
+	b := s.b
+	s.mu.Unlock()
+	if b != nil && b.gen == gen {
+		return b, nil
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(s)), nil
+	s.rebuild.Lock()
+	defer s.rebuild.Unlock()
+	s.mu.Lock()
+	b = s.b
+	s.mu.Unlock()
+	if b != nil && b.gen == gen {
+		return b, nil
+	}
+	b, err := openBuckets(ctx, nc, gen, s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.b != nil {
+		s.log.Info("kvstore: buckets reopened on a new connection", "generation", gen)
+	}
+	s.mu.Lock()
+	s.b = b
+	s.mu.Unlock()
+	return b, nil
+}
+
+// openBuckets creates or updates every bucket on nc.
+func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*buckets, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	b := &buckets{gen: gen}
+	for _, k := range []struct {
+		kind string
+		kv   *jetstream.KeyValue
+	}{
+		{"channels", &b.channels}, {"chstate", &b.states}, {"subs", &b.subs},
+		{"subtopics", &b.subTopics}, {"cursors", &b.cursors}, {"dead", &b.dead}, {"leases", &b.leases},
+	} {
+		name := cfg.Prefix + "_" + k.kind
+		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      name,
+			Description: "rshub " + k.kind,
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("bucket %s: %w", name, err)
+		}
+		*k.kv = kv
+	}
+	return b, nil
+}
+
+// digestLen is the length of a digest key token.
+const digestLen = 43
+
+// digest is the key token of a string: unpadded base64url of its SHA-256.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// key checks a client-supplied string and returns its key token.
+func key(what, s string) (string, error) {
+	if s == "" {
+		return "", fmt.Errorf("empty %s", what)
+	}
+	if !utf8.ValidString(s) {
+		return "", fmt.Errorf("%s is not valid UTF-8", what)
+	}
+	return digest(s), nil
 }
 
 // getJSON loads key into v, mapping a missing key to hub.ErrNotFound.
@@ -144,18 +256,23 @@ func casJSON(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64,
 	return false, err
 }
 
-// entries returns the values of the keys matching filter.
-func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([][]byte, error) {
-	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+// scan returns the entries whose keys match filter, without their values
+// when metaOnly. It fails rather than return a partial list.
+func scan(ctx context.Context, kv jetstream.KeyValue, filter string, metaOnly bool) ([]jetstream.KeyValueEntry, error) {
+	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
+	if metaOnly {
+		opts = append(opts, jetstream.MetaOnly())
+	}
+	w, err := kv.Watch(ctx, filter, opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = w.Stop() }()
-	var out [][]byte
+	var out []jetstream.KeyValueEntry
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		case e, ok := <-w.Updates():
 			if !ok {
 				return nil, errors.New("watcher closed")
@@ -163,21 +280,33 @@ func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([][]byt
 			if e == nil {
 				return out, nil
 			}
-			out = append(out, e.Value())
+			out = append(out, e)
 		}
 	}
 }
 
-// keys returns the keys matching filter.
-func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
-	l, err := kv.ListKeysFiltered(ctx, filter)
+// entries returns the values of the keys matching filter.
+func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([][]byte, error) {
+	es, err := scan(ctx, kv, filter, false)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = l.Stop() }()
-	var out []string
-	for k := range l.Keys() {
-		out = append(out, k)
+	out := make([][]byte, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Value())
+	}
+	return out, nil
+}
+
+// keys returns the keys matching filter.
+func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
+	es, err := scan(ctx, kv, filter, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Key())
 	}
 	return out, nil
 }

@@ -11,21 +11,31 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
+// cursorValue is the value of a cursors key: the cursor and, as data, the
+// subscription it belongs to.
+type cursorValue struct {
+	hub.Cursor
+	SubID string `json:"subId"`
+}
+
 // PutSubscription stores sub under its ID and indexes it by topic.
 func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error {
-	t, err := enc(sub.Topic)
-	if err == nil && sub.ID == "" {
-		err = errors.New("empty subscription ID")
-	}
-	// Index first: a reader skips an index entry without a subscription.
+	id, err := key("subscription ID", sub.ID)
+	var t string
 	if err == nil {
-		_, err = s.subTopics.Put(ctx, t+"."+sub.ID, nil)
+		t, err = key("topic", sub.Topic)
 	}
 	if err == nil {
-		err = putJSON(ctx, s.subs, sub.ID, sub)
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			// Index first: a reader skips an index entry without a subscription.
+			if _, err := b.subTopics.Put(ctx, t+"."+id, []byte(sub.ID)); err != nil {
+				return err
+			}
+			return putJSON(ctx, b.subs, id, sub)
+		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put subscription %s: %w", sub.ID, err)
+		return fmt.Errorf("kvstore: put subscription %q: %w", hub.Truncate(sub.ID), err)
 	}
 	return nil
 }
@@ -33,8 +43,15 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 // Subscription returns the subscription with id or hub.ErrNotFound.
 func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, error) {
 	var sub hub.Subscription
-	if _, err := getJSON(ctx, s.subs, id, &sub); err != nil {
-		return hub.Subscription{}, fmt.Errorf("kvstore: subscription %s: %w", id, err)
+	k, err := key("subscription ID", id)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, b.subs, k, &sub)
+			return err
+		})
+	}
+	if err != nil {
+		return hub.Subscription{}, fmt.Errorf("kvstore: subscription %q: %w", hub.Truncate(id), err)
 	}
 	return sub, nil
 }
@@ -42,40 +59,50 @@ func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, 
 // Subscriptions lists the subscriptions of topic (all when topic is "")
 // ordered by ID.
 func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error) {
-	var out []hub.Subscription
+	out := []hub.Subscription{}
+	var err error
 	if topic == "" {
-		vals, err := entries(ctx, s.subs, ">")
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: subscriptions: %w", err)
-		}
-		for _, v := range vals {
-			var sub hub.Subscription
-			if err := json.Unmarshal(v, &sub); err != nil {
-				return nil, fmt.Errorf("kvstore: subscriptions: %w", err)
-			}
-			out = append(out, sub)
-		}
-	} else {
-		t, err := enc(topic)
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: subscriptions of %q: %w", topic, err)
-		}
-		idx, err := keys(ctx, s.subTopics, t+".*")
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: subscriptions of %q: %w", topic, err)
-		}
-		for _, k := range idx {
-			sub, err := s.Subscription(ctx, k[len(t)+1:])
-			if errors.Is(err, hub.ErrNotFound) {
-				continue // index written, subscription not yet or deleted
-			}
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			vals, err := entries(ctx, b.subs, ">")
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if sub.Topic == topic {
+			for _, v := range vals {
+				var sub hub.Subscription
+				if err := json.Unmarshal(v, &sub); err != nil {
+					return err
+				}
 				out = append(out, sub)
 			}
+			return nil
+		})
+	} else {
+		var t string
+		if t, err = key("topic", topic); err == nil {
+			err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+				ids, err := entries(ctx, b.subTopics, t+".*")
+				if err != nil {
+					return err
+				}
+				for _, id := range ids {
+					var sub hub.Subscription
+					_, err := getJSON(ctx, b.subs, digest(string(id)), &sub)
+					if errors.Is(err, hub.ErrNotFound) {
+						continue // index written, subscription not yet or deleted
+					}
+					if err != nil {
+						return err
+					}
+					if sub.Topic == topic {
+						out = append(out, sub)
+					}
+				}
+				return nil
+			})
 		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: subscriptions of %q: %w", hub.Truncate(topic), err)
 	}
 	slices.SortFunc(out, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
@@ -84,35 +111,42 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 // DeleteSubscription removes the subscription, its cursor and its dead
 // letters. Deleting a missing subscription is not an error.
 func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
-	sub, err := s.Subscription(ctx, id)
-	if err != nil && !errors.Is(err, hub.ErrNotFound) {
-		return fmt.Errorf("kvstore: delete subscription: %w", err)
+	k, err := key("subscription ID", id)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			var sub hub.Subscription
+			if _, err := getJSON(ctx, b.subs, k, &sub); err != nil && !errors.Is(err, hub.ErrNotFound) {
+				return err
+			}
+			return deleteSubscription(ctx, b, k, sub.Topic)
+		})
 	}
-	if err := s.deleteSubscription(ctx, id, sub.Topic); err != nil {
-		return fmt.Errorf("kvstore: delete subscription %s: %w", id, err)
+	if err != nil {
+		return fmt.Errorf("kvstore: delete subscription %q: %w", hub.Truncate(id), err)
 	}
 	return nil
 }
 
-func (s *Store) deleteSubscription(ctx context.Context, id, topic string) error {
-	if err := deleteKey(ctx, s.subs, id); err != nil {
+// deleteSubscription removes the keys of the subscription whose ID has
+// key token id.
+func deleteSubscription(ctx context.Context, b *buckets, id, topic string) error {
+	if err := deleteKey(ctx, b.subs, id); err != nil {
 		return err
 	}
 	if topic != "" {
-		t, _ := enc(topic)
-		if err := deleteKey(ctx, s.subTopics, t+"."+id); err != nil {
+		if err := deleteKey(ctx, b.subTopics, digest(topic)+"."+id); err != nil {
 			return err
 		}
 	}
-	if err := deleteKey(ctx, s.cursors, id); err != nil {
+	if err := deleteKey(ctx, b.cursors, id); err != nil {
 		return err
 	}
-	dead, err := keys(ctx, s.dead, id+".*")
+	dead, err := keys(ctx, b.dead, id+".*")
 	if err != nil {
 		return err
 	}
 	for _, k := range dead {
-		if err := deleteKey(ctx, s.dead, k); err != nil {
+		if err := deleteKey(ctx, b.dead, k); err != nil {
 			return err
 		}
 	}
@@ -121,17 +155,30 @@ func (s *Store) deleteSubscription(ctx context.Context, id, topic string) error 
 
 // Cursor returns the delivery cursor of subID or hub.ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
-	var c hub.Cursor
-	if _, err := getJSON(ctx, s.cursors, subID, &c); err != nil {
-		return hub.Cursor{}, fmt.Errorf("kvstore: cursor %s: %w", subID, err)
+	var c cursorValue
+	k, err := key("subscription ID", subID)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, b.cursors, k, &c)
+			return err
+		})
 	}
-	return c, nil
+	if err != nil {
+		return hub.Cursor{}, fmt.Errorf("kvstore: cursor %q: %w", hub.Truncate(subID), err)
+	}
+	return c.Cursor, nil
 }
 
 // PutCursor stores the delivery cursor of subID.
 func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error {
-	if err := putJSON(ctx, s.cursors, subID, c); err != nil {
-		return fmt.Errorf("kvstore: put cursor %s: %w", subID, err)
+	k, err := key("subscription ID", subID)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			return putJSON(ctx, b.cursors, k, cursorValue{Cursor: c, SubID: subID})
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("kvstore: put cursor %q: %w", hub.Truncate(subID), err)
 	}
 	return nil
 }
