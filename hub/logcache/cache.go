@@ -56,6 +56,7 @@ var errNotFound = fmt.Errorf("logcache: caught up: %w", hub.ErrNotFound)
 type Cache struct {
 	log hub.Log
 	cfg Config
+	h   *health // the follower's failing log calls
 
 	running   atomic.Bool
 	appended  atomic.Uint64 // highest sequence returned by Append through the cache
@@ -92,6 +93,7 @@ func New(log hub.Log, cfg Config) *Cache {
 	return &Cache{
 		log:     log,
 		cfg:     cfg,
+		h:       newHealth(cfg.Logger),
 		byChan:  map[string]*deque[uint64]{},
 		changed: make(chan struct{}),
 	}

@@ -13,45 +13,50 @@ import (
 // waiters of Changed, so that a burst is announced in steps.
 const batchSize = 256
 
-// Retry delays of the follower after an error of the underlying log.
+// Operations of the follower whose failures its health follows.
 const (
-	minRetry = 50 * time.Millisecond
-	maxRetry = 5 * time.Second
+	opSeed   = "logcache: finding the log's end"
+	opFollow = "logcache: following the log"
 )
 
 // Run follows the underlying log until ctx ends, then returns ctx's error.
 // It starts at the log's last sequence (after loading Config.Preload older
 // records), and on every change signal of the log, and every Config.Poll,
-// reads the new records in order into the ring. Errors of the log are
-// logged and retried with backoff. Run may be called once; after it
-// returns the cache passes every call to the log.
+// reads the new records in order into the ring.
+//
+// A log that fails (a lost connection, a restarting server) does not end
+// Run: it retries with backoff, logging when the log starts failing and
+// when it works again, and goes on from the last record it absorbed, so
+// the cache catches up; Health tells whether it is stalled. Meanwhile
+// readers are answered from what the ring holds. Run may be called once;
+// after it returns the cache passes every call to the log.
 func (c *Cache) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("logcache: Run called twice")
 	}
 	defer c.stop()
-	retry := minRetry
+	positioned := false
 	for {
-		err := c.seed(ctx)
+		err := c.seed(ctx, &positioned)
 		if err == nil {
+			c.h.ok(opSeed)
 			break
 		}
-		if err := c.backoff(ctx, err, &retry); err != nil {
-			return err
+		if ctx.Err() != nil || !c.h.retry(ctx, opSeed, err, 0) {
+			return ctx.Err()
 		}
 	}
 	poll := time.NewTicker(c.cfg.Poll)
 	defer poll.Stop()
-	retry = minRetry
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
 		if err := c.catchUp(ctx); err != nil {
-			if err := c.backoff(ctx, err, &retry); err != nil {
-				return err
+			if ctx.Err() != nil || !c.h.retry(ctx, opFollow, err, 0) {
+				return ctx.Err()
 			}
 			continue
 		}
-		retry = minRetry
+		c.h.ok(opFollow)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -62,29 +67,31 @@ func (c *Cache) Run(ctx context.Context) error {
 }
 
 // seed positions the ring at the log's end, loads the preload window and
-// makes the cache answer from memory.
-func (c *Cache) seed(ctx context.Context) error {
-	first, last, err := c.log.Bounds(ctx)
-	if err != nil {
-		return fmt.Errorf("logcache: seed: %w", err)
-	}
-	from := last + 1
-	if c.cfg.Preload > 0 && last > 0 {
-		from = max(first, last-min(last, uint64(c.cfg.Preload))+1, 1)
-	}
-	c.mu.Lock()
-	c.lo, c.hi = from, from-1
-	c.mu.Unlock()
-	if from <= last {
-		if err := c.catchUp(ctx); err != nil {
-			return err
+// makes the cache answer from memory. After a failure it is called again
+// and goes on loading from where the failed attempt stopped.
+func (c *Cache) seed(ctx context.Context, positioned *bool) error {
+	if !*positioned {
+		first, last, err := c.log.Bounds(ctx)
+		if err != nil {
+			return fmt.Errorf("logcache: seed: %w", err)
 		}
+		from := last + 1
+		if c.cfg.Preload > 0 && last > 0 {
+			from = max(first, last-min(last, uint64(c.cfg.Preload))+1, 1)
+		}
+		c.mu.Lock()
+		c.lo, c.hi = from, from-1
+		c.mu.Unlock()
+		*positioned = true
+		c.cfg.Logger.Debug("logcache: following", "from", from, "last", last)
+	}
+	if err := c.catchUp(ctx); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.state = stateReady
 	c.wakeLocked() // waiters that took Changed before Run now read from memory
 	c.mu.Unlock()
-	c.cfg.Logger.Debug("logcache: following", "from", from, "last", last)
 	return nil
 }
 
@@ -119,22 +126,11 @@ func (c *Cache) catchUp(ctx context.Context) error {
 	}
 }
 
-// backoff logs err and waits before the next attempt, doubling *retry.
-func (c *Cache) backoff(ctx context.Context, err error, retry *time.Duration) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	c.cfg.Logger.Warn("logcache: log error, retrying", "err", err, "in", *retry)
-	t := time.NewTimer(*retry)
-	defer t.Stop()
-	*retry = min(2**retry, maxRetry)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// Health reports whether the follower keeps up with the log: false when
+// reading the log has been failing since since, with the latest error. The
+// follower retries by itself; Health is for readiness checks. It does no
+// I/O.
+func (c *Cache) Health() (ok bool, since time.Time, err error) { return c.h.state() }
 
 // stop empties the ring and turns the cache into a pass-through, waking
 // every waiter so it moves to the log's own signal.
