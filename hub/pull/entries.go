@@ -16,17 +16,34 @@ import (
 // errGone says the log no longer holds the first record of a list.
 var errGone = errors.New("pull: the log no longer holds this list")
 
+// errLog marks a failure of the log itself (not of the document being
+// written): the request is answered 503 and may be made again.
+var errLog = errors.New("pull: the log cannot be read")
+
 // smallRange is the sequence span below which records reads with Next:
 // starting a range read costs a few round trips.
 const smallRange = 8
 
 // records calls fn for each record of channel with a sequence in [from, to],
-// with one range read when the log supports it.
+// with one range read when the log supports it. An error of the log (not
+// of fn) wraps errLog.
 func (p *Pull) records(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
-	if rl, ok := p.log.(RangeLog); ok && to-from >= smallRange {
-		return rl.Range(ctx, channel, from, to, fn)
+	fnFailed := false
+	call := func(rec hub.Record) error {
+		err := fn(rec)
+		fnFailed = err != nil
+		return err
 	}
-	return hub.Walk(ctx, p.log, channel, from, to, fn)
+	var err error
+	if rl, ok := p.log.(RangeLog); ok && to-from >= smallRange {
+		err = rl.Range(ctx, channel, from, to, call)
+	} else {
+		err = hub.Walk(ctx, p.log, channel, from, to, call)
+	}
+	if err != nil && !fnFailed {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	return err
 }
 
 // writeList streams the Change List l of channel name to w: hdr, then the
@@ -137,7 +154,7 @@ func (ew *entryWriter) write(e *changefeed.Entry, rec hub.Record, lenient bool) 
 	}
 	if lenient {
 		if !strictEntry(e) || key.Before(ew.last) || key.Before(rec.From) || key.After(rec.Until) {
-			ew.lg.lg.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", e.Loc)
+			ew.lg.lg.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", clip(e.Loc))
 			return nil
 		}
 	}

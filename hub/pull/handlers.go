@@ -22,9 +22,8 @@ func (p *Pull) cfgTag() string { return p.base + "\x00" + p.cfg.HubURL }
 // the channel is unknown or the log cannot be read.
 func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Channel, bool) {
 	ch, ok, err := p.channel(r.Context(), r.PathValue("name"))
-	if err != nil {
-		p.lg.Error("listing channels", "err", err)
-		httpError(w, http.StatusServiceUnavailable, "channels cannot be listed right now")
+	if err != nil { // logged by the health, once per outage
+		unavailable(w, "channels cannot be listed right now")
 		return hub.Channel{}, false
 	}
 	if !ok {
@@ -32,9 +31,8 @@ func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Ch
 		return hub.Channel{}, false
 	}
 	if sync {
-		if err := p.Sync(r.Context()); err != nil {
-			p.lg.Error("reading the log", "err", err)
-			httpError(w, http.StatusServiceUnavailable, "the log cannot be read right now")
+		if err := p.Sync(r.Context()); err != nil { // logged by the health, once per outage
+			unavailable(w, "the log cannot be read right now")
 			return hub.Channel{}, false
 		}
 	}
@@ -44,9 +42,8 @@ func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Ch
 // serveDescription serves the Source Description.
 func (p *Pull) serveDescription(w http.ResponseWriter, r *http.Request) {
 	chans, err := p.channels(r.Context(), false)
-	if err != nil {
-		p.lg.Error("listing channels", "err", err)
-		httpError(w, http.StatusServiceUnavailable, "channels cannot be listed right now")
+	if err != nil { // logged by the health, once per outage
+		unavailable(w, "channels cannot be listed right now")
 		return
 	}
 	parts := []any{"description", p.cfgTag()}

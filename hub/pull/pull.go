@@ -74,6 +74,7 @@ type Pull struct {
 	lg    *slog.Logger
 	cache *listCache
 	gz    sync.Pool // *gzip.Writer
+	h     *health   // reading the log and listing channels, when they fail
 
 	syncMu sync.Mutex // serialises reading the log
 	mu     sync.RWMutex
@@ -115,6 +116,7 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 		cache: newListCache(cfg.CacheBytes),
 		idx:   newIndex(cfg.Rotation),
 	}
+	p.h = newHealth(p.lg)
 	p.gz.New = func() any {
 		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 		return w
@@ -136,12 +138,26 @@ func (p *Pull) Register(mux *http.ServeMux) {
 
 // Run keeps the list index caught up with the log until ctx ends, waking on
 // every append. It returns ctx's error.
+//
+// A log or store that fails does not end Run: it retries with backoff and
+// goes on from the last record it applied, so no notification is left out
+// of the lists; Health tells whether it is stalled. Meanwhile documents
+// that need the log answer 503.
 func (p *Pull) Run(ctx context.Context) error {
+	fails := 0
 	for {
 		changed := p.log.Changed()
-		if err := p.Sync(ctx); err != nil && ctx.Err() == nil {
-			p.lg.Warn("reading the log", "err", err)
+		if err := p.Sync(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fails++
+			if !waitFor(ctx, retryDelay(fails)) {
+				return ctx.Err()
+			}
+			continue
 		}
+		fails = 0
 		p.warmClosed(ctx)
 		select {
 		case <-ctx.Done():
@@ -150,6 +166,18 @@ func (p *Pull) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// Health reports whether pull mode can read what it serves: false when
+// catching up with the log or listing the channels has been failing since
+// since, with the latest error. Run retries by itself; Health is for
+// readiness checks. It does no I/O.
+func (p *Pull) Health() (ok bool, since time.Time, err error) { return p.h.state() }
+
+// Operations whose failures the health follows.
+const (
+	opSync     = "pull: catching up with the log"
+	opChannels = "pull: listing channels"
+)
 
 // channels returns the channel list, refreshed after ChannelsTTL or when
 // fresh is set.
@@ -161,10 +189,40 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 	}
 	list, err := p.chans.Channels(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("pull: list channels: %w", err)
+		err = fmt.Errorf("pull: list channels: %w", err)
+		if ctx.Err() == nil {
+			p.h.fail(opChannels, err)
+		}
+		return nil, err
+	}
+	p.h.ok(opChannels)
+	if list == nil {
+		list = []hub.Channel{}
 	}
 	p.chList, p.chFetched = list, time.Now()
 	return list, nil
+}
+
+// created returns when the channel name was created (zero when it is not
+// listed any more), for a channel the index meets for the first time. When
+// the channels cannot be listed it falls back on the last list it got, and
+// fails only when that list does not have the channel.
+func (p *Pull) created(ctx context.Context, name string) (time.Time, error) {
+	ch, ok, err := p.channel(ctx, name)
+	if err != nil {
+		p.chMu.Lock()
+		defer p.chMu.Unlock()
+		for _, c := range p.chList {
+			if c.Name == name {
+				return c.Created, nil
+			}
+		}
+		return time.Time{}, err
+	}
+	if !ok {
+		return time.Time{}, nil
+	}
+	return ch.Created, nil
 }
 
 // channel returns the channel named name, refreshing the list once when it

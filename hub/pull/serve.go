@@ -132,7 +132,7 @@ func (p *Pull) serveStored(w http.ResponseWriter, r *http.Request, d doc, gz boo
 		_, err = io.Copy(w, zr)
 	}
 	if err != nil && r.Context().Err() == nil {
-		p.lg.Error("serving a stored Change List", "path", r.URL.Path, "err", err)
+		p.lg.Error("serving a stored Change List", "path", clip(r.URL.Path), "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -146,7 +146,7 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 	}
 	if started {
 		if r.Context().Err() == nil {
-			p.lg.Error("document aborted", "path", r.URL.Path, "err", err)
+			p.lg.Error("document aborted", "path", clip(r.URL.Path), "err", err)
 		}
 		panic(http.ErrAbortHandler)
 	}
@@ -155,12 +155,24 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 		h.Del(k)
 	}
 	h.Set("Cache-Control", "no-store")
-	if errors.Is(err, errGone) {
+	switch {
+	case errors.Is(err, errGone):
 		httpError(w, http.StatusNotFound, "this Change List is no longer held by the hub's log")
-		return
+	case errors.Is(err, errLog) || r.Context().Err() != nil:
+		// an outage of the log is logged by Sync, once; not per request
+		p.lg.Debug("document failed", "path", clip(r.URL.Path), "err", err)
+		unavailable(w, "the log cannot be read right now")
+	default:
+		p.lg.Error("document failed", "path", clip(r.URL.Path), "err", err)
+		httpError(w, http.StatusInternalServerError, "internal error")
 	}
-	p.lg.Error("document failed", "path", r.URL.Path, "err", err)
-	httpError(w, http.StatusInternalServerError, "internal error")
+}
+
+// unavailable answers 503 with a short Retry-After: the log or the store
+// fails, and the hub retries by itself.
+func unavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "1")
+	httpError(w, http.StatusServiceUnavailable, msg)
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

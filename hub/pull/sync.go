@@ -14,8 +14,21 @@ import (
 // Sync catches the list index up with the log: it applies every record
 // appended since the last Sync and drops what retention removed. Handlers
 // call it before answering for a document that can change, so a response
-// reflects at least every append acknowledged before the request.
+// reflects at least every append acknowledged before the request. When it
+// fails, the records applied so far stay applied and the next Sync goes on
+// from there.
 func (p *Pull) Sync(ctx context.Context) error {
+	err := p.sync(ctx)
+	switch {
+	case err == nil:
+		p.h.ok(opSync)
+	case ctx.Err() == nil:
+		p.h.fail(opSync, err)
+	}
+	return err
+}
+
+func (p *Pull) sync(ctx context.Context) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
 	first, _, err := p.log.Bounds(ctx)
@@ -32,7 +45,6 @@ func (p *Pull) Sync(ctx context.Context) error {
 	cursor := p.idx.cursor
 	p.mu.Unlock()
 
-	var created map[string]time.Time
 	err = p.metadata(ctx, cursor+1, func(rec hub.Record) error {
 		entries := rec.Entries
 		if entries == 0 && !rec.From.IsZero() {
@@ -46,11 +58,11 @@ func (p *Pull) Sync(ctx context.Context) error {
 			entries = countEntries(rec.Body)
 		}
 		var when time.Time
-		if !rec.From.IsZero() {
-			if created == nil {
-				created = p.creationTimes(ctx)
+		if !rec.From.IsZero() && p.meets(rec.Channel) {
+			var err error
+			if when, err = p.created(ctx, rec.Channel); err != nil {
+				return err // applied again by the next Sync
 			}
-			when = created[rec.Channel]
 		}
 		p.mu.Lock()
 		p.idx.apply(rec, entries, when)
@@ -78,19 +90,13 @@ func (p *Pull) metadata(ctx context.Context, from uint64, fn func(hub.Record) er
 	return p.records(ctx, "", from, math.MaxUint64, fn)
 }
 
-// creationTimes maps channel names to their creation times; empty when the
-// channels cannot be listed (channels are then treated as older than the log).
-func (p *Pull) creationTimes(ctx context.Context) map[string]time.Time {
-	m := map[string]time.Time{}
-	list, err := p.channels(ctx, false)
-	if err != nil {
-		p.lg.Warn("listing channels", "err", err)
-		return m
-	}
-	for _, ch := range list {
-		m[ch.Name] = ch.Created
-	}
-	return m
+// meets reports whether the index would start channel name's lists with
+// the next record: when the log's beginning was removed, whether a channel
+// has its whole history in the log depends on when it was created.
+func (p *Pull) meets(name string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return !p.idx.whole && p.idx.chans[name] == nil
 }
 
 // countEntries counts the entries of a notification body, for logs that do
