@@ -58,11 +58,11 @@ const SeqHeader = "Rshub-Seq"
 // newRequest builds the POST of rec to sub's callback, exactly as given.
 func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub.Record) (*http.Request, error) {
 	if err := netguard.CheckURL(sub.Callback); err != nil {
-		return nil, err
+		return nil, clipError(err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Callback, bytes.NewReader(rec.Body))
 	if err != nil {
-		return nil, fmt.Errorf("delivery: callback %q: %w", sub.Callback, err)
+		return nil, fmt.Errorf("delivery: callback %q: %w", clip(sub.Callback), err)
 	}
 	ct := rec.ContentType
 	if ct == "" {
@@ -112,7 +112,7 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec hub.Recor
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return attempt{err: fmt.Errorf("delivery: POST %s: %w", sub.Callback, err)}
+		return attempt{err: fmt.Errorf("delivery: POST %s: %w", clip(sub.Callback), err)}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()

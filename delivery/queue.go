@@ -22,6 +22,11 @@ type queue struct {
 	wake   chan struct{} // a changed subscription; buffered 1
 	done   chan struct{} // closed when the queue's goroutine has ended
 	lg     *slog.Logger
+	h      *health // the store and log calls of this queue that fail
+	// pos is the furthest this queue has delivered, kept across claims:
+	// when the store could not take the cursor before a claim was lost, the
+	// queue resumes from here rather than deliver again. Queue goroutine only.
+	pos hub.Cursor
 
 	mu    sync.Mutex
 	gen   uint64 // Webhooks.gen when sub was last set
@@ -48,10 +53,11 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 		cancel: cancel,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
-		lg:     w.lg.With("sub", sub.ID, "callback", sub.Callback),
 		gen:    gen,
 		sub:    sub,
 	}
+	q.lg = w.lg.With("sub", sub.ID, "callback", clip(sub.Callback))
+	q.h = newHealth(q.lg)
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	return q
 }
@@ -85,16 +91,35 @@ func (q *queue) update(fn func(s *SubStats)) {
 	q.mu.Unlock()
 }
 
+// Operations of a queue whose failures its health follows.
+const (
+	opClaim       = "claiming the subscription"
+	opLog         = "reading the log"
+	opCursorRead  = "reading the cursor"
+	opCursorWrite = "storing the cursor"
+	opDeadLetter  = "storing a dead letter"
+	opDelete      = "deleting the subscription after 410 Gone"
+)
+
 // run claims the subscription and delivers while the claim holds, until
-// ctx ends, the lease ends or the subscription is gone.
+// ctx ends, the lease ends or the subscription is gone. A store that fails
+// is retried with backoff, however long it takes.
 func (q *queue) run(ctx context.Context) {
 	key := "deliver/" + q.id
 	ttl := q.w.cfg.ClaimTTL
 	for ctx.Err() == nil {
-		held, err := q.w.store.Claim(ctx, key, q.w.cfg.Owner, ttl)
-		if err != nil && ctx.Err() == nil {
-			q.lg.Warn("claiming subscription", "err", err)
+		held, err := q.claim(ctx, key, ttl/3)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			q.update(func(s *SubStats) { s.State = StateStandby })
+			if !q.h.retry(ctx, opClaim, err, ttl/3) {
+				return
+			}
+			continue
 		}
+		q.h.ok(opClaim)
 		if !held {
 			q.update(func(s *SubStats) { s.State = StateStandby })
 			if !sleep(ctx, ttl/3, nil, nil) {
@@ -105,7 +130,7 @@ func (q *queue) run(ctx context.Context) {
 		reason := q.whileClaimed(ctx, key, ttl)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if err := q.w.store.Release(rctx, key, q.w.cfg.Owner); err != nil {
-			q.lg.Warn("releasing claim", "err", err)
+			q.lg.Warn("claim not released; it expires by itself", "err", err)
 		}
 		cancel()
 		switch reason {
@@ -118,8 +143,17 @@ func (q *queue) run(ctx context.Context) {
 	}
 }
 
+// claim takes or renews the claim key, giving the store at most timeout.
+func (q *queue) claim(ctx context.Context, key string, timeout time.Duration) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return q.w.store.Claim(cctx, key, q.w.cfg.Owner, q.w.cfg.ClaimTTL)
+}
+
 // whileClaimed renews the claim in the background and runs the delivery
-// loop until either ends.
+// loop until either ends. A renewal that fails is retried with backoff;
+// when none has worked for two thirds of the claim's lease, delivery stops
+// before another hub may take the claim over.
 func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration) stopReason {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -128,17 +162,22 @@ func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration)
 	go func() {
 		defer close(renewed)
 		last := time.Now()
-		for sleep(cctx, ttl/3, nil, nil) {
-			held, err := q.w.store.Claim(cctx, key, q.w.cfg.Owner, ttl)
+		wait := ttl / 3
+		for sleep(cctx, wait, nil, nil) {
+			held, err := q.claim(cctx, key, ttl/6)
 			switch {
-			case err == nil && held:
-				last = time.Now()
-				continue
-			case err != nil && cctx.Err() != nil:
+			case cctx.Err() != nil:
 				return
-			case err != nil && time.Since(last) < ttl*2/3:
-				q.lg.Warn("renewing claim", "err", err)
+			case err == nil && held:
+				last, wait = time.Now(), ttl/3
+				q.h.ok(opClaim)
 				continue
+			case err != nil:
+				n := q.h.fail(opClaim, err)
+				if left := ttl*2/3 - time.Since(last); left > 0 {
+					wait = min(retryDelay(n), ttl/6, left)
+					continue
+				}
 			}
 			q.lg.Warn("claim lost; stopping delivery", "err", err)
 			close(lost)
@@ -182,11 +221,11 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	}
 
 	channel := logChannel(sub)
-	var cursor hub.Cursor
-	if !retry(ctx, q.lg, "reading cursor", func() error {
-		cursor, err = w.store.Cursor(ctx, q.id)
+	var stored hub.Cursor
+	if !q.h.do(ctx, opCursorRead, func() error {
+		stored, err = w.store.Cursor(ctx, q.id)
 		if errors.Is(err, hub.ErrNotFound) {
-			cursor, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
+			stored, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
 		}
 		if err != nil {
 			return err
@@ -199,11 +238,15 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	}) {
 		return stopCtx
 	}
+	cursor := stored
+	if q.pos.Seq > cursor.Seq {
+		cursor = q.pos // delivered before the claim was lost, not stored yet
+	}
 	q.update(func(s *SubStats) { s.Cursor = cursor; s.State = StateActive })
-	saver := cursorSaver{q: q, stored: cursor, written: time.Now()}
+	saver := cursorSaver{q: q, stored: stored, written: time.Now()}
 	defer func() {
 		if reason != stopGone {
-			saver.flush(ctx, cursor)
+			saver.final(ctx, cursor)
 		}
 	}()
 
@@ -216,22 +259,19 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		}
 		changed := w.log.Changed()
 		rec, err := w.log.Next(ctx, channel, cursor.Seq+1)
-		if errors.Is(err, hub.ErrNotFound) {
-			saver.flush(ctx, cursor) // caught up: store where we are before waiting
-			q.mu.Lock()
-			q.idle = true
-			q.mu.Unlock()
-			if !q.waitForMore(ctx, changed, sub, now) {
+		if err != nil && !errors.Is(err, hub.ErrNotFound) {
+			if ctx.Err() != nil || !q.h.retry(ctx, opLog, err, 0) {
 				return stopCtx
 			}
 			continue
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return stopCtx
-			}
-			q.lg.Warn("reading the log", "err", err)
-			if !sleep(ctx, time.Second, nil, nil) {
+		q.h.ok(opLog)
+		if err != nil { // hub.ErrNotFound
+			saver.flush(ctx, cursor) // caught up: store where we are before waiting
+			q.mu.Lock()
+			q.idle = true
+			q.mu.Unlock()
+			if !q.waitForMore(ctx, changed, sub, now, saver.retryIn(cursor)) {
 				return stopCtx
 			}
 			continue
@@ -253,14 +293,19 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		case resultGone:
 			q.lg.Info("callback answered 410 Gone; subscription deleted")
 			w.forget(q.id)
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			if err := w.store.DeleteSubscription(dctx, q.id); err != nil {
-				q.lg.Error("deleting subscription after 410 Gone", "err", err)
-			}
-			cancel()
+			q.h.do(ctx, opDelete, func() error {
+				// the first attempt is made even when the engine is stopping
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				if err := w.store.DeleteSubscription(dctx, q.id); err != nil && !errors.Is(err, hub.ErrNotFound) {
+					return err
+				}
+				return nil
+			})
 			return stopGone
 		}
 		cursor = hub.Cursor{Seq: rec.Seq, Until: rec.Until}
+		q.pos = cursor
 		q.update(func(s *SubStats) { s.Cursor = cursor })
 		if saver.due() {
 			saver.flush(ctx, cursor)
@@ -272,12 +317,15 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 }
 
 // waitForMore waits for an append to the log, a changed subscription, the
-// end of the lease, a safety tick or the end of ctx. It reports whether to
-// go on.
-func (q *queue) waitForMore(ctx context.Context, changed <-chan struct{}, sub hub.Subscription, now time.Time) bool {
+// end of the lease, a safety tick, the next attempt at storing the cursor
+// (retry > 0) or the end of ctx. It reports whether to go on.
+func (q *queue) waitForMore(ctx context.Context, changed <-chan struct{}, sub hub.Subscription, now time.Time, retry time.Duration) bool {
 	wait := q.w.cfg.Reconcile
 	if !sub.Expires.IsZero() {
 		wait = min(wait, sub.Expires.Sub(now))
+	}
+	if retry > 0 {
+		wait = min(wait, retry)
 	}
 	return sleep(ctx, wait, changed, q.wake)
 }
@@ -289,26 +337,6 @@ func (q *queue) noteRetention(ctx context.Context, want uint64) {
 	if err == nil && first > want {
 		q.lg.Warn("records removed by retention before delivery; skipping them",
 			"from", want, "to", first-1)
-	}
-}
-
-// retry calls fn until it succeeds, backing off from 100ms to 5s, and
-// reports false when ctx ended first.
-func retry(ctx context.Context, lg *slog.Logger, what string, fn func() error) bool {
-	wait := 100 * time.Millisecond
-	for {
-		err := fn()
-		if err == nil {
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		lg.Warn(what, "err", err, "retry_in", wait)
-		if !sleep(ctx, wait, nil, nil) {
-			return false
-		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }
 

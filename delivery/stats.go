@@ -16,19 +16,23 @@ const (
 	StateCircuitOpen = "circuit-open" // held back by the callback host's circuit breaker
 	StateStandby     = "standby"      // another hub holds the delivery claim
 	StateStopped     = "stopped"      // lease ended or subscription gone
+	StateStalled     = "stalled"      // the store or the log fails; retrying with backoff
 )
 
 // SubStats is the delivery health of one subscription with a running
 // queue on this engine.
 type SubStats struct {
-	ID                  string     `json:"id"`
-	Topic               string     `json:"topic"`
-	Callback            string     `json:"callback"`
-	State               string     `json:"state"`
-	Host                string     `json:"host"`
-	HostBreaker         string     `json:"hostBreaker"` // closed, open or half-open
-	LastStatus          int        `json:"lastStatus"`  // 0: none yet, or a transport error
-	LastError           string     `json:"lastError,omitempty"`
+	ID          string `json:"id"`
+	Topic       string `json:"topic"`
+	Callback    string `json:"callback"`
+	State       string `json:"state"`
+	Host        string `json:"host"`
+	HostBreaker string `json:"hostBreaker"` // closed, open or half-open
+	LastStatus  int    `json:"lastStatus"`  // 0: none yet, or a transport error
+	LastError   string `json:"lastError,omitempty"`
+	// Stalled is the store or log error the queue is retrying when State
+	// is StateStalled.
+	Stalled             string     `json:"stalled,omitempty"`
 	LastAttempt         time.Time  `json:"lastAttempt"`
 	LastSuccess         time.Time  `json:"lastSuccess"`
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
@@ -64,6 +68,10 @@ func (w *Webhooks) Stats() []SubStats {
 		s.HostBreaker = bs.String()
 		if bs == BreakerOpen && s.State == StateFailing {
 			s.State = StateCircuitOpen
+		}
+		if ok, _, err := q.h.state(); !ok && s.State != StateStopped {
+			s.State = StateStalled
+			s.Stalled = clip(err.Error())
 		}
 		if !idle && last > s.Cursor.Seq {
 			s.Backlog = last - s.Cursor.Seq

@@ -118,6 +118,7 @@ type Webhooks struct {
 	breakers *breakerSet
 	obs      Observer
 	lastSeq  atomic.Uint64 // last sequence of the log, as last seen
+	h        *health       // the engine's own store and log calls that fail
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
@@ -165,11 +166,13 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	if cfg.Owner == "" {
 		cfg.Owner = defaultOwner()
 	}
+	lg := cfg.Logger.With("component", "webhooks")
 	return &Webhooks{
 		log:         log,
 		store:       store,
 		cfg:         cfg,
-		lg:          cfg.Logger.With("component", "webhooks"),
+		lg:          lg,
+		h:           newHealth(lg),
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
@@ -190,10 +193,16 @@ func defaultOwner() string {
 // Owner returns the identity this engine claims subscriptions with.
 func (w *Webhooks) Owner() string { return w.cfg.Owner }
 
-// Run delivers until ctx ends. It re-lists subscriptions from the store
-// every Reconcile interval, starting queues for active, unexpired ones and
-// stopping the others. When it returns, every in-flight attempt has
-// finished (within Grace) or been abandoned without moving its cursor.
+// Run delivers until ctx ends, then returns nil. It re-lists subscriptions
+// from the store every Reconcile interval, starting queues for active,
+// unexpired ones and stopping the others. When it returns, every in-flight
+// attempt has finished (within Grace) or been abandoned without moving its
+// cursor.
+//
+// A log or store that fails (a lost connection, a restarting server) does
+// not end Run: every loop retries with backoff and resumes where it was;
+// Health tells whether one is stalled. Run returns an error at once only
+// for a configuration it cannot work with.
 func (w *Webhooks) Run(ctx context.Context) error {
 	if err := w.cfg.Schedule.validate(); err != nil {
 		return err
@@ -338,10 +347,11 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 	subs, err := w.store.Subscriptions(ctx, "")
 	if err != nil {
 		if ctx.Err() == nil {
-			w.lg.Warn("listing subscriptions", "err", err)
+			w.h.fail(opList, err) // the next tick retries; running queues go on
 		}
 		return
 	}
+	w.h.ok(opList)
 	if _, last, err := w.log.Bounds(ctx); err == nil {
 		w.noteSeq(last)
 	}
@@ -385,6 +395,30 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 	w.breakers.prune(hosts)
 }
 
+// opList is the engine's listing of subscriptions, followed by its health.
+const opList = "listing subscriptions"
+
+// Health reports whether every loop of the engine is working: false when
+// the subscription listing or a queue (claiming its subscription, reading
+// the log, reading or storing its cursor or dead letters) has been failing
+// since since, with the latest error of the oldest failure. Stalled loops
+// retry by themselves; Health is for readiness checks and dashboards. It
+// does no I/O.
+func (w *Webhooks) Health() (ok bool, since time.Time, err error) {
+	ok, since, err = w.h.state()
+	w.mu.Lock()
+	qs := make([]*queue, 0, len(w.queues))
+	for _, q := range w.queues {
+		qs = append(qs, q)
+	}
+	w.mu.Unlock()
+	for _, q := range qs {
+		qok, qsince, qerr := q.h.state()
+		ok, since, err = worst(ok, since, err, qok, qsince, qerr)
+	}
+	return ok, since, err
+}
+
 // forget marks id as gone (410): a reconcile listing taken before the
 // subscription was deleted must not restart it.
 func (w *Webhooks) forget(id string) {
@@ -423,4 +457,13 @@ func hostOf(callback string) string {
 		return callback
 	}
 	return strings.ToLower(u.Host)
+}
+
+// worst combines the health of several loops: stalled when any is, since
+// the earliest stall.
+func worst(ok bool, since time.Time, err error, ok2 bool, since2 time.Time, err2 error) (bool, time.Time, error) {
+	if ok2 || (!ok && since.Before(since2)) {
+		return ok, since, err
+	}
+	return ok2, since2, err2
 }

@@ -38,9 +38,16 @@ const (
 	CloseSlowConsumer = 4008
 )
 
-// wsReadLimit bounds a client message: clients send nothing but control
-// frames.
-const wsReadLimit = 512
+// Bounds of what a client may send or ask for.
+const (
+	// wsReadLimit is the most of a client message the hub reads: clients
+	// send nothing but control frames, and a message longer than this
+	// closes the session with 1009.
+	wsReadLimit = 512
+	// MaxWSChannels is the most channel names a session may list; more
+	// answers 400 (use channels=* for every channel).
+	MaxWSChannels = 64
+)
 
 // WSConfig configures the WebSocket transport.
 type WSConfig struct {
@@ -65,7 +72,10 @@ type WebSockets struct {
 	ready    chan struct{} // closed when the dispatcher knows its position
 	count    atomic.Int64
 	slow     atomic.Uint64
+	rejected atomic.Uint64  // sessions closed for sending what the protocol does not allow
 	done     sync.WaitGroup // sessions and the dispatcher
+	h        *health        // the dispatcher's log calls that fail
+	stalls   wsStalls       // sessions whose replay waits for the log
 
 	mu         sync.Mutex
 	closed     bool
@@ -97,6 +107,8 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 		cfg:      cfg,
 		ctx:      ctx,
 		cancel:   cancel,
+		h:        newHealth(cfg.Logger),
+		stalls:   wsStalls{lg: cfg.Logger},
 		ready:    make(chan struct{}),
 		sessions: map[*wsSession]struct{}{},
 		liveAll:  map[*wsSession]struct{}{},
@@ -117,6 +129,23 @@ func (ws *WebSockets) Count() int { return int(ws.count.Load()) }
 
 // SlowClosed returns how many sessions were closed with CloseSlowConsumer.
 func (ws *WebSockets) SlowClosed() uint64 { return ws.slow.Load() }
+
+// ProtocolClosed returns how many sessions were closed because their client
+// sent something the protocol does not allow: a data message (binary, text
+// that is not JSON, a JSON message, which no frame type defines) or one
+// over the read limit.
+func (ws *WebSockets) ProtocolClosed() uint64 { return ws.rejected.Load() }
+
+// Health reports whether the transport follows the log: false when the
+// dispatcher that feeds live sessions, or the replay of a session, has been
+// failing to read the log since since, with the latest error. Both retry
+// by themselves with backoff, keeping their sessions open; Health is for
+// readiness checks and dashboards. It does no I/O.
+func (ws *WebSockets) Health() (ok bool, since time.Time, err error) {
+	ok, since, err = ws.h.state()
+	sok, ssince, serr := ws.stalls.state()
+	return worst(ok, since, err, sok, ssince, serr)
+}
 
 // wsRequest is a session's parsed query.
 type wsRequest struct {
@@ -257,9 +286,15 @@ func (ws *WebSockets) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(ws.cfg.Token)) == 1
 }
 
-// parseWSQuery reads channels, since, since_time and raw.
+// parseWSQuery reads channels, since, since_time and raw. Errors quote
+// values clipped, for a 400 answer.
 func parseWSQuery(q url.Values) (wsRequest, error) {
 	var req wsRequest
+	for _, k := range []string{"channels", "since", "since_time", "raw"} {
+		if len(q[k]) > 1 {
+			return req, fmt.Errorf("%s: given %d times, want once", k, len(q[k]))
+		}
+	}
 	chans := q.Get("channels")
 	switch chans {
 	case "":
@@ -267,10 +302,13 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	case "*":
 		req.all = true
 	default:
+		if n := strings.Count(chans, ",") + 1; n > MaxWSChannels {
+			return req, fmt.Errorf("channels: %d names, at most %d allowed (channels=* selects every channel)", n, MaxWSChannels)
+		}
 		seen := map[string]bool{}
 		for _, c := range strings.Split(chans, ",") {
-			if c = strings.TrimSpace(c); c == "" || c == "*" || strings.ContainsAny(c, " *>\t\r\n") {
-				return req, fmt.Errorf("channels: %q is not a channel name", c)
+			if c = strings.TrimSpace(c); !hub.ValidChannelName(c) {
+				return req, fmt.Errorf("channels: %q is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", clip(c))
 			}
 			if !seen[c] {
 				seen[c] = true
@@ -281,7 +319,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	if s := q.Get("since"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("since: %w", err)
+			return req, fmt.Errorf("since: %q is not a sequence number (a decimal integer up to 2^64-1)", clip(s))
 		}
 		req.since, req.hasSince = n, true
 	}
@@ -291,7 +329,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return req, fmt.Errorf("since_time: %w", err)
+			return req, fmt.Errorf("since_time: %q is not an RFC 3339 date-time", clip(s))
 		}
 		req.sinceTime = t
 	}

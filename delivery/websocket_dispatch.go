@@ -40,8 +40,15 @@ func (r *wsLiveRecord) frame(raw bool) *websocket.PreparedMessage {
 	return *pm
 }
 
+// Operations of the dispatcher whose failures its health follows.
+const (
+	opPosition = "websocket: finding the log's last sequence"
+	opFollow   = "websocket: following the log"
+)
+
 // dispatch follows the log and queues each new record, encoded once, to
-// every caught-up session that wants it.
+// every caught-up session that wants it. A log that fails is retried with
+// backoff until it works again, from the last record fanned out.
 func (ws *WebSockets) dispatch() {
 	defer ws.done.Done()
 	log := ws.cfg.Log
@@ -51,20 +58,15 @@ func (ws *WebSockets) dispatch() {
 		return
 	}
 	close(ws.ready)
-	retry := 50 * time.Millisecond
 	for {
 		changed := log.Changed()
 		if err := ws.dispatchNew(); err != nil {
-			if ws.ctx.Err() != nil {
-				return
-			}
-			ws.cfg.Logger.Warn("websocket: follow log", "err", err)
-			if !sleepCtx(ws.ctx.Done(), &retry) {
+			if ws.ctx.Err() != nil || !ws.h.retry(ws.ctx, opFollow, err, 0) {
 				return
 			}
 			continue
 		}
-		retry = 50 * time.Millisecond
+		ws.h.ok(opFollow)
 		select {
 		case <-ws.ctx.Done():
 			return
@@ -80,7 +82,6 @@ func (ws *WebSockets) dispatch() {
 // Bounds). It reports false when the transport shuts down first.
 func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 	log := ws.cfg.Log
-	retry := 50 * time.Millisecond
 	for {
 		changed := log.Changed()
 		_, last, err := log.Bounds(ws.ctx)
@@ -88,12 +89,14 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 			_, err = log.Next(ws.ctx, "", last)
 		}
 		if err == nil {
+			ws.h.ok(opPosition)
 			ws.mu.Lock()
 			ws.dispatched = last
 			ws.mu.Unlock()
 			return true
 		}
 		if errors.Is(err, hub.ErrNotFound) {
+			ws.h.ok(opPosition)
 			select {
 			case <-ws.ctx.Done():
 				return false
@@ -102,8 +105,7 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 			}
 			continue
 		}
-		ws.cfg.Logger.Warn("websocket: log position", "err", err)
-		if !sleepCtx(ws.ctx.Done(), &retry) {
+		if ws.ctx.Err() != nil || !ws.h.retry(ws.ctx, opPosition, err, 0) {
 			return false
 		}
 	}
@@ -256,19 +258,5 @@ func (ws *WebSockets) leaveLocked(s *wsSession) {
 				delete(ws.liveBy, c)
 			}
 		}
-	}
-}
-
-// sleepCtx waits *d, doubling it up to 5s, and reports false when done
-// closes first.
-func sleepCtx(done <-chan struct{}, d *time.Duration) bool {
-	t := time.NewTimer(*d)
-	defer t.Stop()
-	*d = min(2**d, 5*time.Second)
-	select {
-	case <-done:
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -34,6 +34,7 @@ type wsSession struct {
 	readerDone chan struct{}
 	ping       *time.Ticker
 	pos        uint64 // writer only: the client has every wanted record up to here
+	fails      int    // writer only: log reads failed in a row during replay
 
 	mu     sync.Mutex
 	queue  []wsFrame
@@ -65,33 +66,17 @@ func (s *wsSession) close(code int, reason string) {
 	s.cancel()
 }
 
-// read consumes what the client sends — pongs and a close frame; data
-// messages are discarded — and ends the session when the connection fails
-// or the client is silent for two ping intervals.
-func (s *wsSession) read() {
-	defer close(s.readerDone)
-	c := s.conn
-	wait := 2 * s.ws.cfg.PingInterval
-	c.SetReadLimit(wsReadLimit)
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(wait)) })
-	for {
-		if _, _, err := c.NextReader(); err != nil {
-			s.close(0, "")
-			return
-		}
-	}
-}
-
 // write runs the session: replay, the live frame, then live frames and
 // pings until the session ends.
 func (s *wsSession) write() {
 	s.ping = time.NewTicker(s.ws.cfg.PingInterval)
 	defer s.finish()
-	if err := s.replay(); err != nil {
+	err := s.replay()
+	s.recovered() // a session that ends stalled stalls nothing any more
+	if err != nil {
 		if s.ctx.Err() == nil {
 			s.ws.cfg.Logger.Warn("websocket: replay failed", "err", err, "remote", s.conn.RemoteAddr())
-			s.close(websocket.CloseInternalServerErr, "log unavailable; resume with since=%d")
+			s.close(websocket.CloseInternalServerErr, "replay failed; resume with since=%d")
 		}
 		return
 	}
@@ -211,27 +196,43 @@ func (s *wsSession) wants(rec *hub.Record) bool {
 	return t.After(s.req.sinceTime)
 }
 
+// errLog marks the errors of the log, which a session in replay waits out.
+var errLog = errors.New("log unavailable")
+
 // replay writes every wanted record after the starting cursor, then joins
 // the live fan-out at a point where nothing was missed and nothing will
 // come twice: the dispatcher's position is read before the log says
 // "nothing more", and the join succeeds only if the dispatcher has not
-// moved past the session's cursor since.
+// moved past the session's cursor since. While the log fails, replay waits
+// with backoff (pinging the client) and goes on from where it was.
 func (s *wsSession) replay() error {
 	select {
 	case <-s.ws.ready:
 	case <-s.ctx.Done():
 		return s.ctx.Err()
 	}
-	cursor, err := s.startCursor()
-	if err != nil {
-		return err
+	var cursor uint64
+	for {
+		var err error
+		if cursor, err = s.startCursor(); err == nil {
+			break
+		}
+		if !s.waitOut(err) {
+			return err
+		}
 	}
 	s.pos = cursor
 	for {
 		d0 := s.ws.position()
-		if cursor, err = s.replayFrom(cursor); err != nil {
-			return err
+		next, err := s.replayFrom(cursor)
+		cursor = next
+		if err != nil {
+			if !s.waitOut(err) {
+				return err
+			}
+			continue
 		}
+		s.recovered()
 		cursor = max(cursor, d0)
 		if s.ws.join(s, cursor) {
 			s.pos = cursor
@@ -261,7 +262,7 @@ func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
 			return cursor, nil
 		}
 		if err != nil {
-			return cursor, fmt.Errorf("websocket: replay from %d: %w", cursor+1, err)
+			return cursor, fmt.Errorf("websocket: replay from %d: %w: %w", cursor+1, errLog, err)
 		}
 		if rec.Seq > cursor+1 {
 			if err := s.checkHole(channel, cursor, rec.Seq); err != nil {
@@ -283,6 +284,42 @@ func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
 	}
 }
 
+// waitOut reports whether err is the log's and the session, having waited
+// a backoff while answering pings, should try again.
+func (s *wsSession) waitOut(err error) bool {
+	if !errors.Is(err, errLog) || s.ctx.Err() != nil {
+		return false
+	}
+	if s.fails == 0 {
+		s.ws.stalls.add(err)
+	} else {
+		s.ws.stalls.update(err)
+	}
+	s.fails++
+	t := time.NewTimer(retryDelay(s.fails))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-s.ping.C:
+			if s.writePing() != nil {
+				return false
+			}
+		}
+	}
+}
+
+// recovered ends the session's stall, if any.
+func (s *wsSession) recovered() {
+	if s.fails > 0 {
+		s.fails = 0
+		s.ws.stalls.remove()
+	}
+}
+
 // checkHole sends a gap frame when the log no longer holds records between
 // cursor and next.
 func (s *wsSession) checkHole(channel string, cursor, next uint64) error {
@@ -290,7 +327,7 @@ func (s *wsSession) checkHole(channel string, cursor, next uint64) error {
 	if channel != "" { // other channels' records fill the hole unless retention removed them
 		first, _, err := s.ws.cfg.Log.Bounds(s.ctx)
 		if err != nil {
-			return fmt.Errorf("websocket: bounds: %w", err)
+			return fmt.Errorf("websocket: bounds: %w: %w", errLog, err)
 		}
 		if first <= cursor+1 {
 			return nil
@@ -307,7 +344,7 @@ func (s *wsSession) startCursor() (uint64, error) {
 	log := s.ws.cfg.Log
 	first, last, err := log.Bounds(s.ctx)
 	if err != nil {
-		return 0, fmt.Errorf("websocket: bounds: %w", err)
+		return 0, fmt.Errorf("websocket: bounds: %w: %w", errLog, err)
 	}
 	switch {
 	case s.req.hasSince:
@@ -356,7 +393,7 @@ func cursorForTime(ctx context.Context, log hub.Log, t time.Time, first, last ui
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("websocket: since_time search: %w", err)
+			return 0, fmt.Errorf("websocket: since_time search: %w: %w", errLog, err)
 		}
 		if rec.Received.After(threshold) {
 			found, hi = rec.Seq, mid

@@ -1,0 +1,43 @@
+package delivery
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxLogged is how many bytes of a string a client chose (a callback URL, a
+// topic, an origin, a query value) go into a log line or an error message.
+const maxLogged = 256
+
+// clip bounds a string a client chose for logs and error messages: beyond
+// maxLogged bytes it is cut at a character boundary and marked with "…" and
+// its original length.
+func clip(s string) string {
+	if len(s) <= maxLogged {
+		return s
+	}
+	n := maxLogged
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clippedError is an error whose message is clipped; it still wraps the
+// original for errors.Is and errors.As.
+type clippedError struct {
+	msg string
+	err error
+}
+
+func (e *clippedError) Error() string { return e.msg }
+func (e *clippedError) Unwrap() error { return e.err }
+
+// clipError bounds the message of an error that may quote a string a client
+// chose (a URL refused by netguard).
+func clipError(err error) error {
+	if err == nil || len(err.Error()) <= maxLogged {
+		return err
+	}
+	return &clippedError{msg: clip(err.Error()), err: err}
+}
