@@ -18,10 +18,13 @@ import (
 func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 	b, err := json.Marshal(ch)
 	if err == nil {
+		err = check("topic", ch.Topic)
+	}
+	if err == nil {
 		err = s.rdb.HSet(ctx, s.key("channels"), ch.Topic, b).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put channel %q: %w", ch.Topic, err)
+		return fmt.Errorf("redisstore: put channel %q: %w", hub.Truncate(ch.Topic), err)
 	}
 	return nil
 }
@@ -29,8 +32,12 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 // Channel returns the channel of topic or hub.ErrNotFound.
 func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) {
 	var ch hub.Channel
-	if err := s.hgetJSON(ctx, s.key("channels"), topic, &ch); err != nil {
-		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", topic, err)
+	err := check("topic", topic)
+	if err == nil {
+		err = s.hgetJSON(ctx, s.key("channels"), topic, &ch)
+	}
+	if err != nil {
+		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", hub.Truncate(topic), err)
 	}
 	return ch, nil
 }
@@ -55,24 +62,32 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 
 // DeleteChannel removes the channel of topic; its state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
-	if err := s.rdb.HDel(ctx, s.key("channels"), topic).Err(); err != nil {
-		return fmt.Errorf("redisstore: delete channel %q: %w", topic, err)
+	err := check("topic", topic)
+	if err == nil {
+		err = s.rdb.HDel(ctx, s.key("channels"), topic).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: delete channel %q: %w", hub.Truncate(topic), err)
 	}
 	return nil
 }
 
 // ChannelState returns the progress of topic or hub.ErrNotFound.
 func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
-	b, err := s.rdb.Get(ctx, s.key("chstate", topic)).Bytes()
+	var st hub.ChannelState
+	key, err := s.dkey("state", "topic", topic)
+	var b []byte
+	if err == nil {
+		b, err = s.rdb.Get(ctx, key).Bytes()
+	}
 	if errors.Is(err, redis.Nil) {
 		err = hub.ErrNotFound
 	}
-	var st hub.ChannelState
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("redisstore: channel state %q: %w", topic, err)
+		return hub.ChannelState{}, fmt.Errorf("redisstore: channel state %q: %w", hub.Truncate(topic), err)
 	}
 	return st, nil
 }
@@ -80,7 +95,10 @@ func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelStat
 // UpdateChannelState applies fn to the state of topic and stores the result
 // unless another writer changed it meanwhile (WATCH), retrying fn then.
 func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*hub.ChannelState) error) (hub.ChannelState, error) {
-	key := s.key("chstate", topic)
+	key, err := s.dkey("state", "topic", topic)
+	if err != nil {
+		return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
+	}
 	var result hub.ChannelState
 	var fnErr error
 	txf := func(tx *redis.Tx) error {
@@ -99,6 +117,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		if fnErr = fn(&st); fnErr != nil {
 			return fnErr
 		}
+		st.Topic = topic // the key's original, whatever fn did
 		nb, err := json.Marshal(st)
 		if err != nil {
 			return err
@@ -118,11 +137,11 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		case fnErr != nil:
 			return hub.ChannelState{}, fnErr
 		case !errors.Is(err, redis.TxFailedErr):
-			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
 		}
 		if err := backoff.Wait(ctx, attempt); err != nil {
-			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", topic, err)
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
 		}
 	}
-	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", topic, maxTxAttempts)
+	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", hub.Truncate(topic), maxTxAttempts)
 }

@@ -12,38 +12,59 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
+// deadKeys checks subID and returns the names of its dead letters' zset
+// and hash.
+func (s *Store) deadKeys(subID string) (seq, val string, err error) {
+	if err := check("subscription ID", subID); err != nil {
+		return "", "", err
+	}
+	d := digest(subID)
+	return s.key("deadseq", d), s.key("deadval", d), nil
+}
+
 // AddDeadLetter stores d under its subscription.
 func (s *Store) AddDeadLetter(ctx context.Context, d hub.DeadLetter) error {
 	b, err := json.Marshal(d)
+	var seqKey, valKey string
+	if err == nil {
+		seqKey, valKey, err = s.deadKeys(d.SubID)
+	}
+	if err == nil {
+		err = check("dead letter ID", d.ID)
+	}
 	if err == nil {
 		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.ZAdd(ctx, s.key("dead", d.SubID), redis.Z{Score: float64(d.Seq), Member: d.ID})
-			p.HSet(ctx, s.key("deadv", d.SubID), d.ID, b)
+			p.ZAdd(ctx, seqKey, redis.Z{Score: float64(d.Seq), Member: d.ID})
+			p.HSet(ctx, valKey, d.ID, b)
 			return nil
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: add dead letter %s/%s: %w", d.SubID, d.ID, err)
+		return fmt.Errorf("redisstore: add dead letter %q/%q: %w", hub.Truncate(d.SubID), hub.Truncate(d.ID), err)
 	}
 	return nil
 }
 
 // DeadLetters lists the dead letters of subID ordered by Seq.
 func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter, error) {
-	ids, err := s.rdb.ZRange(ctx, s.key("dead", subID), 0, -1).Result()
+	seqKey, valKey, err := s.deadKeys(subID)
+	var ids []string
+	if err == nil {
+		ids, err = s.rdb.ZRange(ctx, seqKey, 0, -1).Result()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %s: %w", subID, err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
 	}
 	if len(ids) == 0 {
 		return []hub.DeadLetter{}, nil
 	}
-	vals, err := s.rdb.HMGet(ctx, s.key("deadv", subID), ids...).Result()
+	vals, err := s.rdb.HMGet(ctx, valKey, ids...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %s: %w", subID, err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
 	}
 	out, err := decodeAll[hub.DeadLetter](vals)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %s: %w", subID, err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
 	}
 	// The score orders exactly below 2^53; sort the decoded values to be
 	// exact everywhere.
@@ -55,17 +76,23 @@ func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter
 
 // DeleteDeadLetter removes one dead letter or returns hub.ErrNotFound.
 func (s *Store) DeleteDeadLetter(ctx context.Context, subID, id string) error {
-	var del *redis.IntCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.key("dead", subID), id)
-		del = p.HDel(ctx, s.key("deadv", subID), id)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("redisstore: delete dead letter %s/%s: %w", subID, id, err)
+	seqKey, valKey, err := s.deadKeys(subID)
+	if err == nil {
+		err = check("dead letter ID", id)
 	}
-	if del.Val() == 0 {
-		return fmt.Errorf("redisstore: delete dead letter %s/%s: %w", subID, id, hub.ErrNotFound)
+	var del *redis.IntCmd
+	if err == nil {
+		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZRem(ctx, seqKey, id)
+			del = p.HDel(ctx, valKey, id)
+			return nil
+		})
+	}
+	if err == nil && del.Val() == 0 {
+		err = hub.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: delete dead letter %q/%q: %w", hub.Truncate(subID), hub.Truncate(id), err)
 	}
 	return nil
 }

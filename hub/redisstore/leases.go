@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rshub/rshub/hub"
 )
 
 // renewScript extends the lease when ARGV[1] owns it, or takes it when it
@@ -36,25 +38,32 @@ return 0
 // Expiry runs on the Redis server's clock.
 func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	ttl = max(ttl, time.Millisecond)
-	k := s.key("lease", key)
-	ok, err := s.rdb.SetNX(ctx, k, owner, ttl).Result()
+	k, err := s.dkey("claim", "lease key", key)
+	ok := false
+	if err == nil {
+		ok, err = s.rdb.SetNX(ctx, k, owner, ttl).Result()
+	}
 	if err != nil {
-		return false, fmt.Errorf("redisstore: claim %q: %w", key, err)
+		return false, fmt.Errorf("redisstore: claim %q: %w", hub.Truncate(key), err)
 	}
 	if ok {
 		return true, nil
 	}
 	n, err := renewScript.Run(ctx, s.rdb, []string{k}, owner, ttl.Milliseconds()).Int()
 	if err != nil {
-		return false, fmt.Errorf("redisstore: claim %q: %w", key, err)
+		return false, fmt.Errorf("redisstore: claim %q: %w", hub.Truncate(key), err)
 	}
 	return n == 1, nil
 }
 
 // Release frees the lease key if owner holds it.
 func (s *Store) Release(ctx context.Context, key, owner string) error {
-	if err := releaseScript.Run(ctx, s.rdb, []string{s.key("lease", key)}, owner).Err(); err != nil {
-		return fmt.Errorf("redisstore: release %q: %w", key, err)
+	k, err := s.dkey("claim", "lease key", key)
+	if err == nil {
+		err = releaseScript.Run(ctx, s.rdb, []string{k}, owner).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: release %q: %w", hub.Truncate(key), err)
 	}
 	return nil
 }

@@ -5,26 +5,39 @@
 // Keys, all under the configured prefix (default "rshub"):
 //
 //	<p>:channels             hash   topic -> hub.Channel (JSON)
-//	<p>:chstate:<topic>      string hub.ChannelState (JSON)
+//	<p>:state:<D(topic)>     string hub.ChannelState (JSON)
 //	<p>:subs                 hash   subscription ID -> hub.Subscription
-//	<p>:subtopic:<topic>     set    subscription IDs of topic
+//	<p>:topicsubs:<D(topic)> set    subscription IDs of topic
 //	<p>:cursors              hash   subscription ID -> hub.Cursor
-//	<p>:dead:<subID>         zset   dead letter ID, scored by Seq
-//	<p>:deadv:<subID>        hash   dead letter ID -> hub.DeadLetter
-//	<p>:lease:<key>          string owner, with the lease's expiry as TTL
+//	<p>:deadseq:<D(subID)>   zset   dead letter ID, scored by Seq
+//	<p>:deadval:<D(subID)>   hash   dead letter ID -> hub.DeadLetter
+//	<p>:claim:<D(key)>       string owner, with the lease's expiry as TTL
 //
-// Channel states change optimistically under WATCH/MULTI; leases expire on
-// the Redis server's clock, so hubs need not agree on time. Multi-key
-// transactions assume one Redis (or a primary with replicas), not Redis
-// Cluster. Dead letters are ordered by a float64 score, exact for
-// sequences below 2^53.
+// D is the unpadded base64url SHA-256 digest of the string, 43 characters:
+// a string a client chose never becomes part of a key name, only of hash
+// fields, set members and values, where it is data. Those strings must be
+// non-empty valid UTF-8 (JSON, which stores them, cannot carry anything
+// else); other strings are refused with an error.
+//
+// Open migrates the keys of earlier versions, which carried the raw string
+// (<p>:chstate:<topic>, <p>:subtopic:<topic>, <p>:lease:<key>,
+// <p>:dead:<subID>, <p>:deadv:<subID>), to these names, merging with what
+// a current hub wrote meanwhile; it is idempotent. Channel states change
+// optimistically under WATCH/MULTI; leases expire on the Redis server's
+// clock, so hubs need not agree on time. Multi-key transactions and scripts
+// assume one Redis (or a primary with replicas), not Redis Cluster. Dead
+// letters are ordered by a float64 score, exact for sequences below 2^53.
 package redisstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,13 +52,15 @@ const maxTxAttempts = 1000
 
 // Config configures the store.
 type Config struct {
-	Prefix string // key prefix; default "rshub"
+	Prefix string       // key prefix; default "rshub"
+	Logger *slog.Logger // migration events; default: none
 }
 
 // Store is a hub.Store on Redis.
 type Store struct {
 	rdb    *redis.Client
 	prefix string
+	log    *slog.Logger
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -60,8 +75,15 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	s := &Store{rdb: redis.NewClient(opt), prefix: cfg.Prefix}
+	s := &Store{rdb: redis.NewClient(opt), prefix: cfg.Prefix, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if err := s.Ping(ctx); err != nil {
+		_ = s.rdb.Close()
+		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
+	}
+	if err := s.migrate(ctx); err != nil {
 		_ = s.rdb.Close()
 		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
 	}
@@ -81,12 +103,39 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) key(parts ...string) string {
-	k := s.prefix
-	for _, p := range parts {
-		k += ":" + p
+// key returns the name of a key of kind, with the digest of a string when
+// one is given.
+func (s *Store) key(kind string, digests ...string) string {
+	k := s.prefix + ":" + kind
+	for _, d := range digests {
+		k += ":" + d
 	}
 	return k
+}
+
+// digest is the key token of a string: unpadded base64url of its SHA-256.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// check refuses a client-supplied string the store cannot keep exactly.
+func check(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("empty %s", what)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+// dkey checks s and returns the name of the key of kind for it.
+func (s *Store) dkey(kind, what, str string) (string, error) {
+	if err := check(what, str); err != nil {
+		return "", err
+	}
+	return s.key(kind, digest(str)), nil
 }
 
 // hgetJSON loads field of hash into v, mapping absence to hub.ErrNotFound.

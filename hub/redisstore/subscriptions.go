@@ -16,18 +16,22 @@ import (
 // PutSubscription stores sub and indexes it by topic.
 func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error {
 	b, err := json.Marshal(sub)
-	if err == nil && sub.ID == "" {
-		err = errors.New("empty subscription ID")
+	if err == nil {
+		err = check("subscription ID", sub.ID)
+	}
+	var byTopic string
+	if err == nil {
+		byTopic, err = s.dkey("topicsubs", "topic", sub.Topic)
 	}
 	if err == nil {
 		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.key("subs"), sub.ID, b)
-			p.SAdd(ctx, s.key("subtopic", sub.Topic), sub.ID)
+			p.SAdd(ctx, byTopic, sub.ID)
 			return nil
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put subscription %s: %w", sub.ID, err)
+		return fmt.Errorf("redisstore: put subscription %q: %w", hub.Truncate(sub.ID), err)
 	}
 	return nil
 }
@@ -35,8 +39,12 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 // Subscription returns the subscription with id or hub.ErrNotFound.
 func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, error) {
 	var sub hub.Subscription
-	if err := s.hgetJSON(ctx, s.key("subs"), id, &sub); err != nil {
-		return hub.Subscription{}, fmt.Errorf("redisstore: subscription %s: %w", id, err)
+	err := check("subscription ID", id)
+	if err == nil {
+		err = s.hgetJSON(ctx, s.key("subs"), id, &sub)
+	}
+	if err != nil {
+		return hub.Subscription{}, fmt.Errorf("redisstore: subscription %q: %w", hub.Truncate(id), err)
 	}
 	return sub, nil
 }
@@ -54,14 +62,16 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 			vals = append(vals, v)
 		}
 	} else {
-		ids, err := s.rdb.SMembers(ctx, s.key("subtopic", topic)).Result()
-		if err != nil {
-			return nil, fmt.Errorf("redisstore: subscriptions of %q: %w", topic, err)
+		byTopic, err := s.dkey("topicsubs", "topic", topic)
+		var ids []string
+		if err == nil {
+			ids, err = s.rdb.SMembers(ctx, byTopic).Result()
 		}
-		if len(ids) > 0 {
-			if vals, err = s.rdb.HMGet(ctx, s.key("subs"), ids...).Result(); err != nil {
-				return nil, fmt.Errorf("redisstore: subscriptions of %q: %w", topic, err)
-			}
+		if err == nil && len(ids) > 0 {
+			vals, err = s.rdb.HMGet(ctx, s.key("subs"), ids...).Result()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: subscriptions of %q: %w", hub.Truncate(topic), err)
 		}
 	}
 	out, err := decodeAll[hub.Subscription](vals)
@@ -80,17 +90,18 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	if err != nil && !errors.Is(err, hub.ErrNotFound) {
 		return fmt.Errorf("redisstore: delete subscription: %w", err)
 	}
+	d := digest(id)
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HDel(ctx, s.key("subs"), id)
 		if sub.Topic != "" {
-			p.SRem(ctx, s.key("subtopic", sub.Topic), id)
+			p.SRem(ctx, s.key("topicsubs", digest(sub.Topic)), id)
 		}
 		p.HDel(ctx, s.key("cursors"), id)
-		p.Del(ctx, s.key("dead", id), s.key("deadv", id))
+		p.Del(ctx, s.key("deadseq", d), s.key("deadval", d))
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("redisstore: delete subscription %s: %w", id, err)
+		return fmt.Errorf("redisstore: delete subscription %q: %w", hub.Truncate(id), err)
 	}
 	return nil
 }
@@ -98,8 +109,12 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 // Cursor returns the delivery cursor of subID or hub.ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
 	var c hub.Cursor
-	if err := s.hgetJSON(ctx, s.key("cursors"), subID, &c); err != nil {
-		return hub.Cursor{}, fmt.Errorf("redisstore: cursor %s: %w", subID, err)
+	err := check("subscription ID", subID)
+	if err == nil {
+		err = s.hgetJSON(ctx, s.key("cursors"), subID, &c)
+	}
+	if err != nil {
+		return hub.Cursor{}, fmt.Errorf("redisstore: cursor %q: %w", hub.Truncate(subID), err)
 	}
 	return c, nil
 }
@@ -108,10 +123,13 @@ func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
 func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error {
 	b, err := json.Marshal(c)
 	if err == nil {
+		err = check("subscription ID", subID)
+	}
+	if err == nil {
 		err = s.rdb.HSet(ctx, s.key("cursors"), subID, b).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put cursor %s: %w", subID, err)
+		return fmt.Errorf("redisstore: put cursor %q: %w", hub.Truncate(subID), err)
 	}
 	return nil
 }
