@@ -25,7 +25,9 @@ var Topics = []string{
 	"urn:x-rshub:plain",
 }
 
-// Run runs the contract suite, each test on a store returned by open.
+// Run runs the contract suite, each test on a store returned by open. A
+// store either keeps every string of HostileKeys exactly or refuses it
+// with a short error, and keeps answering Ping either way.
 func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 	tests := []struct {
 		name string
@@ -48,6 +50,11 @@ func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 		{"Claim_ExpiredLeaseGoesToAnotherOwner", testClaimExpiry},
 		{"Release_OnlyByOwner", testRelease},
 		{"Ping", testPing},
+		{"Lists_EmptyAreNonNil", testEmptyListsAreNonNil},
+		{"HostileKeys_Channels", testHostileChannels},
+		{"HostileKeys_ChannelStates", testHostileStates},
+		{"HostileKeys_SubscriptionsCursorsDeadLetters", testHostileSubscriptions},
+		{"HostileKeys_Leases", testHostileLeases},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
