@@ -38,10 +38,11 @@ func get(t *testing.T, url, token string) (*http.Response, string) {
 func TestDashboard_ServesThePageWithoutToken(t *testing.T) {
 	srv := serve(t, Config{AdminToken: "s3cret", HubURL: "http://example.test/"})
 	for path, want := range map[string]string{
-		"/dashboard/":          "<title>rshub dashboard</title>",
-		"/dashboard/app.js":    "askToken",
-		"/dashboard/chart.js":  "rshubChart",
-		"/dashboard/style.css": "#feed",
+		"/dashboard/":              "<title>rshub dashboard</title>",
+		"/dashboard/app.js":        "askToken",
+		"/dashboard/chart.js":      "rshubChart",
+		"/dashboard/continuity.js": "rshubContinuity",
+		"/dashboard/style.css":     "#feed",
 	} {
 		resp, body := get(t, srv.URL+path, "")
 		if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/rshub/rshub/internal/app"
 	"github.com/rshub/rshub/internal/testhub"
 )
@@ -109,6 +111,23 @@ type dashEntry struct{ loc, change string }
 // and returns its body.
 func (h *dashHub) publish(t *testing.T, topic string, from, until time.Time, entries ...dashEntry) []byte {
 	t.Helper()
+	body := dashNotification(from, until, entries...)
+	if status, resp := h.post(t, topic, body); status != http.StatusOK {
+		t.Fatalf("publish %s %s..%s: %d %s", topic, from, until, status, resp)
+	}
+	return body
+}
+
+// post sends body as a fat ping on topic and returns the answer.
+func (h *dashHub) post(t *testing.T, topic string, body []byte) (int, string) {
+	t.Helper()
+	link := http.Header{"Link": {fmt.Sprintf(`<%s>; rel="self", <%s>; rel="hub"`, topic, h.url)}}
+	return h.do(t, http.MethodPost, "/", "application/xml", body, link)
+}
+
+// dashNotification renders a change notification covering from..until,
+// one entry a second after from.
+func dashNotification(from, until time.Time, entries ...dashEntry) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` + "\n")
@@ -118,12 +137,7 @@ func (h *dashHub) publish(t *testing.T, topic string, from, until time.Time, ent
 		fmt.Fprintf(&b, "  <url><loc>%s</loc><rs:md change=%q datetime=%q/></url>\n", e.loc, e.change, at)
 	}
 	b.WriteString("</urlset>\n")
-	body := []byte(b.String())
-	link := http.Header{"Link": {fmt.Sprintf(`<%s>; rel="self", <%s>; rel="hub"`, topic, h.url)}}
-	if status, resp := h.do(t, http.MethodPost, "/", "application/xml", body, link); status != http.StatusOK {
-		t.Fatalf("publish %s %s..%s: %d %s", topic, from, until, status, resp)
-	}
-	return body
+	return []byte(b.String())
 }
 
 // dashCallback is a subscriber's callback: it confirms verifications and
@@ -172,4 +186,93 @@ func (c *dashCallback) got(body []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestDashboard_ContinuityAnchorReset drives the continuity dialog in
+// headless Chromium as an operator would: a Source that started again from
+// an earlier time is refused with 409; the operator opens the channel's
+// dialog, sees its anchor, resets it (nothing happens before the
+// confirmation), and the Source's notification is accepted. A reset to a
+// typed instant, and one the hub refuses, go the same way.
+func TestDashboard_ContinuityAnchorReset(t *testing.T) {
+	h := startDashHub(t)
+	books := h.putChannel(t, "books")
+	t0 := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
+	h.publish(t, books, t0, t0.Add(20*time.Minute), dashEntry{"https://library.example.org/books/emma", "created"})
+	rewound := dashNotification(t0, t0.Add(10*time.Minute), dashEntry{"https://library.example.org/books/emma", "updated"})
+	if status, resp := h.post(t, books, rewound); status != http.StatusConflict || !strings.Contains(resp, "/continuity") {
+		t.Fatalf("a notification before the anchor: %d %s, want 409 pointing at the continuity endpoint", status, resp)
+	}
+	anchored := func() bool {
+		status, body := h.do(t, http.MethodGet, "/admin/channels/books/continuity", "", nil, http.Header{"Authorization": {"Bearer " + h.token}})
+		if status != http.StatusOK {
+			t.Fatalf("GET continuity: %d %s", status, body)
+		}
+		var v struct{ Anchored bool }
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Anchored
+	}
+
+	b := newDashBrowser(t, 2*time.Minute)
+	row := `#channels tr[data-channel="books"]`
+	b.run("open the dashboard", chromedp.Navigate(strings.TrimSuffix(h.url, "/")+"/dashboard/#token="+h.token))
+	b.waitFor("the books channel with its last until", 20*time.Second,
+		fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "2025-03-14 09:20:00Z"`, row+" td:nth-child(5)"))
+	b.run("click Anchor…", chromedp.Click(chromedp.CSS(row+" button.continuity")))
+	b.waitFor("the dialog showing the anchor", 10*time.Second, `(() => {
+		const d = document.querySelector("#continuity");
+		return !d.hidden && d.dataset.loaded === "true" && d.dataset.channel === "books" &&
+			document.querySelector("#cont-anchor").textContent === "2025-03-14 09:20:00Z" &&
+			document.querySelector("#cont-seq").textContent === "1" &&
+			document.querySelector("#cont-last-reset").textContent === "never";
+	})()`)
+	b.screenshot("5_continuity_anchor")
+
+	// Reset asks first; until confirmed nothing changes.
+	b.run("click Reset anchor…", chromedp.Click(chromedp.CSS("#cont-reset")))
+	b.waitFor("the confirmation", 5*time.Second, `!document.querySelector("#cont-confirm").hidden &&
+		document.querySelector("#cont-confirm-text").textContent.includes("anchor of books from 2025-03-14 09:20:00Z to none")`)
+	if !anchored() {
+		t.Fatal("the anchor was reset before the confirmation")
+	}
+	b.screenshot("6_continuity_confirm")
+	b.run("confirm", chromedp.Click(chromedp.CSS("#cont-confirm-button")))
+	b.waitFor("the anchor cleared", 10*time.Second, `document.querySelector("#cont-confirm").hidden &&
+		document.querySelector("#cont-anchor").textContent.startsWith("none") &&
+		document.querySelector("#cont-last-reset").textContent.includes("2025-03-14 09:20:00Z → none (at seq 1)") &&
+		document.querySelector("#toast").textContent === "Continuity anchor of books cleared"`)
+	if anchored() {
+		t.Fatal("the hub still has an anchor after the confirmed reset")
+	}
+	b.waitFor("the channels table without a last until", 10*time.Second,
+		fmt.Sprintf(`document.querySelector(%q).textContent === "—"`, row+" td:nth-child(5)"))
+	if status, resp := h.post(t, books, rewound); status != http.StatusOK {
+		t.Fatalf("the Source's notification after the reset: %d %s", status, resp)
+	}
+
+	// A reset to a typed instant; one in the future is refused with the reason.
+	for _, tc := range []struct{ until, want string }{
+		{"9999-12-31T23:59:59Z", `document.querySelector("#cont-error").textContent.includes("in the future") && document.querySelector("#cont-anchor").textContent === "2025-03-14 09:10:00Z"`},
+		{"2025-03-14T09:30:00Z", `document.querySelector("#cont-anchor").textContent === "2025-03-14 09:30:00Z" && document.querySelector("#toast").textContent === "Continuity anchor of books set to 2025-03-14 09:30:00Z"`},
+	} {
+		b.run("reopen the dialog", chromedp.Click(chromedp.CSS("#cont-close")), chromedp.Click(chromedp.CSS(row+" button.continuity")))
+		b.waitFor("the dialog loaded", 10*time.Second, `document.querySelector("#continuity").dataset.loaded === "true" && document.querySelector("#cont-anchor").textContent === "2025-03-14 09:10:00Z"`)
+		b.run("type "+tc.until+" and reset", chromedp.SendKeys(chromedp.CSS("#cont-until"), tc.until), chromedp.Click(chromedp.CSS("#cont-reset")))
+		b.waitFor("the confirmation naming "+tc.until, 5*time.Second,
+			fmt.Sprintf(`document.querySelector("#cont-confirm-text").textContent.includes("must start at %s")`, tc.until))
+		b.run("confirm", chromedp.Click(chromedp.CSS("#cont-confirm-button")))
+		b.waitFor("the outcome of "+tc.until, 10*time.Second, tc.want)
+	}
+	h.publish(t, books, t0.Add(30*time.Minute), t0.Add(40*time.Minute), dashEntry{"https://library.example.org/books/persuasion", "created"})
+	if status, resp := h.post(t, books, dashNotification(t0.Add(10*time.Minute), t0.Add(20*time.Minute))); status != http.StatusConflict {
+		t.Fatalf("before the new anchor: %d %s, want 409", status, resp)
+	}
+	b.run("close the dialog", chromedp.Click(chromedp.CSS("#cont-close")))
+	b.waitFor("the dialog closed", 5*time.Second, `document.querySelector("#continuity").hidden`)
+	b.screenshot("7_continuity_reset")
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(errs, "\n"))
+	}
 }

@@ -96,8 +96,13 @@
 
   // ---- admin API ----
   class AuthError extends Error {}
-  async function api(path, method) {
-    const res = await fetch(path, { method: method || "GET", cache: "no-store", headers: { Authorization: "Bearer " + state.token } });
+  async function api(path, method, body) {
+    const opts = { method: method || "GET", cache: "no-store", headers: { Authorization: "Bearer " + state.token } };
+    if (body !== undefined) {
+      opts.body = JSON.stringify(body);
+      opts.headers["Content-Type"] = "application/json";
+    }
+    const res = await fetch(path, opts);
     if (res.status === 401) throw new AuthError("the hub refused the admin token");
     if (!res.ok) throw new Error((await res.text()).trim() || res.status + " " + res.statusText);
     if (res.status === 204) return null;
@@ -119,6 +124,12 @@
     clearTimeout(toastTimer);
     toastTimer = setTimeout(() => { t.hidden = true; }, bad ? 8000 : 3000);
   }
+
+  // The continuity dialog (continuity.js) gets what it needs from here.
+  const continuity = window.rshubContinuity({
+    $, el, api, enc, toast, refresh, AuthError, fmtTime, fmtWindow, fmtAgo, isZeroTime,
+    onAuthError: e => askToken(e.message),
+  });
 
   async function refresh() {
     if (state.refreshing) return;
@@ -205,9 +216,10 @@
         el("td", { class: "num" }, window.rshubChart.fmt(rate) + "/s"),
         el("td", { class: "mono nowrap", title: st.lastUntil || "" }, fmtTime(st.lastUntil)),
         el("td", { class: "num" }, st.lastSeq ? String(st.lastSeq) : "—"),
-        gapCell);
+        gapCell,
+        el("td", {}, continuity.button(c, st)));
     });
-    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "7" }, "no channels yet"))]));
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "8" }, "no channels yet"))]));
     $("#channels-count").textContent = state.channels.length + (state.channels.length === 1 ? " channel" : " channels");
   }
 
