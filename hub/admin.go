@@ -20,6 +20,20 @@ type ChannelView struct {
 	State ChannelState `json:"state"`
 }
 
+// MarshalJSON writes the view with the state's gaps and resets as [] when
+// there are none.
+func (v ChannelView) MarshalJSON() ([]byte, error) {
+	type state struct {
+		ChannelState
+		Gaps   []Gap             `json:"gaps"`
+		Resets []ContinuityReset `json:"resets"`
+	}
+	return json.Marshal(struct {
+		Channel
+		State state `json:"state"`
+	}{v.Channel, state{v.State, nonNil(v.State.Gaps), nonNil(v.State.Resets)}})
+}
+
 // ContinuityView is a channel's continuity anchor as the admin API shows it
 // (GET /admin/channels/{name}/continuity): the until the next notification
 // is checked against, how the channel got there and the gaps seen.

@@ -35,6 +35,12 @@ func TestAdmin_EmptyListsAreArraysNotNull(t *testing.T) {
 	if status, body := f.adminDo(http.MethodGet, "/admin/subscriptions?topic=http://127.0.0.1:1/unknown", ""); status != 200 || strings.TrimSpace(body) != "[]" {
 		t.Errorf("subscriptions of an unknown topic: %d %q, want []", status, body)
 	}
+	for _, path := range []string{"/admin/channels", "/admin/channels/" + ch.Name} {
+		if status, body := f.adminDo(http.MethodGet, path, ""); status != 200 || !strings.Contains(body, `"gaps": []`) ||
+			!strings.Contains(body, `"resets": []`) || !strings.Contains(body, `"topic": "`+ch.Topic+`"`) {
+			t.Errorf("GET %s: %d %q, want the channel with gaps and resets []", path, status, body)
+		}
+	}
 	if status, body := f.adminDo(http.MethodGet, "/admin/channels/"+ch.Name+"/continuity", ""); status != 200 ||
 		!strings.Contains(body, `"gaps": []`) || !strings.Contains(body, `"resets": []`) {
 		t.Errorf("continuity: %d %q, want gaps and resets []", status, body)
