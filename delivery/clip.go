@@ -23,6 +23,11 @@ func clip(s string) string {
 	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
+// quote is clip for a string quoted in a message: quoted first (Go syntax,
+// so control and invalid bytes are escaped), then clipped, since escaping
+// can make a string four times longer.
+func quote(s string) string { return clip(strconv.Quote(s)) }
+
 // clippedError is an error whose message is clipped; it still wraps the
 // original for errors.Is and errors.As.
 type clippedError struct {

@@ -62,7 +62,7 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Callback, bytes.NewReader(rec.Body))
 	if err != nil {
-		return nil, fmt.Errorf("delivery: callback %q: %w", clip(sub.Callback), err)
+		return nil, fmt.Errorf("delivery: callback %s: %w", quote(sub.Callback), err)
 	}
 	ct := rec.ContentType
 	if ct == "" {

@@ -308,7 +308,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		seen := map[string]bool{}
 		for _, c := range strings.Split(chans, ",") {
 			if c = strings.TrimSpace(c); !hub.ValidChannelName(c) {
-				return req, fmt.Errorf("channels: %q is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", clip(c))
+				return req, fmt.Errorf("channels: %s is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", quote(c))
 			}
 			if !seen[c] {
 				seen[c] = true
@@ -319,7 +319,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	if s := q.Get("since"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return req, fmt.Errorf("since: %q is not a sequence number (a decimal integer up to 2^64-1)", clip(s))
+			return req, fmt.Errorf("since: %s is not a sequence number (a decimal integer up to 2^64-1)", quote(s))
 		}
 		req.since, req.hasSince = n, true
 	}
@@ -329,7 +329,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return req, fmt.Errorf("since_time: %q is not an RFC 3339 date-time", clip(s))
+			return req, fmt.Errorf("since_time: %s is not an RFC 3339 date-time", quote(s))
 		}
 		req.sinceTime = t
 	}

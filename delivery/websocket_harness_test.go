@@ -40,6 +40,9 @@ type wsEnvOpts struct {
 	log        jslog.Config
 	ws         delivery.WSConfig
 	sndBufSize int // server socket send buffer; 0: the system's
+	// under and over, when set, wrap the log below the cache (what the
+	// cache follows) and above it (what the transport reads).
+	under, over func(hub.Log) hub.Log
 }
 
 func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
@@ -52,7 +55,11 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	c := logcache.New(l, logcache.Config{MaxRecords: 128})
+	var below hub.Log = l
+	if o.under != nil {
+		below = o.under(l)
+	}
+	c := logcache.New(below, logcache.Config{MaxRecords: 128})
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	ready := c.Changed()
@@ -64,6 +71,9 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 		t.Fatal("cache not ready")
 	}
 	o.ws.Log = c
+	if o.over != nil {
+		o.ws.Log = o.over(c)
+	}
 	ws := delivery.NewWebSockets(o.ws)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", ws)

@@ -1,0 +1,163 @@
+package delivery
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing cuts the engine off
+// from both the log and the store while notifications keep being appended
+// (by another hub, through the real log) and delivered, long enough for
+// every queue to lose its claim; then restores them. Every notification
+// reaches every callback in log order, none twice beyond the one in flight,
+// Run never returns, each failing operation is logged once per outage
+// rather than per attempt, and Health reports the stall and the recovery.
+func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
+	e := newEnv(t)
+	topic := "http://127.0.0.1:1/topic"
+	e.channel(topic, "news")
+	recvs := []*receiver{
+		newReceiver(t, nil),
+		newReceiver(t, func(int, delivery) int { time.Sleep(3 * time.Millisecond); return 200 }), // slow: POSTs in flight
+		newReceiver(t, nil),
+	}
+	var ids []string
+	for i, r := range recvs {
+		ids = append(ids, e.subscribe(topic, r.url("/cb/"+strconv.Itoa(i)), "").ID)
+	}
+	o := &outage{}
+	logs := &logBuffer{}
+	cfg := e.fastConfig()
+	cfg.ClaimTTL = 1500 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	w := NewWebhooks(o.Log(e.log), &flakyStore{s: e.store, o: o}, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	// The load: appends every few milliseconds until 40 more after the
+	// outage ended.
+	var pubMu sync.Mutex
+	var seqs []uint64
+	published := func() int { pubMu.Lock(); defer pubMu.Unlock(); return len(seqs) }
+	var after atomic.Int64 // appends once the outage is over; -1 before
+	after.Store(-1)
+	pubDone := make(chan struct{})
+	go func() {
+		defer close(pubDone)
+		for i := 0; after.Load() < 40; i++ {
+			s := e.publish(topic, "news", i, 1)
+			pubMu.Lock()
+			seqs = append(seqs, s...)
+			pubMu.Unlock()
+			if after.Load() >= 0 {
+				after.Add(1)
+			}
+			time.Sleep(2 * time.Millisecond) // pacing the load, not synchronisation
+		}
+	}()
+	testenv.Eventually(t, wait, func() bool {
+		for _, r := range recvs {
+			if r.count() < 20 {
+				return false
+			}
+		}
+		return true
+	}, "deliveries under way")
+
+	o.Set(true)
+	testenv.Eventually(t, wait, func() bool {
+		ok, since, err := w.Health()
+		return !ok && !since.IsZero() && err != nil && strings.Count(logs.String(), "claim lost") >= len(ids)
+	}, "every queue stalled and its claim lost")
+	for _, id := range ids {
+		if st, _ := statsOf(w, id); st.State != StateStalled || st.Stalled == "" {
+			t.Errorf("during the outage %s is %q (%q), want %q", id, st.State, st.Stalled, StateStalled)
+		}
+	}
+	midway := published()
+	select {
+	case err := <-ran:
+		t.Fatalf("Run returned during the outage: %v", err)
+	default:
+	}
+	o.Set(false)
+	after.Store(0)
+
+	<-pubDone
+	if published() <= midway {
+		t.Fatal("nothing appended after the outage began")
+	}
+	last := seqs[len(seqs)-1]
+	testenv.Eventually(t, wait, func() bool {
+		for _, r := range recvs {
+			got := r.all()
+			if len(got) == 0 || got[len(got)-1].Header.Get(SeqHeader) != strconv.FormatUint(last, 10) {
+				return false
+			}
+		}
+		return true
+	}, "every callback has the last notification")
+	for i, r := range recvs {
+		var got []uint64
+		for _, d := range r.all() {
+			n, _ := strconv.ParseUint(d.Header.Get(SeqHeader), 10, 64)
+			got = append(got, n)
+		}
+		checkInOrderOnce(t, "callback "+strconv.Itoa(i), got, seqs, 1)
+	}
+	testenv.Eventually(t, wait, func() bool { ok, _, _ := w.Health(); return ok }, "healthy again")
+	for _, id := range ids {
+		testenv.Eventually(t, wait, func() bool { return e.cursor(id).Seq == last }, "cursor of %s stored", id)
+	}
+	t.Logf("outage refused %d calls", o.Refused())
+	out := logs.String()
+	for _, op := range []string{opClaim, opLog, opList} {
+		if n := strings.Count(out, op+" failed"); n > len(ids) {
+			t.Errorf("%q failure logged %d times, want once per queue at most (%d refused calls)", op, n, o.Refused())
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// checkInOrderOnce checks that got is want, in order, with at most dups
+// notifications received twice in a row (the one in flight).
+func checkInOrderOnce(t *testing.T, who string, got, want []uint64, dups int) {
+	t.Helper()
+	var uniq []uint64
+	n := 0
+	for i, s := range got {
+		if i > 0 && s == got[i-1] {
+			n++
+			continue
+		}
+		uniq = append(uniq, s)
+	}
+	if n > dups {
+		t.Errorf("%s: %d notifications received twice, want at most %d", who, n, dups)
+	}
+	if len(uniq) != len(want) {
+		t.Fatalf("%s: %d distinct notifications, want %d", who, len(uniq), len(want))
+	}
+	for i := range want {
+		if uniq[i] != want[i] {
+			t.Fatalf("%s: notification %d is seq %d, want %d (out of order or missing)", who, i, uniq[i], want[i])
+		}
+	}
+}
