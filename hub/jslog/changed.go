@@ -3,26 +3,26 @@ package jslog
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// watcher turns appends by any writer into closed channels. It reads the
+// watcher turns appends by any writer into calls of notify. It reads the
 // stream with an ordered, headers-only consumer that starts at new
 // messages: the server delivers a message to it only once the stream has
 // stored it, so a waiter woken by Changed always finds the record with
 // Next. (A core subscription on the subjects would see a publish before the
 // stream stored it and could wake a waiter too early, losing the wake-up.)
+// The ordered consumer recreates itself when nats.go reconnects; a new
+// connection gets a new watcher.
 type watcher struct {
-	mu   sync.Mutex
-	ch   chan struct{}
-	cc   jetstream.ConsumeContext
-	seen func(seq uint64)
+	cc     jetstream.ConsumeContext
+	seen   func(seq uint64)
+	notify func()
 }
 
-func startWatcher(ctx context.Context, js jetstream.JetStream, stream, filter string, seen func(uint64)) (*watcher, error) {
-	w := &watcher{ch: make(chan struct{}), seen: seen}
+func startWatcher(ctx context.Context, js jetstream.JetStream, stream, filter string, seen func(uint64), notify func()) (*watcher, error) {
+	w := &watcher{seen: seen, notify: notify}
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
@@ -44,20 +44,6 @@ func (w *watcher) handle(m jetstream.Msg) {
 		w.seen(md.Sequence.Stream)
 	}
 	w.notify()
-}
-
-// notify closes the current channel and replaces it.
-func (w *watcher) notify() {
-	w.mu.Lock()
-	close(w.ch)
-	w.ch = make(chan struct{})
-	w.mu.Unlock()
-}
-
-func (w *watcher) changed() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.ch
 }
 
 func (w *watcher) stop() {

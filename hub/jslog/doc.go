@@ -32,7 +32,19 @@
 //	Rshub-Entries       number of <url> entries of a ResourceSync
 //	                    notification, decimal; absent when 0 or unknown
 //
-// DecodeMsg turns such a message back into a hub.Record.
+// A value of Nats-Msg-Id, Rshub-Topic, Rshub-Channel, Content-Type or
+// Rshub-Resourcesync that is not printable ASCII without leading or
+// trailing spaces (it holds CR, LF, NUL or another control character,
+// non-ASCII text or invalid UTF-8), or that starts with "=?", is sent as an
+// RFC 2047 encoded word: "=?UTF-8?B?", the standard base64 of the value's
+// bytes, "?=". Plain values, the usual case, are sent as they are. No value
+// can inject a header line or end the header block, and none is altered by
+// a client's sanitising. Each of those values is at most MaxHeaderValue
+// bytes (Append refuses a longer one), which keeps a message's headers
+// below JetStream's 64 KiB limit.
+//
+// DecodeMsg turns such a message back into a hub.Record, decoding encoded
+// values (DecodeHeaderValue decodes one).
 //
 // # Consuming
 //
@@ -60,4 +72,14 @@
 // beyond its MaxBytes are removed; a consumer starting before the first
 // held sequence begins at the first one, so compare sequences to detect
 // the gap.
+//
+// # Connections
+//
+// A Log opened with OpenConn on a natsconn.Conn survives its connection:
+// when the Conn replaces a connection that ended up CLOSED, the Log
+// rebuilds its stream handle and its append watcher (at once in the
+// background, or on the next operation), and wakes every Changed waiter to
+// look for appends it may have missed. While the Conn is disconnected,
+// operations fail at once with an error wrapping natsconn.ErrDisconnected.
+// Open on a plain *nats.Conn uses that connection as it is.
 package jslog

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/natsconn"
 )
 
 // Defaults for Config.
@@ -33,14 +35,26 @@ type Config struct {
 	MaxAge          time.Duration // 0: unlimited
 	MaxBytes        int64         // 0: unlimited
 	DuplicateWindow time.Duration // a retried publish with the same Key is stored once; default 10 min
+	Logger          *slog.Logger  // reconnection events; default: none
 }
 
 // Log is a hub.Log stored in a JetStream stream.
 type Log struct {
-	cfg    Config
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	watch  *watcher
+	cfg  Config
+	conn *natsconn.Conn
+	own  bool // conn wraps Open's *nats.Conn: closed by Close
+	log  *slog.Logger
+
+	rebuild sync.Mutex // one rebuild at a time
+	hmu     sync.Mutex
+	h       *handles // of the current connection generation
+
+	cmu     sync.Mutex
+	changed chan struct{} // closed at the next append
+
+	closeOnce sync.Once
+	stop      context.CancelFunc // ends follow
+	done      chan struct{}
 
 	mu        sync.Mutex
 	first     uint64    // cached first sequence
@@ -50,8 +64,26 @@ type Log struct {
 
 var _ hub.Log = (*Log)(nil)
 
-// Open creates or updates the stream and starts watching it for appends.
+// Open creates or updates the stream on nc and starts watching it for
+// appends. The log uses nc as it is: see OpenConn for a log that outlives
+// a closed connection.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
+	c := natsconn.FromConn(nc)
+	l, err := OpenConn(ctx, c, cfg)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	l.own = true
+	return l, nil
+}
+
+// OpenConn waits, within ctx, for c to be connected, creates or updates the
+// stream and starts watching it for appends. The log follows c's current
+// connection from then on: when c replaces it, the log rebuilds its
+// JetStream handles and watcher, and while c is disconnected its
+// operations fail at once with an error wrapping natsconn.ErrDisconnected.
+func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 	if cfg.Stream == "" {
 		cfg.Stream = DefaultStream
 	}
@@ -67,45 +99,37 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if cfg.MaxAge > 0 && cfg.DuplicateWindow > cfg.MaxAge {
 		cfg.DuplicateWindow = cfg.MaxAge // the server refuses a window beyond MaxAge
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
+	l := &Log{cfg: cfg, conn: c, log: cfg.Logger, changed: make(chan struct{}), done: make(chan struct{})}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if err := c.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("jslog: open: %w", err)
 	}
-	maxBytes := cfg.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = -1
-	}
-	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "rshub notification log",
-		Subjects:    []string{cfg.SubjectPrefix + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		MaxAge:      cfg.MaxAge,
-		MaxBytes:    maxBytes,
-		MaxMsgs:     -1,
-		Duplicates:  cfg.DuplicateWindow,
-		// Direct gets may be answered by any replica, which can lag the
-		// leader; Next must see what Changed announced, so only a single
-		// replica uses them.
-		AllowDirect: cfg.Replicas == 1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("jslog: open stream %s: %w", cfg.Stream, err)
-	}
-	l := &Log{cfg: cfg, js: js, stream: st}
-	l.watch, err = startWatcher(ctx, js, cfg.Stream, cfg.SubjectPrefix+".>", l.observe)
-	if err != nil {
+	if err := l.do(ctx, func(context.Context, *handles) error { return nil }); err != nil {
 		return nil, fmt.Errorf("jslog: open: %w", err)
 	}
+	fctx, stop := context.WithCancel(context.Background())
+	l.stop = stop
+	go l.follow(fctx)
 	return l, nil
 }
 
-// Close stops the change watcher. It does not close the connection.
+// Close stops the change watcher. It does not close the connection (a
+// *nats.Conn given to Open, or a natsconn.Conn given to OpenConn).
 func (l *Log) Close() error {
-	l.watch.stop()
+	l.closeOnce.Do(func() {
+		l.stop()
+		<-l.done
+		l.hmu.Lock()
+		if l.h != nil {
+			l.h.watch.stop()
+		}
+		l.hmu.Unlock()
+		if l.own {
+			l.conn.Close()
+		}
+	})
 	return nil
 }
 
@@ -131,14 +155,21 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}
+	if err := checkHeaderValues(rec); err != nil {
+		return 0, false, fmt.Errorf("jslog: append to %s: %w", l.Subject(rec.Channel), err)
+	}
 	if rec.Received.IsZero() {
 		rec.Received = time.Now().UTC()
 	}
 	msg := &nats.Msg{Subject: l.Subject(rec.Channel), Header: EncodeHeaders(rec), Data: rec.Body}
 	if rec.Key != "" {
-		opts = append(opts, jetstream.WithMsgID(rec.Key))
+		opts = append(opts, jetstream.WithMsgID(msg.Header.Get(HeaderMsgID)))
 	}
-	ack, err := l.publishAsync(ctx, msg, opts...)
+	var ack *jetstream.PubAck
+	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+		ack, err = publishAsync(ctx, h.js, msg, opts...)
+		return err
+	})
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
@@ -148,7 +179,7 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 	}
 	l.observe(ack.Sequence)
 	if !ack.Duplicate {
-		l.watch.notify()
+		l.notify()
 	}
 	return ack.Sequence, ack.Duplicate, nil
 }
@@ -166,7 +197,11 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 	if seq == 0 {
 		seq = 1
 	}
-	m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+	var m *jetstream.RawStreamMsg
+	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+		m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
 	}
@@ -193,7 +228,7 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 		return first, last, nil
 	}
 	l.mu.Unlock()
-	info, err := l.stream.Info(ctx)
+	info, err := l.info(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("jslog: bounds: %w", err)
 	}
@@ -210,16 +245,34 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 
 // Size returns how many records and bytes the stream holds.
 func (l *Log) Size(ctx context.Context) (msgs, bytes uint64, err error) {
-	info, err := l.stream.Info(ctx)
+	info, err := l.info(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("jslog: size: %w", err)
 	}
 	return info.State.Msgs, info.State.Bytes, nil
 }
 
+func (l *Log) info(ctx context.Context) (info *jetstream.StreamInfo, err error) {
+	err = l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+		info, err = h.stream.Info(ctx)
+		return err
+	})
+	return info, err
+}
+
 // Changed returns a channel closed after the next append by any writer.
 func (l *Log) Changed() <-chan struct{} {
-	return l.watch.changed()
+	l.cmu.Lock()
+	defer l.cmu.Unlock()
+	return l.changed
+}
+
+// notify closes the Changed channel and replaces it.
+func (l *Log) notify() {
+	l.cmu.Lock()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.cmu.Unlock()
 }
 
 // observe records that sequence seq exists.
@@ -229,14 +282,27 @@ func (l *Log) observe(seq uint64) {
 	l.mu.Unlock()
 }
 
+// MaxChannelLen bounds a channel name in bytes, so its subject stays far
+// below the NATS server's 4 KiB control line.
+const MaxChannelLen = 1024
+
 // validChannel reports whether name is usable as the subject tokens after
-// the prefix.
+// the prefix: no control characters or spaces, no wildcard or empty
+// token, at most MaxChannelLen bytes.
 func validChannel(name string) error {
 	if name == "" {
 		return errors.New("empty channel name")
 	}
-	for _, tok := range strings.Split(name, ".") {
-		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+	if len(name) > MaxChannelLen {
+		return fmt.Errorf("channel name of %d bytes; the limit is %d bytes", len(name), MaxChannelLen)
+	}
+	for i := range len(name) {
+		if name[i] <= ' ' || name[i] == 0x7f {
+			return fmt.Errorf("channel name %q is not a valid subject", name)
+		}
+	}
+	for tok := range strings.SplitSeq(name, ".") {
+		if tok == "" || tok == "*" || tok == ">" {
 			return fmt.Errorf("channel name %q is not a valid subject", name)
 		}
 	}
@@ -246,8 +312,8 @@ func validChannel(name string) error {
 // publishAsync publishes msg without a per-message request round trip and
 // waits for its acknowledgement: concurrent appends share one reply
 // subscription and are pipelined.
-func (l *Log) publishAsync(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	f, err := l.js.PublishMsgAsync(msg, opts...)
+func publishAsync(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	f, err := js.PublishMsgAsync(msg, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +323,6 @@ func (l *Log) publishAsync(ctx context.Context, msg *nats.Msg, opts ...jetstream
 	case err := <-f.Err():
 		return nil, err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 }

@@ -57,9 +57,22 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 	if to < from {
 		return nil
 	}
+	started := false
+	err := l.do(ctx, func(ctx context.Context, h *handles) error {
+		started = true
+		return l.rangeOn(ctx, h.stream, subj, from, to, headersOnly, fn)
+	})
+	if err != nil && !started {
+		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
+	}
+	return err
+}
+
+// rangeOn is rangeRead on the stream handle st.
+func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
 	// one direct read first: an empty range returns at once instead of
 	// waiting out a fetch
-	first, err := l.stream.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subj))
+	first, err := st.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subj))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
 	}
@@ -72,7 +85,7 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 	from = first.Sequence
 	// an ephemeral consumer without acks, deleted at the end: deleting it
 	// also ends a fetch left unfinished when the range ends mid-batch
-	cons, err := l.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
 		FilterSubjects:    []string{subj},
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       from,
@@ -86,7 +99,7 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
 	}
 	defer func() {
-		_ = l.stream.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+		_ = st.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
 	}()
 	for {
 		if err := ctx.Err(); err != nil {

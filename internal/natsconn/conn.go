@@ -202,8 +202,9 @@ func (c *Conn) Wait(ctx context.Context) error {
 
 // Do calls fn with the current connection and its generation. It fails at
 // once, without calling fn, while not connected. fn's context also ends
-// when the connection is lost meanwhile, and fn's error is then wrapped
-// with an error wrapping ErrDisconnected, so callers can tell "try again
+// when the connection is lost meanwhile, and an error of fn is then
+// wrapped with one wrapping ErrDisconnected (as it is when the connection
+// is no longer connected when fn fails), so callers can tell "try again
 // later" from other failures.
 func (c *Conn) Do(ctx context.Context, fn func(ctx context.Context, nc *nats.Conn, gen uint64) error) error {
 	c.mu.Lock()
@@ -218,8 +219,15 @@ func (c *Conn) Do(ctx context.Context, fn func(ctx context.Context, nc *nats.Con
 	stop := context.AfterFunc(epoch, func() { cancel(context.Cause(epoch)) })
 	defer stop()
 	err := fn(opCtx, nc, gen)
-	if err != nil && ctx.Err() == nil && epoch.Err() != nil {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if epoch.Err() != nil {
 		return fmt.Errorf("%w: %w", context.Cause(epoch), err)
+	}
+	if st := nc.Status(); st != nats.CONNECTED {
+		// lost, and the Conn has not noticed yet
+		return fmt.Errorf("%w: connection %s: %w", ErrDisconnected, st, err)
 	}
 	return err
 }

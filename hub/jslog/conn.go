@@ -1,0 +1,141 @@
+package jslog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Reconnection tuning.
+const (
+	// rebuildTimeout bounds one attempt of follow to rebuild the handles.
+	rebuildTimeout = 10 * time.Second
+	// rebuildRetry is the wait before follow tries again after a failure.
+	rebuildRetry = time.Second
+	// publishAsyncTimeout forgets an acknowledgement that never came (its
+	// connection was lost), so pending appends do not pile up.
+	publishAsyncTimeout = 30 * time.Second
+)
+
+// handles are the JetStream handles of one connection generation.
+type handles struct {
+	gen    uint64
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	watch  *watcher
+}
+
+// do runs fn with the handles of the current connection, rebuilding them
+// first when the connection was replaced. It fails at once while
+// disconnected (see natsconn.Conn.Do).
+func (l *Log) do(ctx context.Context, fn func(context.Context, *handles) error) error {
+	return l.conn.Do(ctx, func(ctx context.Context, nc *nats.Conn, gen uint64) error {
+		h, err := l.handles(ctx, nc, gen)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, h)
+	})
+}
+
+func (l *Log) current() *handles {
+	l.hmu.Lock()
+	defer l.hmu.Unlock()
+	return l.h
+}
+
+func (l *Log) handles(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, error) {
+	if h := l.current(); h != nil && h.gen == gen {
+		return h, nil
+	}
+	l.rebuild.Lock()
+	defer l.rebuild.Unlock()
+	old := l.current()
+	if old != nil && old.gen == gen {
+		return old, nil
+	}
+	h, err := l.open(ctx, nc, gen)
+	if err != nil {
+		return nil, err
+	}
+	l.hmu.Lock()
+	l.h = h
+	l.hmu.Unlock()
+	if old != nil {
+		old.watch.stop()
+		l.log.Info("jslog: stream handles rebuilt on a new connection", "generation", gen)
+		// appends while the watcher was gone were not signalled: wake
+		// every waiter to look
+		l.notify()
+	}
+	return h, nil
+}
+
+// open creates or updates the stream on nc and starts a watcher on it.
+func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, error) {
+	cfg := l.cfg
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(publishAsyncTimeout))
+	if err != nil {
+		return nil, err
+	}
+	maxBytes := cfg.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = -1
+	}
+	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: "rshub notification log",
+		Subjects:    []string{cfg.SubjectPrefix + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		MaxAge:      cfg.MaxAge,
+		MaxBytes:    maxBytes,
+		MaxMsgs:     -1,
+		Duplicates:  cfg.DuplicateWindow,
+		// Direct gets may be answered by any replica, which can lag the
+		// leader; Next must see what Changed announced, so only a single
+		// replica uses them.
+		AllowDirect: cfg.Replicas == 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	w, err := startWatcher(ctx, js, cfg.Stream, cfg.SubjectPrefix+".>", l.observe, l.notify)
+	if err != nil {
+		return nil, err
+	}
+	return &handles{gen: gen, js: js, stream: st, watch: w}, nil
+}
+
+// follow rebuilds the handles as soon as the connection was replaced, so
+// Changed keeps signalling appends by other writers to a log nobody
+// calls meanwhile.
+func (l *Log) follow(ctx context.Context) {
+	defer close(l.done)
+	var retry <-chan time.Time
+	for {
+		changed := l.conn.Changed()
+		st := l.conn.Status()
+		if h := l.current(); st.Connected && (h == nil || h.gen != st.Generation) {
+			retry = nil
+			rctx, cancel := context.WithTimeout(ctx, rebuildTimeout)
+			err := l.do(rctx, func(context.Context, *handles) error { return nil })
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				l.log.Warn("jslog: rebuilding stream handles failed; retrying", "err", err)
+				retry = time.After(rebuildRetry)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-retry:
+		}
+	}
+}

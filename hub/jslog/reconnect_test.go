@@ -1,0 +1,220 @@
+package jslog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+func newConn(t *testing.T, dial natsconn.DialFunc) *natsconn.Conn {
+	t.Helper()
+	c, err := natsconn.New(context.Background(), natsconn.Config{Dial: dial,
+		ReconnectWait: 20 * time.Millisecond, MinRedial: 10 * time.Millisecond, MaxRedial: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func openConnLog(t *testing.T, c *natsconn.Conn) *jslog.Log {
+	t.Helper()
+	l, err := jslog.OpenConn(ctxT(t), c, jslog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// appender appends to one channel in a loop and remembers what was
+// acknowledged.
+type appender struct {
+	mu    sync.Mutex
+	acked map[uint64]int // sequence -> record index
+	fails []error
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startAppender(l *jslog.Log, channel string) *appender {
+	a := &appender{acked: map[uint64]int{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for i := 0; ; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			seq, _, err := l.Append(ctx, record(channel, i))
+			cancel()
+			a.mu.Lock()
+			if err != nil {
+				a.fails = append(a.fails, err)
+			} else {
+				a.acked[seq] = i
+			}
+			a.mu.Unlock()
+			pause := time.Millisecond
+			if err != nil {
+				pause = 10 * time.Millisecond // failing fast: do not spin
+			}
+			select {
+			case <-a.stop:
+				return
+			case <-time.After(pause): // pacing, not synchronisation
+			}
+		}
+	}()
+	return a
+}
+
+func (a *appender) ok() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.acked)
+}
+
+func (a *appender) waitOK(t *testing.T, n int, what string) {
+	t.Helper()
+	testenv.Eventually(t, 20*time.Second, func() bool { return a.ok() >= n }, "%d acknowledged appends %s", n, what)
+}
+
+// halt stops the appender and returns what it saw.
+func (a *appender) halt() (map[uint64]int, []error) {
+	close(a.stop)
+	<-a.done
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acked, a.fails
+}
+
+// checkAcked fails unless every acknowledged append is in the log.
+func checkAcked(t *testing.T, l *jslog.Log, channel string, acked map[uint64]int) {
+	t.Helper()
+	held := map[uint64]string{}
+	err := l.RangeHeaders(ctxT(t), channel, 1, 1<<62, func(rec hub.Record) error {
+		held[rec.Seq] = rec.Key
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, i := range acked {
+		if want := fmt.Sprintf("%s-%d", channel, i); held[seq] != want {
+			t.Errorf("acknowledged seq %d (%s) lost: log holds %q", seq, want, held[seq])
+		}
+	}
+}
+
+// checkChangedFromAnotherWriter fails unless l's Changed wakes for appends
+// by another writer.
+func checkChangedFromAnotherWriter(t *testing.T, l, other *jslog.Log) {
+	t.Helper()
+	for i := range 3 {
+		changed := l.Changed()
+		seq := mustAppend(t, other, record("other", i))
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("append %d by another writer: Changed not closed within 5s", seq)
+		}
+		if rec, err := l.Next(ctxT(t), "other", seq); err != nil || rec.Seq != seq {
+			t.Fatalf("after wake: Next(%d) = %d, %v", seq, rec.Seq, err)
+		}
+	}
+}
+
+func TestOpenConn_HealsAfterItsConnectionIsClosed(t *testing.T) {
+	srv, _ := testenv.NATS(t)
+	c := newConn(t, srv.Dial)
+	l := openConnLog(t, c)
+	a := startAppender(l, "heal")
+	a.waitOK(t, 20, "before the close")
+	nc, gen := c.Current()
+	nc.Close()
+	testenv.Eventually(t, 10*time.Second, func() bool { _, g := c.Current(); return g > gen }, "a new connection")
+	a.waitOK(t, a.ok()+50, "after the heal")
+	acked, fails := a.halt()
+	for _, err := range fails {
+		if !errors.Is(err, natsconn.ErrDisconnected) {
+			t.Errorf("append failed with %v, want an error wrapping natsconn.ErrDisconnected", err)
+		}
+	}
+	t.Logf("%d appends acknowledged, %d failed while the connection was replaced", len(acked), len(fails))
+	checkAcked(t, l, "heal", acked)
+
+	nc2, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	checkChangedFromAnotherWriter(t, l, openLog(t, nc2, jslog.Config{}))
+}
+
+func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := embednats.Start(embednats.Config{DataDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := srv.ClientURL()
+	c := newConn(t, natsconn.URL(u))
+	l := openConnLog(t, c)
+	a := startAppender(l, "restart")
+	a.waitOK(t, 20, "before the restart")
+
+	srv.Shutdown()
+	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
+	start := time.Now()
+	_, _, err = l.Append(ctxT(t), record("probe", 0))
+	if !errors.Is(err, natsconn.ErrDisconnected) {
+		t.Fatalf("Append while the server is down: %v, want natsconn.ErrDisconnected", err)
+	}
+	if _, err := l.Next(ctxT(t), "restart", 1); !errors.Is(err, natsconn.ErrDisconnected) {
+		t.Fatalf("Next while the server is down: %v, want natsconn.ErrDisconnected", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("operations while the server is down took %s: not failing fast", d)
+	}
+
+	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: portOf(t, u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	a.waitOK(t, a.ok()+50, "after the restart")
+	acked, fails := a.halt()
+	t.Logf("%d appends acknowledged, %d failed while the server was down", len(acked), len(fails))
+	checkAcked(t, l, "restart", acked)
+
+	nc2, err := nats.Connect(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	checkChangedFromAnotherWriter(t, l, openLog(t, nc2, jslog.Config{}))
+}
+
+func portOf(t *testing.T, u string) int {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
