@@ -101,7 +101,7 @@ func TestOpen_MigratesTheOldLayout(t *testing.T) {
 	oddID := strings.Repeat("A", 43)
 	for i, topic := range migrationTopics {
 		w := &want{ch: hub.Channel{Topic: topic, Name: "c" + string(rune('a'+i)), Trust: hub.TrustOpen, Created: t0},
-			st: hub.ChannelState{Topic: topic, LastSeq: uint64(10 + i), Published: uint64(i + 1)},
+			st:   hub.ChannelState{Topic: topic, LastSeq: uint64(10 + i), Published: uint64(i + 1)},
 			curs: map[string]hub.Cursor{}, deads: map[string][]hub.DeadLetter{}}
 		old.put("channels", oldEnc(topic), w.ch)
 		old.put("chstate", oldEnc(topic), w.st)
