@@ -42,6 +42,13 @@ type env struct {
 
 func newEnv(t testing.TB, cfg pull.Config, names ...string) *env {
 	t.Helper()
+	return newEnvWith(t, cfg, nil, names...)
+}
+
+// newEnvWith is newEnv with the log and the channel lister that Pull reads
+// passed through wrap first (the env's own log stays the real one).
+func newEnvWith(t testing.TB, cfg pull.Config, wrap func(pull.RangeLog, pull.ChannelLister) (pull.RangeLog, pull.ChannelLister), names ...string) *env {
+	t.Helper()
 	_, nc := testenv.NATS(t)
 	l, err := jslog.Open(context.Background(), nc, jslog.Config{})
 	if err != nil {
@@ -57,7 +64,12 @@ func newEnv(t testing.TB, cfg pull.Config, names ...string) *env {
 	t.Cleanup(srv.Close)
 	cfg.HubURL = hubURL
 	cfg.BaseURL = srv.URL
-	p, err := pull.New(l, chans, cfg)
+	var pl pull.RangeLog = l
+	var lister pull.ChannelLister = chans
+	if wrap != nil {
+		pl, lister = wrap(l, chans)
+	}
+	p, err := pull.New(pl, lister, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
