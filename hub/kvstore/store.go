@@ -19,9 +19,11 @@
 // else); other strings are refused with an error.
 //
 // Open migrates buckets written by earlier versions, whose keys were the
-// unpadded base64url of the string itself (enc) or the raw subscription ID,
-// to this layout, idempotently; hubs of earlier versions must not write to
-// the buckets meanwhile. Channel states and leases change by compare-and-set
+// unpadded base64url of the string itself or the raw subscription ID, to
+// this layout: it reads every entry once and moves those whose value does
+// not name the strings their key is the digest of. That is idempotent, and
+// an entry a current hub already wrote at the new key wins; hubs of
+// earlier versions must not write to the buckets meanwhile. Channel states and leases change by compare-and-set
 // on the key's revision. Lease expiry compares wall clocks, so hubs sharing
 // a bucket need synchronised clocks (NTP).
 //
@@ -85,7 +87,13 @@ var _ hub.Store = (*Store)(nil)
 // earlier layout. The store uses nc as it is: see OpenConn for a store that
 // outlives a closed connection.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
-	return OpenConn(ctx, natsconn.FromConn(nc), cfg)
+	c := natsconn.FromConn(nc) // follows nc until it is closed
+	s, err := OpenConn(ctx, c, cfg)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // OpenConn waits, within ctx, for c to be connected, creates or updates the
@@ -193,9 +201,6 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	}
 	return b, nil
 }
-
-// digestLen is the length of a digest key token.
-const digestLen = 43
 
 // digest is the key token of a string: unpadded base64url of its SHA-256.
 func digest(s string) string {
