@@ -80,3 +80,22 @@ func TestParseSyncPolicy(t *testing.T) {
 		t.Fatal("ParseSyncPolicy accepted an unknown name")
 	}
 }
+
+func TestDial_ConnectsInProcessWithOptions(t *testing.T) {
+	s, err := Start(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	nc, err := s.Dial(context.Background(), nats.Name("dialled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Flush(); err != nil {
+		t.Fatalf("dialled connection does not answer: %v", err)
+	}
+	if nc.Opts.Name != "dialled" {
+		t.Fatalf("Name = %q: the caller's option was not applied last", nc.Opts.Name)
+	}
+}
