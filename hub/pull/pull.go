@@ -39,6 +39,9 @@ const (
 	DefaultCacheBytes = 64 << 20
 	// ChannelsTTL is how long the channel list from the ChannelLister is reused.
 	ChannelsTTL = time.Second
+	// Poll is how often Run catches up with the log even without a change
+	// signal.
+	Poll = 5 * time.Second
 	// ShortMaxAge is the Cache-Control max-age, in seconds, of documents that
 	// change: the open Change List, indexes, archives, Capability Lists and
 	// the Source Description.
@@ -137,13 +140,16 @@ func (p *Pull) Register(mux *http.ServeMux) {
 }
 
 // Run keeps the list index caught up with the log until ctx ends, waking on
-// every append. It returns ctx's error.
+// every append and every Poll (a safety net for a change signal lost while
+// the connection to the log was down). It returns ctx's error.
 //
 // A log or store that fails does not end Run: it retries with backoff and
 // goes on from the last record it applied, so no notification is left out
 // of the lists; Health tells whether it is stalled. Meanwhile documents
 // that need the log answer 503.
 func (p *Pull) Run(ctx context.Context) error {
+	poll := time.NewTicker(Poll)
+	defer poll.Stop()
 	fails := 0
 	for {
 		changed := p.log.Changed()
@@ -163,6 +169,7 @@ func (p *Pull) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed:
+		case <-poll.C:
 		}
 	}
 }
