@@ -145,6 +145,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		AllowOverlap:    s.AllowOverlap,
 		OpenTopics:      s.OpenTopics,
 		MaxOpenChannels: s.MaxOpenChannels,
+		MaxClockSkew:    s.MaxClockSkew,
 		CallbackCheck:   func(ctx context.Context, cb string) error { return policy.CheckTarget(ctx, nil, cb) },
 		AdminToken:      s.AdminToken,
 		Activator:       hooks,
