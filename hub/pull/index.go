@@ -81,7 +81,7 @@ func (x *index) apply(rec hub.Record, entries int, created time.Time) {
 	}
 	c := x.chans[rec.Channel]
 	if c == nil {
-		whole := x.whole || (!created.IsZero() && !x.startAt.IsZero() && created.Before(x.startAt))
+		whole := x.whole || (!created.IsZero() && !x.startAt.IsZero() && created.After(x.startAt))
 		c = &chanLists{rot: changefeed.NewRotator(x.rot, whole)}
 		x.chans[rec.Channel] = c
 	}
