@@ -88,7 +88,7 @@ type Hub struct {
 	obs     Observer
 
 	mu        sync.Mutex
-	chanLocks map[string]*sync.Mutex
+	chanLocks keyedLocks           // serialises intake per channel, see chanlock.go
 	states    map[string]*memState // working channel states, see state.go
 	chanCache map[string]cachedChannel
 	fetched   map[string]fetchMemo
@@ -142,7 +142,6 @@ func New(cfg Config) (*Hub, error) {
 		log:       cfg.Logger,
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),
-		chanLocks: map[string]*sync.Mutex{},
 		states:    map[string]*memState{},
 		chanCache: map[string]cachedChannel{},
 		fetched:   map[string]fetchMemo{},
@@ -183,16 +182,4 @@ func (h *Hub) Run(ctx context.Context) error {
 	}()
 	wg.Wait()
 	return nil
-}
-
-// channelLock returns the mutex serialising intake on one topic.
-func (h *Hub) channelLock(topic string) *sync.Mutex {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	m := h.chanLocks[topic]
-	if m == nil {
-		m = &sync.Mutex{}
-		h.chanLocks[topic] = m
-	}
-	return m
 }

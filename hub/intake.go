@@ -116,9 +116,11 @@ func idempotencyKey(topic string, body []byte) string {
 func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	start := h.cfg.Now()
 	key := idempotencyKey(in.ch.Topic, in.body)
-	lock := h.channelLock(in.ch.Topic)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := h.lockChannel(ctx, in.ch.Topic)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	defer unlock()
 
 	m, _, err := h.freshState(ctx, in.ch, false)
 	if err != nil {

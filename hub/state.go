@@ -130,9 +130,11 @@ func (h *Hub) ChannelState(ctx context.Context, topic string) (ChannelState, err
 	m := h.states[topic]
 	h.mu.Unlock()
 	if m != nil {
-		lock := h.channelLock(topic)
-		lock.Lock()
-		defer lock.Unlock()
+		unlock, err := h.lockChannel(ctx, topic)
+		if err != nil {
+			return ChannelState{}, err
+		}
+		defer unlock()
 		if m.loaded {
 			return cloneState(m.st), nil
 		}
@@ -165,20 +167,22 @@ func (h *Hub) FlushStates(ctx context.Context) {
 	}
 	h.mu.Unlock()
 	for _, topic := range topics {
-		lock := h.channelLock(topic)
-		lock.Lock()
+		unlock, err := h.lockChannel(ctx, topic)
+		if err != nil {
+			continue // busy or shutting down: the next flush writes it
+		}
 		h.mu.Lock()
 		m := h.states[topic]
 		h.mu.Unlock()
 		if m == nil || !m.dirty {
-			lock.Unlock()
+			unlock()
 			continue
 		}
 		snap := cloneState(m.st)
 		m.dirty = false
-		lock.Unlock()
+		unlock()
 		stale := false
-		_, err := h.cfg.Store.UpdateChannelState(ctx, topic, func(s *ChannelState) error {
+		_, err = h.cfg.Store.UpdateChannelState(ctx, topic, func(s *ChannelState) error {
 			// a reset this hub has not applied yet wins: the working
 			// copy is reloaded from the store and the log at next use
 			stale = resetGen(s) > resetGen(&snap)
@@ -190,15 +194,17 @@ func (h *Hub) FlushStates(ctx context.Context) {
 		switch {
 		case err != nil:
 			h.log.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
-			lock.Lock()
-			m.dirty = true
-			lock.Unlock()
-		case stale:
-			lock.Lock()
-			if resetGen(&m.st) <= resetGen(&snap) {
-				m.loaded = false
+			if unlock, err := h.lockChannel(context.WithoutCancel(ctx), topic); err == nil {
+				m.dirty = true
+				unlock()
 			}
-			lock.Unlock()
+		case stale:
+			if unlock, err := h.lockChannel(context.WithoutCancel(ctx), topic); err == nil {
+				if resetGen(&m.st) <= resetGen(&snap) {
+					m.loaded = false
+				}
+				unlock()
+			}
 		}
 	}
 }
@@ -274,9 +280,11 @@ func (h *Hub) freshState(ctx context.Context, ch Channel, force bool) (m *memSta
 // Continuity returns ch's progress with every continuity reset the store
 // knows of applied: the anchor the next notification is checked against.
 func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) {
-	lock := h.channelLock(ch.Topic)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := h.lockChannel(ctx, ch.Topic)
+	if err != nil {
+		return ChannelState{}, err
+	}
+	defer unlock()
 	m, _, err := h.freshState(ctx, ch, true)
 	if err != nil {
 		return ChannelState{}, err
@@ -293,9 +301,11 @@ func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) 
 // state (UpdateChannelState), so every hub sharing the store follows it, and
 // logged; by says who asked.
 func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, by string) (ChannelState, error) {
-	lock := h.channelLock(ch.Topic)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := h.lockChannel(ctx, ch.Topic)
+	if err != nil {
+		return ChannelState{}, err
+	}
+	defer unlock()
 	m, _, err := h.freshState(ctx, ch, true)
 	if err != nil {
 		return ChannelState{}, err

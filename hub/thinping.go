@@ -71,9 +71,11 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		}
 	}
 	// one fetch at a time per topic, so two pings never compute the same diff
-	lock := h.channelLock("fetch " + topic)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := h.lockChannel(ctx, "fetch "+topic)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	defer unlock()
 	return h.FetchTopic(ctx, ch)
 }
 
@@ -201,14 +203,16 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 	if err := h.checkNotFuture(doc, 502); err != nil {
 		return PublishResult{}, err
 	}
-	lock := h.channelLock(ch.Topic)
-	lock.Lock()
+	unlock, err := h.lockChannel(ctx, ch.Topic)
+	if err != nil {
+		return PublishResult{}, err
+	}
 	m, _, err := h.freshState(ctx, ch, false)
 	var st ChannelState
 	if m != nil {
 		st = m.st
 	}
-	lock.Unlock()
+	unlock()
 	if err != nil {
 		return PublishResult{}, err
 	}
