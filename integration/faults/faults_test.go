@@ -74,27 +74,22 @@ func TestFaults_NATSConnectionKickedByServer(t *testing.T) {
 
 // The server refuses the hub's next protocol line and closes the
 // connection with -ERR, which nats.go treats as final (the connection is
-// CLOSED and never reconnects by itself): the hub must dial again.
+// CLOSED and never reconnects by itself): the hub must dial again. The
+// server runs as a process here because its in-process option reload races
+// with its own readers.
 func TestFaults_NATSConnectionClosedForGoodByProtocolError(t *testing.T) {
-	ns := startNATS(t)
+	ns := startNATSProcess(t)
 	h := startHub(t, ns.url(), "")
+	if n := ns.clients("rshub"); n != 1 {
+		t.Fatalf("the server lists %d connections of the hub, want 1", n)
+	}
 	underLoad(t, h, func() {
-		ns.mu.Lock()
-		srv := ns.srv
-		ns.mu.Unlock()
-		tight := ns.opts
-		tight.MaxControlLine = 16
-		if err := srv.ReloadOptions(&tight); err != nil {
-			t.Fatal(err)
-		}
+		ns.reload(16)
 		testproc.WaitFor(t, 30*time.Second, "the hub's connection closed by the server", func() (bool, string) {
-			return len(ns.clients("rshub")) == 0, "still connected"
+			n := ns.clients("rshub")
+			return n == 0, strconv.Itoa(n) + " connections named rshub"
 		})
-		loose := ns.opts
-		loose.MaxControlLine = server.MAX_CONTROL_LINE_SIZE
-		if err := srv.ReloadOptions(&loose); err != nil {
-			t.Fatal(err)
-		}
+		ns.reload(server.MAX_CONTROL_LINE_SIZE)
 	})
 }
 

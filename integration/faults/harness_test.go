@@ -6,16 +6,20 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,6 +94,75 @@ func (n *natsServer) clients(name string) []uint64 {
 		}
 	}
 	return ids
+}
+
+// natsProcess is a nats-server process whose configuration file the test
+// rewrites and reloads (SIGHUP).
+type natsProcess struct {
+	t       *testing.T
+	proc    *testproc.Proc
+	conf    string
+	port    int
+	monitor int
+	store   string
+}
+
+func startNATSProcess(t *testing.T) *natsProcess {
+	t.Helper()
+	bin, err := testproc.Build(t.TempDir(), "nats-server", "github.com/nats-io/nats-server/v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	n := &natsProcess{t: t, conf: filepath.Join(dir, "nats.conf"), port: testproc.FreePort(t), monitor: testproc.FreePort(t), store: filepath.Join(dir, "js")}
+	n.write(server.MAX_CONTROL_LINE_SIZE)
+	n.proc = testproc.Start(t, "nats-server", bin, "-c", n.conf)
+	testproc.WaitPort(t, n.proc, n.port, 30*time.Second)
+	return n
+}
+
+func (n *natsProcess) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+func (n *natsProcess) write(maxControlLine int) {
+	n.t.Helper()
+	conf := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\nmax_control_line: %d\njetstream {\n  store_dir: %q\n}\n",
+		n.port, n.monitor, maxControlLine, n.store)
+	if err := os.WriteFile(n.conf, []byte(conf), 0o600); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// reload sets max_control_line and makes the server reload its file.
+func (n *natsProcess) reload(maxControlLine int) {
+	n.t.Helper()
+	n.write(maxControlLine)
+	if !n.proc.Notify(syscall.SIGHUP) {
+		n.t.Fatal("nats-server is not running")
+	}
+}
+
+// clients counts the connections named name, from the monitoring port.
+func (n *natsProcess) clients(name string) int {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/connz?limit=1024", n.monitor))
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var cz struct {
+		Conns []struct {
+			Name string `json:"name"`
+		} `json:"connections"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&cz); err != nil {
+		return -1
+	}
+	count := 0
+	for _, c := range cz.Conns {
+		if c.Name == name {
+			count++
+		}
+	}
+	return count
 }
 
 // hub is a hub process under load: a publisher and subscribers.

@@ -106,3 +106,16 @@ func (h *health) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	}
 	_, _ = io.WriteString(w, "ok\n")
 }
+
+// engineHealth turns an engine's Health method into a probe: an engine
+// that has been failing for a while (it retries by itself) makes the hub
+// unready with its latest error.
+func engineHealth(health func() (ok bool, since time.Time, err error)) func(context.Context) error {
+	return func(context.Context) error {
+		ok, since, err := health()
+		if ok {
+			return nil
+		}
+		return fmt.Errorf("stalled for %v: %w", time.Since(since).Round(time.Second), err)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/rshub/rshub/hub/redisstore"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/metrics"
+	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/netguard"
 )
 
@@ -54,7 +55,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	var demoToken bool
 	s.AdminToken, demoToken = demoAdminToken(s, logger)
 
-	nc, closeNATS, err := connectNATS(s, logger)
+	nc, closeNATS, err := connectNATS(ctx, s, logger)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 
 	var log *jslog.Log
 	err = untilReady(ctx, s.StartupTimeout, logger, "log", func(ctx context.Context) (err error) {
-		log, err = jslog.Open(ctx, nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes})
+		log, err = jslog.OpenConn(ctx, nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes, Logger: logger.With("component", "log")})
 		return err
 	})
 	if err != nil {
@@ -74,7 +75,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	if s.RedisURL != "" {
 		var rs *redisstore.Store
 		err := untilReady(ctx, s.StartupTimeout, logger, "redis store", func(ctx context.Context) (err error) {
-			rs, err = redisstore.Open(ctx, s.RedisURL, redisstore.Config{})
+			rs, err = redisstore.Open(ctx, s.RedisURL, redisstore.Config{Logger: logger.With("component", "store")})
 			return err
 		})
 		if err != nil {
@@ -86,7 +87,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	} else {
 		var ks *kvstore.Store
 		err := untilReady(ctx, s.StartupTimeout, logger, "KV store", func(ctx context.Context) (err error) {
-			ks, err = kvstore.Open(ctx, nc, kvstore.Config{Replicas: s.NATSReplicas})
+			ks, err = kvstore.OpenConn(ctx, nc, kvstore.Config{Replicas: s.NATSReplicas, Logger: logger.With("component", "store")})
 			return err
 		})
 		if err != nil {
@@ -204,8 +205,13 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		dash.Register(mux)
 	}
 	hl := newHealth([]probe{
+		{"NATS", func(context.Context) error { return nc.Err() }},
 		{"log", func(ctx context.Context) error { _, _, err := log.Bounds(ctx); return err }},
 		{"store", store.Ping},
+		{"log cache", engineHealth(tail.Health)},
+		{"pull mode", engineHealth(pm.Health)},
+		{"webhook delivery", engineHealth(hooks.Health)},
+		{"WebSocket delivery", engineHealth(ws.Health)},
 	}, s.UnhealthyAfter, logger.With("component", "health"))
 	mux.HandleFunc("GET /healthz", hl.serveHealth)
 	mux.HandleFunc("GET /readyz", hl.serveReady)
@@ -264,15 +270,18 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	return nil
 }
 
-// connectNATS starts the embedded server or connects to --nats-url.
-func connectNATS(s Config, logger *slog.Logger) (*nats.Conn, func(), error) {
-	opts := []nats.Option{nats.Name("rshub"), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+// connectNATS starts the embedded server or connects to --nats-url, and
+// returns a connection that dials again whenever it ends up closed, so the
+// log, the store and everything reading them heal by themselves.
+func connectNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Conn, func(), error) {
+	opts := []nats.Option{nats.Name("rshub")}
+	connLog := logger.With("component", "nats-conn")
 	if s.NATSURL != "" {
-		nc, err := nats.Connect(s.NATSURL, opts...)
+		c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: natsconn.URL(s.NATSURL, opts...), Logger: connLog})
 		if err != nil {
 			return nil, nil, fmt.Errorf("connect to NATS %s: %w", s.NATSURL, err)
 		}
-		return nc, nc.Close, nil
+		return c, c.Close, nil
 	}
 	pol, err := embednats.ParseSyncPolicy(s.Sync)
 	if err != nil {
@@ -293,7 +302,10 @@ func connectNATS(s Config, logger *slog.Logger) (*nats.Conn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	nc, err := ns.Connect(opts...)
+	dial := func(ctx context.Context, extra ...nats.Option) (*nats.Conn, error) {
+		return ns.Dial(ctx, append(opts, extra...)...)
+	}
+	c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: dial, Logger: connLog})
 	if err != nil {
 		ns.Shutdown()
 		return nil, nil, err
@@ -301,7 +313,7 @@ func connectNATS(s Config, logger *slog.Logger) (*nats.Conn, func(), error) {
 	if u := ns.ClientURL(); u != "" {
 		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String())
 	}
-	return nc, func() { nc.Close(); ns.Shutdown() }, nil
+	return c, func() { c.Close(); ns.Shutdown() }, nil
 }
 
 // loadChannels creates the channels of --channels and, with --demo, the

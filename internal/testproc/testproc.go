@@ -95,6 +95,23 @@ func (p *Proc) Signal(sig syscall.Signal) bool {
 	}
 }
 
+// Notify sends sig without waiting (for example SIGHUP to reload); it
+// reports whether the process was running.
+func (p *Proc) Notify(sig syscall.Signal) bool {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	return cmd.Process.Signal(sig) == nil
+}
+
 // Kill sends SIGKILL and waits for the process to end.
 func (p *Proc) Kill() { p.Signal(syscall.SIGKILL) }
 
