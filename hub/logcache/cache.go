@@ -235,7 +235,9 @@ func (c *Cache) absorb(batch []hub.Record) {
 			c.evict()
 		}
 	}
-	c.wakeLocked()
+	if c.state == stateReady { // a start wakes its waiters once ready
+		c.wakeLocked()
+	}
 }
 
 // evict removes the oldest record. The caller holds mu.
