@@ -54,7 +54,7 @@ func (h *health) fail(op string, err error) int {
 		f = &failure{since: time.Now()}
 		h.failing[op] = f
 		h.nfail.Store(int32(len(h.failing)))
-		h.lg.Warn(op+" failed; retrying with backoff until it works", "err", err)
+		h.lg.Warn(op+" failed; retrying until it works", "err", err)
 	}
 	f.err = err
 	f.attempts++
