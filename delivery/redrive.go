@@ -21,18 +21,18 @@ var ErrRedriveFailed = errors.New("delivery: redrive failed")
 func (w *Webhooks) Redrive(ctx context.Context, subID, deadLetterID string) error {
 	sub, err := w.store.Subscription(ctx, subID)
 	if err != nil {
-		return fmt.Errorf("delivery: redrive: subscription %s: %w", subID, err)
+		return fmt.Errorf("delivery: redrive: subscription %s: %w", quote(subID), err)
 	}
 	dls, err := w.store.DeadLetters(ctx, subID)
 	if err != nil {
-		return fmt.Errorf("delivery: redrive: dead letters of %s: %w", subID, err)
+		return fmt.Errorf("delivery: redrive: dead letters of %s: %w", quote(subID), err)
 	}
 	for _, d := range dls {
 		if d.ID == deadLetterID {
 			return w.redrive(ctx, sub, d)
 		}
 	}
-	return fmt.Errorf("delivery: redrive: dead letter %s of %s: %w", deadLetterID, subID, hub.ErrNotFound)
+	return fmt.Errorf("delivery: redrive: dead letter %s of %s: %w", quote(deadLetterID), quote(subID), hub.ErrNotFound)
 }
 
 // RedriveAll redrives every dead letter of subID in log order, stopping
@@ -40,11 +40,11 @@ func (w *Webhooks) Redrive(ctx context.Context, subID, deadLetterID string) erro
 func (w *Webhooks) RedriveAll(ctx context.Context, subID string) (int, error) {
 	sub, err := w.store.Subscription(ctx, subID)
 	if err != nil {
-		return 0, fmt.Errorf("delivery: redrive: subscription %s: %w", subID, err)
+		return 0, fmt.Errorf("delivery: redrive: subscription %s: %w", quote(subID), err)
 	}
 	dls, err := w.store.DeadLetters(ctx, subID)
 	if err != nil {
-		return 0, fmt.Errorf("delivery: redrive: dead letters of %s: %w", subID, err)
+		return 0, fmt.Errorf("delivery: redrive: dead letters of %s: %w", quote(subID), err)
 	}
 	for i, d := range dls {
 		if err := w.redrive(ctx, sub, d); err != nil {
