@@ -18,8 +18,10 @@ import (
 // fails, the records applied so far stay applied and the next Sync goes on
 // from there.
 func (p *Pull) Sync(ctx context.Context) error {
-	err := p.sync(ctx)
-	switch {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	err := p.syncLocked(ctx)
+	switch { // under syncMu, so the health follows the order of the reads
 	case err == nil:
 		p.h.ok(opSync)
 	case ctx.Err() == nil:
@@ -28,9 +30,8 @@ func (p *Pull) Sync(ctx context.Context) error {
 	return err
 }
 
-func (p *Pull) sync(ctx context.Context) error {
-	p.syncMu.Lock()
-	defer p.syncMu.Unlock()
+// syncLocked is Sync; the caller holds syncMu.
+func (p *Pull) syncLocked(ctx context.Context) error {
 	first, _, err := p.log.Bounds(ctx)
 	if err != nil {
 		return fmt.Errorf("pull: sync: %w", err)
