@@ -44,20 +44,21 @@ type target struct {
 	acked map[uint64][]byte // sequence → body of every acknowledged publish
 	until time.Time         // the demo channel's last acknowledged until
 	cases map[string]int    // hostile cases run, per class
+	took  map[string]time.Duration
 }
 
 // startTarget runs a hub with default settings except: an admin token,
 // --open-topics with a small channel bound, and the embedded NATS server
 // listening on loopback so the test can read the log itself.
-func startTarget(t *testing.T) *target {
+func startTarget(t *testing.T, options ...func(*app.Config)) *target {
 	t.Helper()
 	natsPort := freePort(t)
-	st := testhub.Start(t, nil, func(c *app.Config) {
+	st := testhub.Start(t, nil, append([]func(*app.Config){func(c *app.Config) {
 		c.AdminToken = adminToken
 		c.OpenTopics = true
 		c.MaxOpenChannels = 40
 		c.NATSListen = "127.0.0.1:" + strconv.Itoa(natsPort)
-	})
+	}}, options...)...)
 	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			_, _ = io.WriteString(w, r.URL.Query().Get("hub.challenge"))
@@ -69,9 +70,9 @@ func startTarget(t *testing.T) *target {
 	tg := &target{
 		t: t, base: "http://" + st.Addr, hubURL: st.HubURL, topic: "http://" + st.Addr + "/topics/demo",
 		natsURL: fmt.Sprintf("nats://127.0.0.1:%d", natsPort), callback: sub.URL + "/cb",
-		client: &http.Client{Timeout: 30 * time.Second},
+		client: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		acked:  map[uint64][]byte{}, until: time.Now().UTC().Add(-time.Hour).Truncate(time.Second),
-		cases: map[string]int{},
+		cases: map[string]int{}, took: map[string]time.Duration{},
 	}
 	return tg
 }
@@ -101,6 +102,9 @@ func (tg *target) do(req *http.Request) answer {
 		tg.t.Fatalf("%s %.120s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return answer{resp.StatusCode, "", resp.Header} // a WebSocket: nothing to read
+	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return answer{resp.StatusCode, string(b), resp.Header}
 }
@@ -150,6 +154,7 @@ func (tg *target) check(class, name string, req *http.Request, want ...int) answ
 // recorded, whatever channel took it.
 func (tg *target) checkPublish(class, name string, req *http.Request, body []byte, want ...int) answer {
 	tg.t.Helper()
+	start := time.Now()
 	a := tg.do(req)
 	if a.header.Get("Rshub-Seq") != "" {
 		if body == nil {
@@ -159,6 +164,7 @@ func (tg *target) checkPublish(class, name string, req *http.Request, body []byt
 	}
 	tg.mu.Lock()
 	tg.cases[class]++
+	tg.took[class] += time.Since(start)
 	tg.mu.Unlock()
 	ok := false
 	for _, w := range want {
