@@ -1,8 +1,8 @@
 package delivery
 
-// This file is the same in delivery, hub/logcache and hub/pull: the three
-// packages' loops share its behaviour and no package below them holds it
-// yet.
+// health is the same in delivery, hub/logcache and hub/pull (each keeps
+// the methods it uses): the three packages' loops share its behaviour and
+// no package below them holds it yet.
 
 import (
 	"context"

@@ -36,15 +36,8 @@ func (c *Cache) Run(ctx context.Context) error {
 	}
 	defer c.stop()
 	positioned := false
-	for {
-		err := c.seed(ctx, &positioned)
-		if err == nil {
-			c.h.ok(opSeed)
-			break
-		}
-		if ctx.Err() != nil || !c.h.retry(ctx, opSeed, err, 0) {
-			return ctx.Err()
-		}
+	if !c.h.do(ctx, opSeed, func() error { return c.seed(ctx, &positioned) }) {
+		return ctx.Err()
 	}
 	poll := time.NewTicker(c.cfg.Poll)
 	defer poll.Stop()

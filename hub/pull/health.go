@@ -1,8 +1,8 @@
 package pull
 
-// This file is the same in delivery, hub/logcache and hub/pull: the three
-// packages' loops share its behaviour and no package below them holds it
-// yet.
+// health is the same in delivery, hub/logcache and hub/pull (each keeps
+// the methods it uses): the three packages' loops share its behaviour and
+// no package below them holds it yet.
 
 import (
 	"context"
@@ -91,31 +91,6 @@ func (h *health) state() (ok bool, since time.Time, err error) {
 		}
 	}
 	return since.IsZero(), since, err
-}
-
-// retry records that op failed with err and waits before the next attempt,
-// at most limit when limit > 0. It reports false when ctx ended first.
-func (h *health) retry(ctx context.Context, op string, err error, limit time.Duration) bool {
-	d := retryDelay(h.fail(op, err))
-	if limit > 0 {
-		d = min(d, limit)
-	}
-	return waitFor(ctx, d)
-}
-
-// do calls fn until it works, waiting between attempts, and reports false
-// when ctx ended first.
-func (h *health) do(ctx context.Context, op string, fn func() error) bool {
-	for {
-		err := fn()
-		if err == nil {
-			h.ok(op)
-			return true
-		}
-		if ctx.Err() != nil || !h.retry(ctx, op, err, 0) {
-			return false
-		}
-	}
 }
 
 // waitFor waits d and reports false when ctx ended first.
