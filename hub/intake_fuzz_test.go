@@ -29,11 +29,12 @@ const (
 type fuzzHub struct {
 	hub   *hub.Hub
 	log   hub.Log
+	store hub.Store
 	mux   *http.ServeMux
 	acked map[uint64][]byte // what a 200 said the log holds, by sequence
 }
 
-func newFuzzHub(tb testing.TB) *fuzzHub {
+func newFuzzHub(tb testing.TB, options ...func(*hub.Config)) *fuzzHub {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
@@ -51,8 +52,12 @@ func newFuzzHub(tb testing.TB) *fuzzHub {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := hub.New(hub.Config{HubURL: fuzzHubURL, Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
-		MaxBody: 64 << 10, Logger: slog.New(slog.DiscardHandler)})
+	cfg := hub.Config{HubURL: fuzzHubURL, Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
+		MaxBody: 64 << 10, Logger: slog.New(slog.DiscardHandler)}
+	for _, o := range options {
+		o(&cfg)
+	}
+	h, err := hub.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -61,7 +66,7 @@ func newFuzzHub(tb testing.TB) *fuzzHub {
 	}
 	mux := http.NewServeMux()
 	h.Register(mux)
-	return &fuzzHub{hub: h, log: lg, mux: mux, acked: map[uint64][]byte{}}
+	return &fuzzHub{hub: h, log: lg, store: st, mux: mux, acked: map[uint64][]byte{}}
 }
 
 // post sends a fat ping to the handler and records what it acknowledged.
