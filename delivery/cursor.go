@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // DefaultCursorFlush is how often, at most, a busy queue stores its cursor.
@@ -56,11 +57,11 @@ func (c *cursorSaver) flush(ctx context.Context, cursor hub.Cursor) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := q.w.store.PutCursor(pctx, q.id, cursor); err != nil {
-		c.failures = q.h.fail(opCursorWrite, err)
-		c.retryAt = time.Now().Add(retryDelay(c.failures))
+		c.failures = q.h.Fail(opCursorWrite, err)
+		c.retryAt = time.Now().Add(loophealth.Delay(c.failures))
 		return
 	}
-	q.h.ok(opCursorWrite)
+	q.h.OK(opCursorWrite)
 	c.stored, c.written, c.failures = cursor, time.Now(), 0
 }
 
@@ -72,7 +73,7 @@ func (c *cursorSaver) final(ctx context.Context, cursor hub.Cursor) {
 	q := c.q
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if !q.h.do(pctx, opCursorWrite, func() error { return q.w.store.PutCursor(pctx, q.id, cursor) }) {
+	if !q.h.Do(pctx, opCursorWrite, func() error { return q.w.store.PutCursor(pctx, q.id, cursor) }) {
 		q.lg.Warn("cursor not stored; another hub taking the subscription over may deliver again", "seq", cursor.Seq)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // queue delivers one subscription's notifications in log order. Its
@@ -22,7 +23,7 @@ type queue struct {
 	wake   chan struct{} // a changed subscription; buffered 1
 	done   chan struct{} // closed when the queue's goroutine has ended
 	lg     *slog.Logger
-	h      *health // the store and log calls of this queue that fail
+	h      *loophealth.Tracker // the store and log calls of this queue that fail
 	// pos is the furthest this queue has delivered, kept across claims:
 	// when the store could not take the cursor before a claim was lost, the
 	// queue resumes from here rather than deliver again. Queue goroutine only.
@@ -57,8 +58,8 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 		sub:    sub,
 	}
 	q.lg = w.lg.With("sub", sub.ID, "callback", clip(sub.Callback))
-	q.h = newHealth(q.lg)
-	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
+	q.h = loophealth.New(q.lg)
+	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	return q
 }
 
@@ -114,12 +115,12 @@ func (q *queue) run(ctx context.Context) {
 				return
 			}
 			q.update(func(s *SubStats) { s.State = StateStandby })
-			if !q.h.retry(ctx, opClaim, err, ttl/3) {
+			if !q.h.Retry(ctx, opClaim, err, ttl/3) {
 				return
 			}
 			continue
 		}
-		q.h.ok(opClaim)
+		q.h.OK(opClaim)
 		if !held {
 			q.update(func(s *SubStats) { s.State = StateStandby })
 			if !sleep(ctx, ttl/3, nil, nil) {
@@ -170,12 +171,12 @@ func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration)
 				return
 			case err == nil && held:
 				last, wait = time.Now(), ttl/3
-				q.h.ok(opClaim)
+				q.h.OK(opClaim)
 				continue
 			case err != nil:
-				n := q.h.fail(opClaim, err)
+				n := q.h.Fail(opClaim, err)
 				if left := ttl*2/3 - time.Since(last); left > 0 {
-					wait = min(retryDelay(n), ttl/6, left)
+					wait = min(loophealth.Delay(n), ttl/6, left)
 					continue
 				}
 			}
@@ -222,7 +223,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 
 	channel := logChannel(sub)
 	var stored hub.Cursor
-	if !q.h.do(ctx, opCursorRead, func() error {
+	if !q.h.Do(ctx, opCursorRead, func() error {
 		stored, err = w.store.Cursor(ctx, q.id)
 		if errors.Is(err, hub.ErrNotFound) {
 			stored, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
@@ -260,12 +261,12 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		changed := w.log.Changed()
 		rec, err := w.log.Next(ctx, channel, cursor.Seq+1)
 		if err != nil && !errors.Is(err, hub.ErrNotFound) {
-			if ctx.Err() != nil || !q.h.retry(ctx, opLog, err, 0) {
+			if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
 				return stopCtx
 			}
 			continue
 		}
-		q.h.ok(opLog)
+		q.h.OK(opLog)
 		if err != nil { // hub.ErrNotFound
 			saver.flush(ctx, cursor) // caught up: store where we are before waiting
 			q.mu.Lock()
@@ -293,7 +294,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		case resultGone:
 			q.lg.Info("callback answered 410 Gone; subscription deleted")
 			w.forget(q.id)
-			q.h.do(ctx, opDelete, func() error {
+			q.h.Do(ctx, opDelete, func() error {
 				// the first attempt is made even when the engine is stopping
 				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()

@@ -130,7 +130,7 @@ func (q *queue) deadLetter(ctx context.Context, rec hub.Record, n int, last atte
 		Reason:     last.reason(),
 		Failed:     now,
 	}
-	if !q.h.do(ctx, opDeadLetter, func() error { return w.store.AddDeadLetter(ctx, d) }) {
+	if !q.h.Do(ctx, opDeadLetter, func() error { return w.store.AddDeadLetter(ctx, d) }) {
 		return resultAbandoned
 	}
 	q.lg.Warn("delivery given up; dead letter stored", "seq", rec.Seq, "attempts", n, "reason", d.Reason)

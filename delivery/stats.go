@@ -24,6 +24,7 @@ const (
 type SubStats struct {
 	ID          string `json:"id"`
 	Topic       string `json:"topic"`
+	Channel     string `json:"channel"` // the channel's name
 	Callback    string `json:"callback"`
 	State       string `json:"state"`
 	Host        string `json:"host"`
@@ -69,7 +70,7 @@ func (w *Webhooks) Stats() []SubStats {
 		if bs == BreakerOpen && s.State == StateFailing {
 			s.State = StateCircuitOpen
 		}
-		if ok, _, err := q.h.state(); !ok && s.State != StateStopped {
+		if ok, _, err := q.h.State(); !ok && s.State != StateStopped {
 			s.State = StateStalled
 			s.Stalled = clip(err.Error())
 		}

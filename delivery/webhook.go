@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/internal/netguard"
 )
 
@@ -117,8 +118,8 @@ type Webhooks struct {
 	limit    *hostLimit
 	breakers *breakerSet
 	obs      Observer
-	lastSeq  atomic.Uint64 // last sequence of the log, as last seen
-	h        *health       // the engine's own store and log calls that fail
+	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
+	h        *loophealth.Tracker // the engine's own store and log calls that fail
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
@@ -172,7 +173,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		store:       store,
 		cfg:         cfg,
 		lg:          lg,
-		h:           newHealth(lg),
+		h:           loophealth.New(lg),
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
@@ -347,11 +348,11 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 	subs, err := w.store.Subscriptions(ctx, "")
 	if err != nil {
 		if ctx.Err() == nil {
-			w.h.fail(opList, err) // the next tick retries; running queues go on
+			w.h.Fail(opList, err) // the next tick retries; running queues go on
 		}
 		return
 	}
-	w.h.ok(opList)
+	w.h.OK(opList)
 	if _, last, err := w.log.Bounds(ctx); err == nil {
 		w.noteSeq(last)
 	}
@@ -405,7 +406,7 @@ const opList = "listing subscriptions"
 // retry by themselves; Health is for readiness checks and dashboards. It
 // does no I/O.
 func (w *Webhooks) Health() (ok bool, since time.Time, err error) {
-	ok, since, err = w.h.state()
+	ok, since, err = w.h.State()
 	w.mu.Lock()
 	qs := make([]*queue, 0, len(w.queues))
 	for _, q := range w.queues {
@@ -413,7 +414,7 @@ func (w *Webhooks) Health() (ok bool, since time.Time, err error) {
 	}
 	w.mu.Unlock()
 	for _, q := range qs {
-		qok, qsince, qerr := q.h.state()
+		qok, qsince, qerr := q.h.State()
 		ok, since, err = worst(ok, since, err, qok, qsince, qerr)
 	}
 	return ok, since, err

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Defaults for WSConfig.
@@ -72,10 +73,10 @@ type WebSockets struct {
 	ready    chan struct{} // closed when the dispatcher knows its position
 	count    atomic.Int64
 	slow     atomic.Uint64
-	rejected atomic.Uint64  // sessions closed for sending what the protocol does not allow
-	done     sync.WaitGroup // sessions and the dispatcher
-	h        *health        // the dispatcher's log calls that fail
-	stalls   wsStalls       // sessions whose replay waits for the log
+	rejected atomic.Uint64       // sessions closed for sending what the protocol does not allow
+	done     sync.WaitGroup      // sessions and the dispatcher
+	h        *loophealth.Tracker // the dispatcher's log calls that fail
+	stalls   wsStalls            // sessions whose replay waits for the log
 
 	mu         sync.Mutex
 	closed     bool
@@ -107,7 +108,7 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 		cfg:      cfg,
 		ctx:      ctx,
 		cancel:   cancel,
-		h:        newHealth(cfg.Logger),
+		h:        loophealth.New(cfg.Logger),
 		stalls:   wsStalls{lg: cfg.Logger},
 		ready:    make(chan struct{}),
 		sessions: map[*wsSession]struct{}{},
@@ -142,7 +143,7 @@ func (ws *WebSockets) ProtocolClosed() uint64 { return ws.rejected.Load() }
 // by themselves with backoff, keeping their sessions open; Health is for
 // readiness checks and dashboards. It does no I/O.
 func (ws *WebSockets) Health() (ok bool, since time.Time, err error) {
-	ok, since, err = ws.h.state()
+	ok, since, err = ws.h.State()
 	sok, ssince, serr := ws.stalls.state()
 	return worst(ok, since, err, sok, ssince, serr)
 }

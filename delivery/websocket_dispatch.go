@@ -61,12 +61,12 @@ func (ws *WebSockets) dispatch() {
 	for {
 		changed := log.Changed()
 		if err := ws.dispatchNew(); err != nil {
-			if ws.ctx.Err() != nil || !ws.h.retry(ws.ctx, opFollow, err, 0) {
+			if ws.ctx.Err() != nil || !ws.h.Retry(ws.ctx, opFollow, err, 0) {
 				return
 			}
 			continue
 		}
-		ws.h.ok(opFollow)
+		ws.h.OK(opFollow)
 		select {
 		case <-ws.ctx.Done():
 			return
@@ -89,14 +89,14 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 			_, err = log.Next(ws.ctx, "", last)
 		}
 		if err == nil {
-			ws.h.ok(opPosition)
+			ws.h.OK(opPosition)
 			ws.mu.Lock()
 			ws.dispatched = last
 			ws.mu.Unlock()
 			return true
 		}
 		if errors.Is(err, hub.ErrNotFound) {
-			ws.h.ok(opPosition)
+			ws.h.OK(opPosition)
 			select {
 			case <-ws.ctx.Done():
 				return false
@@ -105,7 +105,7 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 			}
 			continue
 		}
-		if ws.ctx.Err() != nil || !ws.h.retry(ws.ctx, opPosition, err, 0) {
+		if ws.ctx.Err() != nil || !ws.h.Retry(ws.ctx, opPosition, err, 0) {
 			return false
 		}
 	}

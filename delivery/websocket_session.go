@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // wsFrame is a live frame queued for a session: a message encoded once for
@@ -296,7 +297,7 @@ func (s *wsSession) waitOut(err error) bool {
 		s.ws.stalls.update(err)
 	}
 	s.fails++
-	t := time.NewTimer(retryDelay(s.fails))
+	t := time.NewTimer(loophealth.Delay(s.fails))
 	defer t.Stop()
 	for {
 		select {

@@ -232,7 +232,7 @@
     if (!st) return sub.state === "active" ? "idle" : sub.state;
     return st.state;
   }
-  const stateClass = { active: "ok", pending: "idle", idle: "idle", starting: "idle", standby: "idle", failing: "bad", "circuit-open": "bad", expired: "warn", stopped: "warn" };
+  const stateClass = { active: "ok", pending: "idle", idle: "idle", starting: "idle", standby: "idle", failing: "bad", stalled: "bad", "circuit-open": "bad", expired: "warn", stopped: "warn" };
 
   function renderSubs() {
     const body = $("#subs tbody");

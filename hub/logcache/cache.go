@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Defaults for Config.
@@ -56,7 +57,7 @@ var errNotFound = fmt.Errorf("logcache: caught up: %w", hub.ErrNotFound)
 type Cache struct {
 	log hub.Log
 	cfg Config
-	h   *health // the follower's failing log calls
+	h   *loophealth.Tracker // the follower's failing log calls
 
 	running   atomic.Bool
 	appended  atomic.Uint64 // highest sequence returned by Append through the cache
@@ -93,7 +94,7 @@ func New(log hub.Log, cfg Config) *Cache {
 	return &Cache{
 		log:     log,
 		cfg:     cfg,
-		h:       newHealth(cfg.Logger),
+		h:       loophealth.New(cfg.Logger),
 		byChan:  map[string]*deque[uint64]{},
 		changed: make(chan struct{}),
 	}

@@ -36,7 +36,7 @@ func (c *Cache) Run(ctx context.Context) error {
 	}
 	defer c.stop()
 	positioned := false
-	if !c.h.do(ctx, opSeed, func() error { return c.seed(ctx, &positioned) }) {
+	if !c.h.Do(ctx, opSeed, func() error { return c.seed(ctx, &positioned) }) {
 		return ctx.Err()
 	}
 	poll := time.NewTicker(c.cfg.Poll)
@@ -44,12 +44,12 @@ func (c *Cache) Run(ctx context.Context) error {
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
 		if err := c.catchUp(ctx); err != nil {
-			if ctx.Err() != nil || !c.h.retry(ctx, opFollow, err, 0) {
+			if ctx.Err() != nil || !c.h.Retry(ctx, opFollow, err, 0) {
 				return ctx.Err()
 			}
 			continue
 		}
-		c.h.ok(opFollow)
+		c.h.OK(opFollow)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -123,7 +123,7 @@ func (c *Cache) catchUp(ctx context.Context) error {
 // reading the log has been failing since since, with the latest error. The
 // follower retries by itself; Health is for readiness checks. It does no
 // I/O.
-func (c *Cache) Health() (ok bool, since time.Time, err error) { return c.h.state() }
+func (c *Cache) Health() (ok bool, since time.Time, err error) { return c.h.State() }
 
 // stop empties the ring and turns the cache into a pass-through, waking
 // every waiter so it moves to the log's own signal.

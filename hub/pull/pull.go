@@ -13,6 +13,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // ChannelLister lists the channels whose documents are served. hub.Store
@@ -76,8 +77,8 @@ type Pull struct {
 	base  string // BaseURL without a trailing slash
 	lg    *slog.Logger
 	cache *listCache
-	gz    sync.Pool // *gzip.Writer
-	h     *health   // reading the log and listing channels, when they fail
+	gz    sync.Pool           // *gzip.Writer
+	h     *loophealth.Tracker // reading the log and listing channels, when they fail
 
 	syncMu sync.Mutex // serialises reading the log
 	mu     sync.RWMutex
@@ -119,7 +120,7 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 		cache: newListCache(cfg.CacheBytes),
 		idx:   newIndex(cfg.Rotation),
 	}
-	p.h = newHealth(p.lg)
+	p.h = loophealth.New(p.lg)
 	p.gz.New = func() any {
 		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 		return w
@@ -158,7 +159,7 @@ func (p *Pull) Run(ctx context.Context) error {
 				return ctx.Err()
 			}
 			fails++
-			if !waitFor(ctx, retryDelay(fails)) {
+			if !loophealth.Wait(ctx, loophealth.Delay(fails)) {
 				return ctx.Err()
 			}
 			continue
@@ -178,7 +179,7 @@ func (p *Pull) Run(ctx context.Context) error {
 // catching up with the log or listing the channels has been failing since
 // since, with the latest error. Run retries by itself; Health is for
 // readiness checks. It does no I/O.
-func (p *Pull) Health() (ok bool, since time.Time, err error) { return p.h.state() }
+func (p *Pull) Health() (ok bool, since time.Time, err error) { return p.h.State() }
 
 // Operations whose failures the health follows.
 const (
@@ -198,11 +199,11 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 	if err != nil {
 		err = fmt.Errorf("pull: list channels: %w", err)
 		if ctx.Err() == nil {
-			p.h.fail(opChannels, err)
+			p.h.Fail(opChannels, err)
 		}
 		return nil, err
 	}
-	p.h.ok(opChannels)
+	p.h.OK(opChannels)
 	if list == nil {
 		list = []hub.Channel{}
 	}

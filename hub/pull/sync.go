@@ -23,9 +23,9 @@ func (p *Pull) Sync(ctx context.Context) error {
 	err := p.syncLocked(ctx)
 	switch { // under syncMu, so the health follows the order of the reads
 	case err == nil:
-		p.h.ok(opSync)
+		p.h.OK(opSync)
 	case ctx.Err() == nil:
-		p.h.fail(opSync, err)
+		p.h.Fail(opSync, err)
 	}
 	return err
 }

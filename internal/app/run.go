@@ -184,13 +184,14 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		Logger:         logger.With("component", "websocket"),
 	})
 	m.SetSources(metrics.Sources{
-		LogSize:    log.Size,
-		WebSockets: ws.Count,
+		LogSize:           log.Size,
+		WebSockets:        ws.Count,
+		WebSocketsRefused: ws.ProtocolClosed,
 		Subscriptions: func() []metrics.SubGauge {
 			stats := hooks.Stats()
 			out := make([]metrics.SubGauge, len(stats))
 			for i, st := range stats {
-				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Topic, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}
+				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}
 			}
 			return out
 		},

@@ -29,6 +29,9 @@ type SubGauge struct {
 type Sources struct {
 	Subscriptions func() []SubGauge
 	WebSockets    func() int
+	// WebSocketsRefused counts WebSocket clients closed for sending what
+	// the protocol does not allow.
+	WebSocketsRefused func() uint64
 	// LogSize returns the log's message count and bytes.
 	LogSize func(ctx context.Context) (msgs, bytes uint64, err error)
 }
@@ -124,24 +127,26 @@ func (m *Metrics) Attempted(outcome string, took, sinceReceived time.Duration) {
 
 // gauges reads the engines' current figures at scrape time.
 type gauges struct {
-	mu                                   sync.Mutex
-	src                                  Sources
-	backlog, dead, ws, logMsgs, logBytes *prometheus.Desc
+	mu                           sync.Mutex
+	src                          Sources
+	backlog, dead, ws, wsRefused *prometheus.Desc
+	logMsgs, logBytes            *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
 	return &gauges{
-		src:      src,
-		backlog:  prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
-		dead:     prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
-		ws:       prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
-		logMsgs:  prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
-		logBytes: prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
+		src:       src,
+		backlog:   prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
+		dead:      prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
+		ws:        prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
+		wsRefused: prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
+		logMsgs:   prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
+		logBytes:  prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.logMsgs, g.logBytes} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.logMsgs, g.logBytes} {
 		ch <- d
 	}
 }
@@ -158,6 +163,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	}
 	if src.WebSockets != nil {
 		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(src.WebSockets()))
+	}
+	if src.WebSocketsRefused != nil {
+		ch <- prometheus.MustNewConstMetric(g.wsRefused, prometheus.CounterValue, float64(src.WebSocketsRefused()))
 	}
 	if src.LogSize != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -14,8 +14,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		Subscriptions: func() []SubGauge {
 			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2}}
 		},
-		WebSockets: func() int { return 3 },
-		LogSize:    func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
+		WebSockets:        func() int { return 3 },
+		WebSocketsRefused: func() uint64 { return 7 },
+		LogSize:           func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -41,6 +42,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_subscription_backlog{channel="demo",state="failing",subscription="s1"} 7`,
 		`rshub_subscription_dead_letters{channel="demo",subscription="s1"} 2`,
 		`rshub_websocket_connections 3`,
+		`rshub_websocket_protocol_closed_total 7`,
 		`rshub_log_messages 42`,
 		`rshub_log_bytes 4096`,
 		`go_goroutines`,

@@ -1,8 +1,9 @@
-package delivery
-
-// health is the same in delivery, hub/logcache and hub/pull (each keeps
-// the methods it uses): the three packages' loops share its behaviour and
-// no package below them holds it yet.
+// Package loophealth paces and reports the long-running loops of the hub
+// (webhook queues, the WebSocket dispatcher, the log cache, pull mode)
+// while the log or the store they call is failing: capped exponential
+// backoff with jitter, one log line when an operation starts failing and
+// one when it works again, and whether the loop is stalled and since when.
+package loophealth
 
 import (
 	"context"
@@ -14,19 +15,19 @@ import (
 )
 
 // Retry delays of a loop whose log or store calls fail: capped exponential
-// backoff with jitter, from about minRetry to maxRetry.
+// backoff with jitter, from about MinRetry to MaxRetry.
 const (
-	minRetry = 50 * time.Millisecond
-	maxRetry = 5 * time.Second
+	MinRetry = 50 * time.Millisecond
+	MaxRetry = 5 * time.Second
 )
 
-// health follows the operations of a long-running loop that fail against
+// Tracker follows the operations of a long-running loop that fail against
 // the log or the store (a lost connection, a restarting server): it logs
 // once when an operation starts failing and once when it works again, never
 // per attempt, paces the retries, and tells whether the loop is stalled and
 // since when. Operations are named, so that one dependency working does not
 // hide another one failing. It is safe for concurrent use.
-type health struct {
+type Tracker struct {
 	lg      *slog.Logger
 	nfail   atomic.Int32 // len(failing), read without the lock on the hot path
 	mu      sync.Mutex
@@ -40,13 +41,14 @@ type failure struct {
 	attempts int
 }
 
-func newHealth(lg *slog.Logger) *health {
-	return &health{lg: lg, failing: map[string]*failure{}}
+// New returns a Tracker that logs to lg.
+func New(lg *slog.Logger) *Tracker {
+	return &Tracker{lg: lg, failing: map[string]*failure{}}
 }
 
-// fail records that op failed with err and returns how many times in a row
+// Fail records that op failed with err and returns how many times in a row
 // it has. The first failure of a run is logged.
-func (h *health) fail(op string, err error) int {
+func (h *Tracker) Fail(op string, err error) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.failing[op]
@@ -61,8 +63,8 @@ func (h *health) fail(op string, err error) int {
 	return f.attempts
 }
 
-// ok records that op worked, logging the recovery when it had been failing.
-func (h *health) ok(op string) {
+// OK records that op worked, logging the recovery when it had been failing.
+func (h *Tracker) OK(op string) {
 	if h.nfail.Load() == 0 {
 		return
 	}
@@ -77,9 +79,9 @@ func (h *health) ok(op string) {
 	h.lg.Info(op+" works again", "failed_for", time.Since(f.since).Round(time.Millisecond), "attempts", f.attempts, "last_err", f.err)
 }
 
-// state reports whether no operation is failing; otherwise when the oldest
+// State reports whether no operation is failing; otherwise when the oldest
 // failure began and its latest error.
-func (h *health) state() (ok bool, since time.Time, err error) {
+func (h *Tracker) State() (ok bool, since time.Time, err error) {
 	if h.nfail.Load() == 0 {
 		return true, time.Time{}, nil
 	}
@@ -93,33 +95,33 @@ func (h *health) state() (ok bool, since time.Time, err error) {
 	return since.IsZero(), since, err
 }
 
-// retry records that op failed with err and waits before the next attempt,
+// Retry records that op failed with err and waits before the next attempt,
 // at most limit when limit > 0. It reports false when ctx ended first.
-func (h *health) retry(ctx context.Context, op string, err error, limit time.Duration) bool {
-	d := retryDelay(h.fail(op, err))
+func (h *Tracker) Retry(ctx context.Context, op string, err error, limit time.Duration) bool {
+	d := Delay(h.Fail(op, err))
 	if limit > 0 {
 		d = min(d, limit)
 	}
-	return waitFor(ctx, d)
+	return Wait(ctx, d)
 }
 
-// do calls fn until it works, waiting between attempts, and reports false
+// Do calls fn until it works, waiting between attempts, and reports false
 // when ctx ended first.
-func (h *health) do(ctx context.Context, op string, fn func() error) bool {
+func (h *Tracker) Do(ctx context.Context, op string, fn func() error) bool {
 	for {
 		err := fn()
 		if err == nil {
-			h.ok(op)
+			h.OK(op)
 			return true
 		}
-		if ctx.Err() != nil || !h.retry(ctx, op, err, 0) {
+		if ctx.Err() != nil || !h.Retry(ctx, op, err, 0) {
 			return false
 		}
 	}
 }
 
-// waitFor waits d and reports false when ctx ended first.
-func waitFor(ctx context.Context, d time.Duration) bool {
+// Wait waits d and reports false when ctx ended first.
+func Wait(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -130,13 +132,13 @@ func waitFor(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// retryDelay is the wait before retrying after the n-th failure in a row:
-// minRetry doubled with each failure up to maxRetry, of which a random half
+// Delay is the wait before retrying after the n-th failure in a row:
+// MinRetry doubled with each failure up to MaxRetry, of which a random half
 // is taken off so that many loops failing together do not retry together.
-func retryDelay(n int) time.Duration {
-	d := maxRetry
+func Delay(n int) time.Duration {
+	d := MaxRetry
 	if n < 20 {
-		d = min(minRetry<<max(n-1, 0), maxRetry)
+		d = min(MinRetry<<max(n-1, 0), MaxRetry)
 	}
 	return d/2 + rand.N(d/2+1)
 }
