@@ -84,6 +84,22 @@ func Defaults() Config {
 	}
 }
 
+// withDefaults fills settings added after a caller wrote its Config (zero
+// values) from Defaults.
+func (s Config) withDefaults() Config {
+	d := Defaults()
+	if s.MaxOpenChannels == 0 {
+		s.MaxOpenChannels = d.MaxOpenChannels
+	}
+	if s.MaxClockSkew == 0 {
+		s.MaxClockSkew = d.MaxClockSkew
+	}
+	if s.UnhealthyAfter == 0 {
+		s.UnhealthyAfter = d.UnhealthyAfter
+	}
+	return s
+}
+
 // Check refuses bad settings with a message naming them.
 func (s Config) Check() error {
 	switch {
@@ -103,11 +119,11 @@ func (s Config) Check() error {
 		return fmt.Errorf("--signature must be sha1, sha256, sha384 or sha512, got %q", s.SigMethod)
 	case s.StartupTimeout <= 0:
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
-	case s.MaxOpenChannels <= 0:
+	case s.MaxOpenChannels < 0:
 		return fmt.Errorf("--max-open-channels must be positive, got %d", s.MaxOpenChannels)
-	case s.MaxClockSkew <= 0:
+	case s.MaxClockSkew < 0:
 		return fmt.Errorf("--max-clock-skew must be positive, got %v", s.MaxClockSkew)
-	case s.UnhealthyAfter <= 0:
+	case s.UnhealthyAfter < 0:
 		return fmt.Errorf("--unhealthy-after must be positive, got %v", s.UnhealthyAfter)
 	case s.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)

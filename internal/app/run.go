@@ -39,6 +39,7 @@ type Started struct {
 // Run starts a hub with settings s and blocks until ctx ends, then shuts
 // down gracefully. ready, when not nil, is called once the hub serves.
 func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
+	s = s.withDefaults()
 	if err := s.Check(); err != nil {
 		return err
 	}
