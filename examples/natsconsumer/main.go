@@ -23,6 +23,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rshub/rshub/hub/jslog"
 )
 
 // urlset is the part of a change notification this consumer reads.
@@ -71,7 +73,11 @@ func run(ctx context.Context) error {
 	cc, err := c.Consume(func(m jetstream.Msg) {
 		md, _ := m.Metadata()
 		h := m.Headers()
-		fmt.Printf("seq %d  %s  [%s, %s]\n", md.Sequence.Stream, h.Get("Rshub-Topic"), h.Get("Rshub-From"), h.Get("Rshub-Until"))
+		topic, err := jslog.DecodeHeaderValue(h.Get("Rshub-Topic")) // non-ASCII travels as an RFC 2047 word
+		if err != nil {
+			topic = h.Get("Rshub-Topic")
+		}
+		fmt.Printf("seq %d  %s  [%s, %s]\n", md.Sequence.Stream, topic, h.Get("Rshub-From"), h.Get("Rshub-Until"))
 		var doc urlset
 		if err := xml.Unmarshal(m.Data(), &doc); err != nil {
 			fmt.Printf("  (not XML: %v)\n", err)
