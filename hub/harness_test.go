@@ -88,15 +88,14 @@ func newFixture(t *testing.T, opts ...fixtureOpt) *fixture {
 	t.Cleanup(f.srv.Close)
 	f.url = f.srv.URL + "/"
 	cfg := hub.Config{
-		HubURL:     f.url,
-		Store:      st,
-		Log:        lg,
-		Client:     netguard.NewClient(pol, netguard.Timeouts{}),
-		Activator:  f.active,
-		AdminToken: "admin-secret-token",
-		MaxBody:    1 << 20,
-		Now:        f.clock.Now,
-		Logger:     slog.New(slog.DiscardHandler),
+		HubURL:    f.url,
+		Store:     st,
+		Log:       lg,
+		Client:    netguard.NewClient(pol, netguard.Timeouts{}),
+		Activator: f.active,
+		MaxBody:   1 << 20,
+		Now:       f.clock.Now,
+		Logger:    slog.New(slog.DiscardHandler),
 	}
 	for _, o := range opts {
 		o(&cfg)

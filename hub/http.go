@@ -15,8 +15,8 @@ import (
 // maxFormBytes bounds subscription and publish-ping forms.
 const maxFormBytes = 64 << 10
 
-// Register adds the hub's routes to mux: the hub URL, hosted topics and,
-// when an admin token is configured, the admin API.
+// Register adds the hub's routes to mux: the hub URL and hosted topics.
+// The admin API is package admin.
 func (h *Hub) Register(mux *http.ServeMux) {
 	path := h.hubURL.Path
 	if path == "" {
@@ -28,7 +28,6 @@ func (h *Hub) Register(mux *http.ServeMux) {
 		mux.HandleFunc(path, h.serveHubURL)
 	}
 	mux.HandleFunc("/topics/{name}", h.serveTopic)
-	h.registerAdmin(mux)
 }
 
 // serveHubURL is the hub URL: POST for subscriptions, publish pings and

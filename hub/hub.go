@@ -18,12 +18,6 @@ type Activator interface {
 	Deactivate(id string)
 }
 
-// Redriver re-delivers one dead letter. The webhook delivery engine
-// implements it.
-type Redriver interface {
-	Redrive(ctx context.Context, subID, deadLetterID string) error
-}
-
 // Config configures a Hub. HubURL, Store and Log are required.
 type Config struct {
 	// HubURL is the hub's public URL, exactly as it appears in rel="hub".
@@ -49,8 +43,6 @@ type Config struct {
 	// OpenTopics lets a subscription or a thin ping name a topic the hub
 	// does not know: an open channel is created for it (a public hub).
 	OpenTopics bool
-	// AdminToken protects the admin API; empty disables it.
-	AdminToken string
 	// MaxOpenChannels bounds how many channels OpenTopics may create; every
 	// per-channel structure of the hub is bounded with it. Zero means
 	// DefaultMaxOpenChannels. Channels an operator creates are not counted
@@ -60,12 +52,8 @@ type Config struct {
 	// time with the reason (for example an address the delivery dialler
 	// would refuse); the dialler still checks every connection.
 	CallbackCheck func(ctx context.Context, callback string) error
-	// Activator and Redriver connect the delivery engine; both optional.
+	// Activator connects the delivery engine; optional.
 	Activator Activator
-	Redriver  Redriver
-	// DeliveryStats reports per-subscription delivery health for the admin
-	// API (GET /admin/deliveries); optional.
-	DeliveryStats func() any
 	// Home is extra text for people who open the hub URL in a browser
 	// (for example where the dashboard is); optional.
 	Home string
@@ -151,6 +139,34 @@ func New(cfg Config) (*Hub, error) {
 
 // URL returns the hub URL as configured.
 func (h *Hub) URL() string { return h.cfg.HubURL }
+
+// Now returns the hub's clock reading.
+func (h *Hub) Now() time.Time { return h.cfg.Now() }
+
+// MaxClockSkew returns how far ahead of the hub's clock a notification's
+// times, or a continuity anchor, may lie.
+func (h *Hub) MaxClockSkew() time.Duration { return h.maxClockSkew() }
+
+// DeleteChannel removes ch from the store and forgets what the hub cached
+// of it.
+func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
+	h.forgetChannel(ch.Topic)
+	return h.cfg.Store.DeleteChannel(ctx, ch.Topic)
+}
+
+// DenySubscription ends s: it is removed from the store, its delivery
+// stops, and the subscriber is told with hub.mode=denied and reason in the
+// background (WebSub §5.2: a hub may deny a subscription at any time).
+func (h *Hub) DenySubscription(ctx context.Context, s Subscription, reason string) error {
+	if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
+		return err
+	}
+	if h.cfg.Activator != nil {
+		h.cfg.Activator.Deactivate(s.ID)
+	}
+	go h.deny(context.WithoutCancel(ctx), s.Callback, s.Topic, reason)
+	return nil
+}
 
 // Run runs the verification workers, the lease sweeper and the state
 // flusher until ctx ends; it writes changed channel states once more before

@@ -19,6 +19,8 @@ const (
 	// MaxIDLen bounds identifiers a client names (subscription and dead
 	// letter IDs in the admin API), in bytes.
 	MaxIDLen = 128
+	// MaxChannelNameLen bounds channel names (ValidChannelName), in bytes.
+	MaxChannelNameLen = maxChannelName
 	// MaxHeaderBytes bounds the request line and headers of every request
 	// the hub serves (Link headers carry up to three URIs).
 	MaxHeaderBytes = 64 << 10

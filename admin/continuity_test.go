@@ -1,4 +1,4 @@
-package hub_test
+package admin_test
 
 import (
 	"bytes"
@@ -12,30 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
 )
 
-const adminToken = "admin-secret-token" // the fixture's
-
-// adminDo sends an admin API request with the fixture's token.
-func (f *fixture) adminDo(method, path, body string) (int, string) {
-	f.t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return do(f.t, req)
-}
-
 // continuity reads GET /admin/channels/{name}/continuity.
-func (f *fixture) continuity(name string) hub.ContinuityView {
+func (f *fixture) continuity(name string) admin.ContinuityView {
 	f.t.Helper()
 	status, body := f.adminDo(http.MethodGet, "/admin/channels/"+name+"/continuity", "")
 	if status != http.StatusOK {
 		f.t.Fatalf("GET continuity: %d %q", status, body)
 	}
-	var v hub.ContinuityView
+	var v admin.ContinuityView
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		f.t.Fatalf("continuity JSON %q: %v", body, err)
 	}
@@ -83,7 +71,7 @@ func TestAdminContinuity_ShowsAnchorAndGaps(t *testing.T) {
 // channel's state.
 func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
 	logs := &syncBuffer{}
-	f := newFixture(t, func(c *hub.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	f := newFixture(t, func(c *hub.Config, _ *admin.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	f.postXML(notif("change-notification", t0, t2), links(ch.Topic, f.url))
 	// the Source lost its state and starts again from t0
@@ -92,7 +80,7 @@ func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
 		t.Fatalf("before the reset: %d %q, want 409 pointing at the continuity endpoint", status, resp)
 	}
 	status, raw := f.adminDo(http.MethodPost, "/admin/channels/"+ch.Name+"/continuity/reset", "")
-	var v hub.ContinuityView
+	var v admin.ContinuityView
 	if status != 200 || json.Unmarshal([]byte(raw), &v) != nil || v.Anchored || len(v.Resets) != 1 ||
 		!v.Resets[0].PrevUntil.Equal(mustTime(t2)) || !v.Resets[0].Until.IsZero() || v.Resets[0].Seq != 1 || v.Resets[0].Gen != 1 {
 		t.Fatalf("reset: %d %s", status, raw)
@@ -102,7 +90,7 @@ func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
 	}
 	// recorded in the state the admin API shows, and logged
 	_, raw = f.adminDo(http.MethodGet, "/admin/channels/"+ch.Name, "")
-	var cv hub.ChannelView
+	var cv admin.ChannelView
 	if err := json.Unmarshal([]byte(raw), &cv); err != nil || len(cv.State.Resets) != 1 || !cv.State.LastUntil.Equal(mustTime(t1)) {
 		t.Fatalf("channel view %s: %v", raw, err)
 	}

@@ -1,7 +1,8 @@
-package hub_test
+package admin_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -9,13 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 const fuzzAdmin = "fuzz-admin-token-0123456789"
 
-// FuzzHubRequests drives every route of the hub (the hub URL's forms, the
-// admin API, hosted topics) with fuzzed methods, paths, query strings and
+// FuzzHubRequests drives every route of a hub with its admin API (the hub
+// URL's forms, the admin API, hosted topics) with fuzzed methods, paths, query strings and
 // form values, with a real log and store behind them. Whatever it is sent,
 // the hub answers no 5xx but 502, 503 (and 501 for a redrive, as it runs
 // without a delivery engine), a refusal carries a reason, the
@@ -33,7 +39,7 @@ func FuzzHubRequests(f *testing.F) {
 	f.Add("POST", "/admin/channels", `{"topic":"http://x.example/`+strings.Repeat("b", 9000)+`"}`)
 	f.Add("GET", "/topics/..%2f..", "")
 	f.Add("POST", "/admin/subscriptions/0123456789abcdef0123456789abcdef/deadletters/x/redrive", "")
-	z := newFuzzHub(f, func(c *hub.Config) { c.AdminToken = fuzzAdmin; c.OpenTopics = true; c.MaxOpenChannels = 20 })
+	z := newFuzzHub(f, func(c *hub.Config) { c.OpenTopics = true; c.MaxOpenChannels = 20 })
 	f.Fuzz(func(t *testing.T, method, target, body string) {
 		if !validMethod(method) {
 			method = http.MethodPost
@@ -80,4 +86,80 @@ func validMethod(m string) bool {
 		return true
 	}
 	return false
+}
+
+const (
+	fuzzHubURL = "http://hub.test/"
+	fuzzTopic  = "http://127.0.0.1:1/fuzz/change/"
+)
+
+// fuzzHub is a hub with its admin API over a real embedded NATS log and KV
+// store whose handler the fuzz target calls directly (so that any header
+// value reaches it).
+type fuzzHub struct {
+	hub   *hub.Hub
+	log   hub.Log
+	store hub.Store
+	mux   *http.ServeMux
+	acked map[uint64][]byte // what a 200 said the log holds, by sequence
+}
+
+func newFuzzHub(tb testing.TB, options ...func(*hub.Config)) *fuzzHub {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	_, nc := testenv.NATS(tb)
+	lg, err := jslog.Open(ctx, nc, jslog.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = lg.Close() })
+	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pol, err := netguard.ParsePolicy(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := hub.Config{HubURL: fuzzHubURL, Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
+		MaxBody: 64 << 10, Logger: slog.New(slog.DiscardHandler)}
+	for _, o := range options {
+		o(&cfg)
+	}
+	h, err := hub.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := h.PutChannel(ctx, hub.Channel{Topic: fuzzTopic, Name: "fuzz", Trust: hub.TrustOpen}); err != nil {
+		tb.Fatal(err)
+	}
+	api, err := admin.New(admin.Config{Token: fuzzAdmin, Hub: h, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	api.Register(mux)
+	return &fuzzHub{hub: h, log: lg, store: st, mux: mux, acked: map[uint64][]byte{}}
+}
+
+// checkLog fails unless the log holds exactly the acknowledged notifications.
+func (z *fuzzHub) checkLog(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	_, last, err := z.log.Bounds(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != uint64(len(z.acked)) {
+		t.Fatalf("the log holds %d records, %d were acknowledged", last, len(z.acked))
+	}
+	if last == 0 {
+		return
+	}
+	rec, err := z.log.Next(ctx, "fuzz", last)
+	if err != nil || rec.Seq != last || string(rec.Body) != string(z.acked[last]) {
+		t.Fatalf("log record %d (%v) is not the body acknowledged", last, err)
+	}
 }

@@ -1,26 +1,19 @@
-package hub_test
+package admin_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
 )
 
-// stubRedriver answers redrives as a delivery engine would.
-type stubRedriver struct{ err error }
-
-func (s stubRedriver) Redrive(context.Context, string, string) error { return s.err }
-
 // Admin API lists are [] when empty, never null.
 func TestAdmin_EmptyListsAreArraysNotNull(t *testing.T) {
-	f := newFixture(t, func(c *hub.Config) {
-		c.DeliveryStats = func() any { var none []struct{ ID string }; return none }
-	})
-	cb := newCallback(t, "")
+	f := newFixture(t, func(_ *hub.Config, c *admin.Config) { c.Deliveries = stubDeliveries{} })
+	cb := newCallback(t)
 	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	for _, path := range []string{"/admin/channels", "/admin/subscriptions", "/admin/subscriptions?topic=" + url.QueryEscape(ch.Topic), "/admin/deliveries"} {
 		if status, body := f.adminDo(http.MethodGet, path, ""); status != 200 || strings.TrimSpace(body) != "[]" && path != "/admin/channels" {
@@ -51,9 +44,9 @@ func TestAdmin_EmptyListsAreArraysNotNull(t *testing.T) {
 // reason at the edge, never 500; a well-formed one the store does not hold
 // is a 404.
 func TestAdmin_MalformedIDsAndNamesRefusedAtTheEdge(t *testing.T) {
-	f := newFixture(t, func(c *hub.Config) { c.Redriver = stubRedriver{err: hub.ErrNotFound} })
+	f := newFixture(t, func(_ *hub.Config, c *admin.Config) { c.Deliveries = stubDeliveries{err: hub.ErrNotFound} })
 	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	cb := newCallback(t, "")
+	cb := newCallback(t)
 	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb")))
 	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
 	unknownSub := hub.SubscriptionID(ch.Topic, "http://127.0.0.1:1/other")
@@ -102,7 +95,7 @@ func TestAdmin_MalformedIDsAndNamesRefusedAtTheEdge(t *testing.T) {
 
 // A redrive the delivery engine could not complete is a 502 with its reason.
 func TestAdmin_RedriveFailureIs502(t *testing.T) {
-	f := newFixture(t, func(c *hub.Config) { c.Redriver = stubRedriver{err: errRedrive} })
+	f := newFixture(t, func(_ *hub.Config, c *admin.Config) { c.Deliveries = stubDeliveries{err: errRedrive} })
 	id := hub.SubscriptionID(openTopic, "http://127.0.0.1:1/cb")
 	status, body := f.adminDo(http.MethodPost, "/admin/subscriptions/"+id+"/deadletters/00000000000000000007/redrive", "")
 	if status != http.StatusBadGateway || !strings.Contains(body, "callback answered 500") {

@@ -1,0 +1,109 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// maxChannelBody bounds the JSON body of a new channel.
+const maxChannelBody = 64 << 10
+
+// ChannelView is a channel with its progress, as the admin API shows it.
+type ChannelView struct {
+	hub.Channel
+	State hub.ChannelState `json:"state"`
+}
+
+// MarshalJSON writes the view with the state's gaps and resets as [] when
+// there are none.
+func (v ChannelView) MarshalJSON() ([]byte, error) {
+	type state struct {
+		hub.ChannelState
+		Gaps   []hub.Gap             `json:"gaps"`
+		Resets []hub.ContinuityReset `json:"resets"`
+	}
+	return json.Marshal(struct {
+		hub.Channel
+		State state `json:"state"`
+	}{v.Channel, state{v.State, nonNil(v.State.Gaps), nonNil(v.State.Resets)}})
+}
+
+// redactChannel hides the publisher token.
+func redactChannel(c hub.Channel) hub.Channel {
+	if c.Token != "" {
+		c.Token = "(set)"
+	}
+	return c
+}
+
+// pathChannel returns the channel named by the {name} path value: 400 for
+// a name no channel can have, 404 for one no channel has.
+func (a *API) pathChannel(r *http.Request) (hub.Channel, error) {
+	name := r.PathValue("name")
+	if !hub.ValidChannelName(name) {
+		return hub.Channel{}, badRequest("channel name %q: names are 1-%d characters of A-Z a-z 0-9 - _", hub.Truncate(name), hub.MaxChannelNameLen)
+	}
+	c, err := a.cfg.Hub.ChannelByName(r.Context(), name)
+	if errors.Is(err, hub.ErrNotFound) {
+		return hub.Channel{}, &apiError{http.StatusNotFound, "no channel named " + name}
+	}
+	return c, err
+}
+
+// view returns c with its state, as the admin API shows it.
+func (a *API) view(r *http.Request, c hub.Channel) (ChannelView, error) {
+	st, err := a.cfg.Hub.ChannelState(r.Context(), c.Topic)
+	if err != nil && !errors.Is(err, hub.ErrNotFound) {
+		return ChannelView{}, err
+	}
+	return ChannelView{Channel: redactChannel(c), State: st}, nil
+}
+
+func (a *API) listChannels(r *http.Request) (any, error) {
+	chs, err := a.cfg.Store.Channels(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ChannelView, 0, len(chs))
+	for _, c := range chs {
+		v, err := a.view(r, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (a *API) putChannel(r *http.Request) (any, error) {
+	var c hub.Channel
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxChannelBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, badRequest("channel JSON: %s", hub.Truncate(err.Error()))
+	}
+	c, err := a.cfg.Hub.PutChannel(r.Context(), c)
+	if err != nil {
+		return nil, badRequest("%s", hub.Truncate(err.Error()))
+	}
+	return redactChannel(c), nil
+}
+
+func (a *API) getChannel(r *http.Request) (any, error) {
+	c, err := a.pathChannel(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.view(r, c)
+}
+
+func (a *API) deleteChannel(r *http.Request) (any, error) {
+	c, err := a.pathChannel(r)
+	if err != nil {
+		return nil, err
+	}
+	return nil, a.cfg.Hub.DeleteChannel(r.Context(), c)
+}
