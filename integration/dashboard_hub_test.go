@@ -17,8 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/rshub/rshub/internal/app"
-	"github.com/rshub/rshub/internal/testhub"
+	"github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
 )
 
 // dashHub is a hub started in-process for the dashboard tests.
@@ -30,17 +30,17 @@ type dashHub struct {
 // startDashHub runs a hub with embedded NATS on a temporary directory,
 // loopback callbacks allowed and a short retry schedule, until the test
 // ends. Each option edits the settings first.
-func startDashHub(t *testing.T, options ...func(*app.Config)) *dashHub {
+func startDashHub(t *testing.T, options ...func(*server.Config)) *dashHub {
 	t.Helper()
 	token := "dashboard-test-token"
-	opts := append([]func(*app.Config){func(c *app.Config) {
+	opts := append([]func(*server.Config){func(c *server.Config) {
 		c.MaxBody, c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost = 1<<20, 60, 3600, 86400, 4
 		c.AdminToken, c.AllowNetworks, c.Retry, c.LogLevel = token, "127.0.0.0/8", "10ms,x2,max=50ms,attempts=3", "info"
 	}}, options...)
-	var cfg app.Config
-	opts = append(opts, func(c *app.Config) { cfg = *c })
+	var cfg server.Config
+	opts = append(opts, func(c *server.Config) { cfg = *c })
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := testhub.Start(t, logger, opts...)
+	s := servertest.Start(t, logger, opts...)
 	return &dashHub{url: s.HubURL, token: cfg.AdminToken}
 }
 

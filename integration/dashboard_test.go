@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
 // TestDashboard_LiveFeedFailingSubscriptionAndRedrive drives the dashboard
@@ -115,7 +115,7 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 // feed replays the most recent notifications. The WebSocket endpoint needs
 // its own token here, which the page gets from the dashboard API.
 func TestDashboard_ThroughputHistoryOnPageLoad(t *testing.T) {
-	h := startDashHub(t, func(c *app.Config) { c.WSToken = "ws-only-token" })
+	h := startDashHub(t, func(c *server.Config) { c.WSToken = "ws-only-token" })
 	const perChannel = 40
 	t0 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
 	for _, name := range []string{"arxiv", "dbpedia", "books"} {

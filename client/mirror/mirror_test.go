@@ -18,8 +18,8 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/mirror"
 	"github.com/rshub/rshub/client/publisher"
-	"github.com/rshub/rshub/internal/app"
-	"github.com/rshub/rshub/internal/testhub"
+	"github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
 )
 
 // source is an in-memory Source: files served under /files/, changes
@@ -129,7 +129,7 @@ func keys(m map[string][]byte) []string {
 
 func startHub(t *testing.T) string {
 	t.Helper()
-	return testhub.Start(t, nil, func(c *app.Config) {
+	return servertest.Start(t, nil, func(c *server.Config) {
 		c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost, c.RotateEntries = 1, 3600, 86400, 4, 3
 	}).HubURL
 }

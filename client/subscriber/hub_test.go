@@ -11,14 +11,14 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/publisher"
 	"github.com/rshub/rshub/client/subscriber"
-	"github.com/rshub/rshub/internal/app"
-	"github.com/rshub/rshub/internal/testhub"
+	"github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
 )
 
 // startHub runs a demo hub in-process and returns its URL.
 func startHub(t *testing.T) string {
 	t.Helper()
-	return testhub.Start(t, nil, func(c *app.Config) {
+	return servertest.Start(t, nil, func(c *server.Config) {
 		c.LeaseMin, c.LeaseDefault, c.LeaseMax, c.PerHost = 1, 3600, 86400, 4
 		c.Retry = "50ms,x2,max=200ms,attempts=3"
 	}).HubURL

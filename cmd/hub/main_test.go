@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -47,7 +47,7 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 			if name == "sync" || name == "lease policy" || name == "retry schedule" {
 				args = append(args[:len(args)-1], t.TempDir())
 			}
-			err := run(ctx, append(args, "--nats-listen", "off"), noEnv, io.Discard, func(app.Started) { t.Error("hub started despite a bad setting") })
+			err := run(ctx, append(args, "--nats-listen", "off"), noEnv, io.Discard, func(server.Started) { t.Error("hub started despite a bad setting") })
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -58,12 +58,12 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 func TestRun_ServesHealthAndReadinessThenStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan app.Started, 1)
+	ready := make(chan server.Started, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--demo"}, noEnv, io.Discard, func(s app.Started) { ready <- s })
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--demo"}, noEnv, io.Discard, func(s server.Started) { ready <- s })
 	}()
-	var st app.Started
+	var st server.Started
 	select {
 	case st = <-ready:
 	case err := <-done:

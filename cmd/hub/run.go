@@ -4,11 +4,11 @@ import (
 	"context"
 	"io"
 
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
 // run parses settings and runs the hub until ctx ends.
-func run(ctx context.Context, args []string, lookup func(string) (string, bool), logOut io.Writer, ready func(app.Started)) error {
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), logOut io.Writer, ready func(server.Started)) error {
 	s, err := parseSettings(args, lookup, logOut)
 	if err != nil {
 		return err
@@ -17,5 +17,5 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	return app.Run(ctx, s, logger, ready)
+	return server.Run(ctx, s, logger, ready)
 }

@@ -4,15 +4,15 @@ import (
 	"flag"
 	"io"
 
-	"github.com/rshub/rshub/internal/app"
 	"github.com/rshub/rshub/internal/config"
+	"github.com/rshub/rshub/server"
 )
 
 // envPrefix prefixes every setting's environment variable.
 const envPrefix = "RSHUB_"
 
 // settings is every knob of the hub binary.
-type settings = app.Config
+type settings = server.Config
 
 const intro = `hub runs rshub, a WebSub hub for ResourceSync change notifications.
 
@@ -27,7 +27,7 @@ Settings:
 // parseSettings reads flags, then the environment, then the config file.
 func parseSettings(args []string, lookup func(string) (string, bool), out io.Writer) (settings, error) {
 	var s settings
-	d := app.Defaults()
+	d := server.Defaults()
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&s.Listen, "listen", d.Listen, "HTTP listen address (host:port)")

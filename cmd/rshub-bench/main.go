@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rshub/rshub/internal/bench"
+	"github.com/rshub/rshub/cmd/rshub-bench/bench"
 )
 
 func main() {

@@ -31,7 +31,7 @@ import (
 
 	"github.com/rshub/rshub/client/mirror"
 	"github.com/rshub/rshub/examples/dirsource/source"
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
 func main() {
@@ -70,12 +70,12 @@ func run(ctx context.Context, every time.Duration) error {
 	_, _ = crand.Read(tok[:])
 	token := hex.EncodeToString(tok[:])
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
-	started, hubDone := make(chan app.Started, 1), make(chan error, 1)
+	started, hubDone := make(chan server.Started, 1), make(chan error, 1)
 	go func() {
-		hubDone <- app.Run(hubCtx, hubConfig(filepath.Join(tmp, "hub"), token), quiet, func(s app.Started) { started <- s })
+		hubDone <- server.Run(hubCtx, hubConfig(filepath.Join(tmp, "hub"), token), quiet, func(s server.Started) { started <- s })
 	}()
 	defer func() { stopHub(); <-hubDone }()
-	var hub app.Started
+	var hub server.Started
 	select {
 	case hub = <-started:
 	case err := <-hubDone:
@@ -134,8 +134,8 @@ func run(ctx context.Context, every time.Duration) error {
 // hubConfig is the settings of `hub --demo` with its data in dir, listening
 // on 127.0.0.1:8080 when that is free (any free port otherwise), with an
 // admin token for the dashboard.
-func hubConfig(dir, token string) app.Config {
-	cfg := app.Defaults()
+func hubConfig(dir, token string) server.Config {
+	cfg := server.Defaults()
 	cfg.Listen = "127.0.0.1:8080"
 	if l, err := net.Listen("tcp", cfg.Listen); err != nil {
 		cfg.Listen = "127.0.0.1:0"

@@ -25,9 +25,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/rshub/rshub/internal/app"
-	"github.com/rshub/rshub/internal/testhub"
 	"github.com/rshub/rshub/internal/testproc"
+	hubserver "github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
 )
 
 // natsServer is a real NATS server with JetStream, run in the test process
@@ -180,7 +180,7 @@ type hub struct {
 // is set) with three webhook subscribers.
 func startHub(t *testing.T, natsURL, redisURL string) *hub {
 	t.Helper()
-	st := testhub.Start(t, nil, func(c *app.Config) {
+	st := servertest.Start(t, nil, func(c *hubserver.Config) {
 		c.NATSURL, c.RedisURL = natsURL, redisURL
 		c.Retry = "50ms,x2,max=1s,attempts=200"
 		c.ClaimTTL, c.Reconcile = 3*time.Second, 500*time.Millisecond

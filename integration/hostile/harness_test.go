@@ -24,8 +24,8 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/publisher"
-	"github.com/rshub/rshub/internal/app"
-	"github.com/rshub/rshub/internal/testhub"
+	"github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
 )
 
 const adminToken = "hostile-suite-admin-token"
@@ -50,10 +50,10 @@ type target struct {
 // startTarget runs a hub with default settings except: an admin token,
 // --open-topics with a small channel bound, and the embedded NATS server
 // listening on loopback so the test can read the log itself.
-func startTarget(t *testing.T, options ...func(*app.Config)) *target {
+func startTarget(t *testing.T, options ...func(*server.Config)) *target {
 	t.Helper()
 	natsPort := freePort(t)
-	st := testhub.Start(t, nil, append([]func(*app.Config){func(c *app.Config) {
+	st := servertest.Start(t, nil, append([]func(*server.Config){func(c *server.Config) {
 		c.AdminToken = adminToken
 		c.OpenTopics = true
 		c.MaxOpenChannels = 40

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rshub/rshub/internal/app"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/server"
 )
 
 // changeList is a Change List from a Source, with hooks to break it.
@@ -103,7 +103,7 @@ func TestHostile_ThinPingRelaysOnlyWhatItValidated(t *testing.T) {
 // The same hostile keys against a hub whose state is in Redis.
 func TestHostile_KeysWithRedisState(t *testing.T) {
 	redisURL := testenv.Redis(t)
-	tg := startTarget(t, func(c *app.Config) { c.RedisURL = redisURL })
+	tg := startTarget(t, func(c *server.Config) { c.RedisURL = redisURL })
 	tg.publishValid("start")
 	hostileKeys(tg)
 	tg.publishValid("hostile keys")

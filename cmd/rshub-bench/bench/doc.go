@@ -2,7 +2,7 @@
 // same run, so its figures are ratios rather than absolutes that depend on
 // whatever else the machine is doing.
 //
-// Each scenario starts a whole hub in-process (internal/app with embedded
+// Each scenario starts a whole hub in-process (package server with embedded
 // NATS, loopback only, a temporary data directory), drives it with bounded
 // load, and then drives a minimal hub-less baseline of the same transport
 // with the same payloads, concurrency and receivers:

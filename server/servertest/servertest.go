@@ -1,8 +1,8 @@
-// Package testhub starts whole hub processes in-process for tests (the
-// same wiring as cmd/hub, internal/app): embedded NATS on a temporary
-// directory, a free loopback port, the demo channel, stopped when the test
-// ends.
-package testhub
+// Package servertest starts whole hub processes in-process for tests, as
+// net/http/httptest starts HTTP servers: the same wiring as cmd/hub
+// (package server), embedded NATS on a temporary directory, a free loopback
+// port, the demo channel, stopped when the test ends.
+package servertest
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
-// Config returns app.Defaults adjusted for tests: a free loopback port, a
+// Config returns server.Defaults adjusted for tests: a free loopback port, a
 // temporary data directory, no NATS listener, the demo channel (loopback
 // callbacks allowed), short timeouts.
-func Config(t testing.TB) app.Config {
-	cfg := app.Defaults()
+func Config(t testing.TB) server.Config {
+	cfg := server.Defaults()
 	cfg.Listen, cfg.DataDir, cfg.NATSListen, cfg.Demo = "127.0.0.1:0", t.TempDir(), "off", true
 	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "warn", 5*time.Second, 30*time.Second
 	return cfg
@@ -26,7 +26,7 @@ func Config(t testing.TB) app.Config {
 // Start runs a hub with Config(t) edited by each option and returns where
 // it serves. The hub stops (and the test fails if it does not, or if it
 // ended with an error) when the test ends. A nil logger discards logs.
-func Start(t testing.TB, logger *slog.Logger, options ...func(*app.Config)) app.Started {
+func Start(t testing.TB, logger *slog.Logger, options ...func(*server.Config)) server.Started {
 	t.Helper()
 	cfg := Config(t)
 	for _, o := range options {
@@ -36,28 +36,28 @@ func Start(t testing.TB, logger *slog.Logger, options ...func(*app.Config)) app.
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan app.Started, 1)
+	ready := make(chan server.Started, 1)
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, logger, func(s app.Started) { ready <- s }) }()
-	var s app.Started
+	go func() { done <- server.Run(ctx, cfg, logger, func(s server.Started) { ready <- s }) }()
+	var s server.Started
 	select {
 	case s = <-ready:
 	case err := <-done:
 		cancel()
-		t.Fatalf("testhub: hub exited at start: %v", err)
+		t.Fatalf("servertest: hub exited at start: %v", err)
 	case <-time.After(60 * time.Second):
 		cancel()
-		t.Fatal("testhub: hub not ready within 60s")
+		t.Fatal("servertest: hub not ready within 60s")
 	}
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("testhub: hub: %v", err)
+				t.Errorf("servertest: hub: %v", err)
 			}
 		case <-time.After(20 * time.Second):
-			t.Error("testhub: hub did not stop within 20s")
+			t.Error("servertest: hub did not stop within 20s")
 		}
 	})
 	return s

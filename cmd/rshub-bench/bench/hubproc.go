@@ -12,13 +12,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/rshub/rshub/internal/app"
+	"github.com/rshub/rshub/server"
 )
 
-// demoChannel is the open, hosted channel that app.Config.Demo creates.
+// demoChannel is the open, hosted channel that server.Config.Demo creates.
 const demoChannel = "demo"
 
-// hubProc is a whole hub started in this process with app.Run.
+// hubProc is a whole hub started in this process with server.Run.
 type hubProc struct {
 	URL        string // hub URL, ends in "/"
 	Addr       string // host:port of its HTTP server
@@ -58,7 +58,7 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 		natsListen = fmt.Sprintf("127.0.0.1:%d", port)
 		h.NATSURL = "nats://" + natsListen
 	}
-	cfg := app.Config{
+	cfg := server.Config{
 		Listen:          "127.0.0.1:0",
 		DataDir:         dir,
 		NATSListen:      natsListen,
@@ -89,9 +89,9 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 	hubLog = hubLog.With("in", "hub")
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = cancel
-	started := make(chan app.Started, 1)
+	started := make(chan server.Started, 1)
 	go func() {
-		h.done <- app.Run(rctx, cfg, hubLog, func(s app.Started) { started <- s })
+		h.done <- server.Run(rctx, cfg, hubLog, func(s server.Started) { started <- s })
 	}()
 	select {
 	case s := <-started:

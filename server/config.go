@@ -1,11 +1,7 @@
-// Package app wires a whole hub process: the log, the state store, the hub,
-// the delivery engines and the HTTP server. cmd/hub fills a Config from
-// flags; examples and tests start hubs in-process with the same code.
-package app
+package server
 
 import (
 	"fmt"
-
 	"strings"
 	"time"
 

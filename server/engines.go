@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/metrics"
+	"github.com/rshub/rshub/internal/netguard"
+)
+
+// buildClient makes the HTTP client for callbacks and topic fetches: it
+// refuses non-global addresses unless --allow-networks (or --demo, for
+// loopback) lists them.
+func (p *process) buildClient(context.Context) error {
+	allow := splitList(p.cfg.AllowNetworks)
+	if p.cfg.Demo && len(allow) == 0 {
+		allow = []string{"127.0.0.0/8", "::1/128"}
+		p.logger.Warn("demo mode: loopback callbacks and topics allowed, demo channel is open to any publisher")
+	}
+	policy, err := netguard.ParsePolicy(allow)
+	if err != nil {
+		return fmt.Errorf("--allow-networks: %w", err)
+	}
+	p.policy = policy
+	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHost)})
+	return nil
+}
+
+// buildDelivery makes the log cache every reader shares, the metrics, the
+// dashboard (with an admin token) and the webhook delivery engine.
+func (p *process) buildDelivery(context.Context) error {
+	s := p.cfg
+	schedule := delivery.DefaultSchedule()
+	if s.Retry != "" {
+		var err error
+		if schedule, err = delivery.ParseSchedule(s.Retry); err != nil {
+			return fmt.Errorf("--retry: %w", err)
+		}
+	}
+	// a stable identity: a hub restarted on the same address resumes its
+	// own deliveries at once instead of waiting for its old claims to expire
+	owner := s.Owner
+	if owner == "" {
+		host, _ := os.Hostname()
+		owner = host + "@" + p.ln.Addr().String()
+	}
+	p.tail = logcache.New(p.notifications, logcache.Config{Logger: p.logger.With("component", "logcache")})
+	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size})
+	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
+	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{
+		HubURL:    p.hubURL,
+		Client:    p.client,
+		Schedule:  schedule,
+		SigMethod: s.SigMethod,
+		PerHost:   s.PerHost,
+		Observer:  p.metrics,
+		ClaimTTL:  s.ClaimTTL,
+		Reconcile: s.Reconcile,
+		Owner:     owner,
+		Logger:    p.logger.With("component", "webhooks"),
+	})
+	return nil
+}
+
+// buildHub makes the WebSub hub and creates the configured channels.
+func (p *process) buildHub(ctx context.Context) error {
+	s := p.cfg
+	h, err := hub.New(hub.Config{
+		HubURL:          p.hubURL,
+		Store:           p.store,
+		Log:             p.notifications,
+		Client:          p.client,
+		Leases:          hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
+		MaxBody:         s.MaxBody,
+		AllowOverlap:    s.AllowOverlap,
+		OpenTopics:      s.OpenTopics,
+		MaxOpenChannels: s.MaxOpenChannels,
+		MaxClockSkew:    s.MaxClockSkew,
+		CallbackCheck:   func(ctx context.Context, cb string) error { return p.policy.CheckTarget(ctx, nil, cb) },
+		Activator:       p.hooks,
+		Observer:        p.obs,
+		Home:            home(p.dash != nil, p.hubURL),
+		Logger:          p.logger.With("component", "hub"),
+	})
+	if err != nil {
+		return err
+	}
+	p.hub = h
+	return loadChannels(ctx, h, s)
+}
+
+// buildPull makes pull mode: the ResourceSync documents derived from the
+// log.
+func (p *process) buildPull(context.Context) error {
+	base, err := url.Parse(p.hubURL)
+	if err != nil {
+		return fmt.Errorf("hub URL: %w", err)
+	}
+	base.Path, base.RawQuery, base.Fragment = "", "", ""
+	p.pull, err = pull.New(p.tail, p.store, pull.Config{
+		HubURL:   p.hubURL,
+		BaseURL:  base.String(),
+		Rotation: changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
+		Logger:   p.logger.With("component", "pull"),
+	})
+	return err
+}
+
+// buildWebSockets makes WebSocket delivery and gives the metrics every
+// source they report on.
+func (p *process) buildWebSockets(context.Context) error {
+	p.ws = delivery.NewWebSockets(delivery.WSConfig{
+		Log:            p.tail,
+		AllowedOrigins: splitList(p.cfg.WSOrigins),
+		Token:          p.cfg.WSToken,
+		Logger:         p.logger.With("component", "websocket"),
+	})
+	hooks := p.hooks
+	p.metrics.SetSources(metrics.Sources{
+		LogSize:           p.notifications.Size,
+		WebSockets:        p.ws.Count,
+		WebSocketsRefused: p.ws.ProtocolClosed,
+		Subscriptions: func() []metrics.SubGauge {
+			stats := hooks.Stats()
+			out := make([]metrics.SubGauge, len(stats))
+			for i, st := range stats {
+				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}
+			}
+			return out
+		},
+	})
+	return nil
+}
+
+// loadChannels creates the channels of --channels and, with --demo, the
+// demo channel.
+func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
+	var chs []hub.Channel
+	if s.ChannelsFile != "" {
+		raw, err := os.ReadFile(s.ChannelsFile)
+		if err != nil {
+			return fmt.Errorf("--channels: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&chs); err != nil {
+			return fmt.Errorf("--channels %s: want a JSON list of channels: %w", s.ChannelsFile, err)
+		}
+	}
+	if s.Demo {
+		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
+	}
+	for _, c := range chs {
+		if _, err := h.PutChannel(ctx, c); err != nil {
+			return fmt.Errorf("channel %q: %w", c.Name+c.Topic, err)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

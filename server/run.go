@@ -1,0 +1,236 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rshub/rshub/admin"
+	"github.com/rshub/rshub/dashboard"
+	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/metrics"
+	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/internal/netguard"
+)
+
+// Started tells a caller where the hub listens once it serves.
+type Started struct {
+	Addr   string
+	HubURL string
+}
+
+// Run starts a hub with settings s and blocks until ctx ends, then shuts
+// down gracefully. ready, when not nil, is called once the hub serves.
+func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
+	s = s.withDefaults()
+	if err := s.Check(); err != nil {
+		return err
+	}
+	p := &process{cfg: s, logger: logger}
+	defer p.close()
+	for _, step := range []func(context.Context) error{
+		p.listen,
+		p.connectNATS,
+		p.openLog,
+		p.openStore,
+		p.buildClient,
+		p.buildDelivery,
+		p.buildHub,
+		p.buildPull,
+		p.buildWebSockets,
+		p.buildRoutes,
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return p.serve(ctx, ready)
+}
+
+// process is one hub process. Each build step of Run fills in the fields
+// the next ones need; serve runs what they built until the context ends
+// and shuts it down; close releases what the steps opened, in reverse.
+type process struct {
+	cfg       Config
+	logger    *slog.Logger
+	closers   []func() // run in reverse by close
+	ln        net.Listener
+	hubURL    string
+	demoToken bool // cfg.AdminToken was generated for the demo
+
+	nc            *natsconn.Conn
+	notifications *jslog.Log // the notification log
+	store         hub.Store
+	policy        netguard.Policy
+	client        *http.Client
+
+	tail    *logcache.Cache
+	metrics *metrics.Metrics
+	dash    *dashboard.Dashboard // nil without an admin token
+	obs     hub.Observer
+	hooks   *delivery.Webhooks
+	hub     *hub.Hub
+	pull    *pull.Pull
+	ws      *delivery.WebSockets
+	health  *health
+	srv     *http.Server
+}
+
+// onClose adds fn to what close runs.
+func (p *process) onClose(fn func()) { p.closers = append(p.closers, fn) }
+
+// close releases what the steps opened, the last opened first.
+func (p *process) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// listen opens the listener and settles the hub URL (the listener's
+// address unless configured) and the admin token (generated in demo mode
+// when none is set).
+func (p *process) listen(context.Context) error {
+	ln, err := net.Listen("tcp", p.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", p.cfg.Listen, err)
+	}
+	p.onClose(func() { _ = ln.Close() })
+	p.ln = ln
+	p.hubURL = p.cfg.HubURL
+	if p.hubURL == "" {
+		p.hubURL = "http://" + ln.Addr().String() + "/"
+	}
+	p.cfg.AdminToken, p.demoToken = demoAdminToken(p.cfg, p.logger)
+	return nil
+}
+
+// serve runs the engines and the HTTP server until ctx ends, the server
+// fails or an engine stops by itself, then shuts down: intake stops,
+// in-flight deliveries finish within the shutdown timeout, WebSockets
+// close with their resume cursor, channel states are flushed.
+func (p *process) serve(ctx context.Context, ready func(Started)) error {
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	engineErr := p.runEngines(bg, &wg)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- p.srv.Serve(p.ln) }()
+	p.logger.Info("hub serving", "hub_url", p.hubURL, "addr", p.ln.Addr().String())
+	if p.dash != nil {
+		logDashboard(p.logger, p.hubURL, p.cfg.AdminToken, p.demoToken)
+	}
+	if ready != nil {
+		ready(Started{Addr: p.ln.Addr().String(), HubURL: p.hubURL})
+	}
+
+	var failed error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		stopBG()
+		wg.Wait()
+		return fmt.Errorf("http server: %w", err)
+	case failed = <-engineErr:
+		p.logger.Error("an engine stopped; shutting the hub down", "err", failed)
+	}
+	err := p.shutdown(stopBG, &wg)
+	if failed != nil {
+		return failed
+	}
+	return err
+}
+
+// runEngines starts the background engines on bg. An engine that stops on
+// its own (not because bg ended) is reported on the returned channel, and
+// stops the hub: a hub that takes publishes but no longer delivers must
+// not run on.
+func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan error {
+	engineErr := make(chan error, 8)
+	engines := map[string]func(context.Context) error{
+		"log cache": p.tail.Run,
+		"hub":       p.hub.Run,
+		"webhooks":  p.hooks.Run,
+		"pull mode": p.pull.Run,
+		"health":    func(ctx context.Context) error { p.health.run(ctx); return nil },
+	}
+	for name, runner := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := runner(bg); err != nil && bg.Err() == nil {
+				engineErr <- fmt.Errorf("%s stopped: %w", name, err)
+			}
+		}()
+	}
+	return engineErr
+}
+
+// shutdown stops intake, lets in-flight work finish within the shutdown
+// timeout, then stops the engines and waits for them.
+func (p *process) shutdown(stopEngines func(), engines *sync.WaitGroup) error {
+	p.logger.Info("shutting down: intake stops, in-flight deliveries finish")
+	sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	err := p.srv.Shutdown(sctx)
+	p.ws.Shutdown(sctx)
+	stopEngines()
+	engines.Wait()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// buildRoutes serves every part of the hub on one mux: the hub URL and
+// hosted topics, the admin API and dashboard (with an admin token), pull
+// mode, WebSockets, metrics and the health endpoints.
+func (p *process) buildRoutes(context.Context) error {
+	mux := http.NewServeMux()
+	p.hub.Register(mux)
+	if p.cfg.AdminToken != "" {
+		api, err := admin.New(admin.Config{
+			Token:      p.cfg.AdminToken,
+			Hub:        p.hub,
+			Store:      p.store,
+			Deliveries: p.hooks,
+			Logger:     p.logger.With("component", "admin"),
+		})
+		if err != nil {
+			return err
+		}
+		api.Register(mux)
+	}
+	p.pull.Register(mux)
+	mux.Handle("GET /ws", p.ws)
+	mux.Handle("GET /metrics", p.metrics.Handler())
+	if p.dash != nil {
+		p.dash.Register(mux)
+	}
+	p.health = p.buildHealth()
+	mux.HandleFunc("GET /healthz", p.health.serveHealth)
+	mux.HandleFunc("GET /readyz", p.health.serveReady)
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
+	return nil
+}
+
+// buildHealth probes every dependency readiness depends on.
+func (p *process) buildHealth() *health {
+	return newHealth([]probe{
+		{"NATS", func(context.Context) error { return p.nc.Err() }},
+		{"log", func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
+		{"store", p.store.Ping},
+		{"log cache", engineHealth(p.tail.Health)},
+		{"pull mode", engineHealth(p.pull.Health)},
+		{"webhook delivery", engineHealth(p.hooks.Health)},
+		{"WebSocket delivery", engineHealth(p.ws.Health)},
+	}, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/hub/redisstore"
+)
+
+// openLog opens the notification log on the JetStream stream, waiting up
+// to the startup timeout for JetStream to answer.
+func (p *process) openLog(ctx context.Context) error {
+	s := p.cfg
+	err := untilReady(ctx, s.StartupTimeout, p.logger, "log", func(ctx context.Context) (err error) {
+		p.notifications, err = jslog.OpenConn(ctx, p.nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes, Logger: p.logger.With("component", "log")})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	p.onClose(func() { _ = p.notifications.Close() })
+	return nil
+}
+
+// openStore opens the hub's state store: Redis with --redis-url, else
+// JetStream KV on the same NATS connection; it waits up to the startup
+// timeout for either to answer.
+func (p *process) openStore(ctx context.Context) error {
+	s := p.cfg
+	if s.RedisURL != "" {
+		var rs *redisstore.Store
+		err := untilReady(ctx, s.StartupTimeout, p.logger, "redis store", func(ctx context.Context) (err error) {
+			rs, err = redisstore.Open(ctx, s.RedisURL, redisstore.Config{Logger: p.logger.With("component", "store")})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("open redis store: %w", err)
+		}
+		p.onClose(func() { _ = rs.Close() })
+		p.store = rs
+		p.logger.Info("state in Redis", "url", redactURL(s.RedisURL))
+		return nil
+	}
+	var ks *kvstore.Store
+	err := untilReady(ctx, s.StartupTimeout, p.logger, "KV store", func(ctx context.Context) (err error) {
+		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Logger: p.logger.With("component", "store")})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("open KV store: %w", err)
+	}
+	p.store = ks
+	return nil
+}
+
+// untilReady calls open until it succeeds or timeout passes, backing off
+// between attempts: a NATS cluster electing its JetStream leader or a Redis
+// still starting is waited for, not fatal.
+func untilReady(ctx context.Context, timeout time.Duration, logger *slog.Logger, what string, open func(context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	wait := 250 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := open(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		logger.Warn("waiting for "+what, "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+// redactURL hides a password in a URL for logs.
+func redactURL(raw string) string {
+	if i := strings.Index(raw, "@"); i > 0 {
+		if j := strings.Index(raw, "://"); j > 0 && j < i {
+			return raw[:j+3] + "…@" + raw[i+1:]
+		}
+	}
+	return raw
+}
