@@ -10,10 +10,13 @@
 //     breaker, so one failing or slow endpoint delays no one else.
 //   - WebSockets: sessions that replay the log from a cursor (a sequence or
 //     a Source datetime) and then follow it live, with JSON frames, explicit
-//     gap frames and a bounded send queue (websocket.md describes the
+//     gap frames and a bounded send queue (package wire describes the
 //     protocol).
-//   - NATS: the log's own subjects, rshub.notify.<channel>, consumed live or
-//     replayed through JetStream with plain nats.go (helpers in nats.go).
+//
+// NATS needs no transport here: the log's own stream and subjects are it
+// (package hub/jslog writes them, package wire names them and decodes
+// their messages), consumed live or replayed through JetStream with plain
+// nats.go.
 //
 // Subscription state belongs to the hub; delivery reads it from a Store and
 // writes only cursors, dead letters and ownership claims.

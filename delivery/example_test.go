@@ -6,15 +6,6 @@ import (
 	"github.com/rshub/rshub/delivery"
 )
 
-func ExampleSign() {
-	sig, _ := delivery.Sign("sha256", "key", []byte("The quick brown fox jumps over the lazy dog"))
-	fmt.Println(sig)
-	fmt.Println(delivery.VerifySignature(sig, "key", []byte("The quick brown fox jumps over the lazy dog")))
-	// Output:
-	// sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8
-	// true
-}
-
 func ExampleParseSchedule() {
 	s, _ := delivery.ParseSchedule("1s,x2,max=1h,attempts=15,jitter=0")
 	for _, n := range []int{1, 2, 3, 12, 13, 14, 15} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // FuzzParseSchedule: any text either is refused or gives a valid schedule
@@ -36,7 +37,7 @@ func FuzzParseSchedule(f *testing.F) {
 
 // FuzzParseWSQuery: any query string is refused with a reason of bounded
 // length, or gives a request naming at most one cursor and at most
-// MaxWSChannels valid channel names. Hostile seeds (thousands of names,
+// wire.MaxSessionChannels valid channel names. Hostile seeds (thousands of names,
 // huge values, repeated parameters, control and non-UTF-8 bytes) are in
 // testdata/fuzz/FuzzParseWSQuery as well.
 func FuzzParseWSQuery(f *testing.F) {
@@ -68,7 +69,7 @@ func FuzzParseWSQuery(f *testing.F) {
 		if q.Get("since") != "" && q.Get("since_time") != "" {
 			t.Fatalf("accepted both cursors: %q -> %+v", raw, r)
 		}
-		if len(r.channels) > MaxWSChannels || (r.all && len(r.channels) > 0) || (!r.all && len(r.channels) == 0) {
+		if len(r.channels) > wire.MaxSessionChannels || (r.all && len(r.channels) > 0) || (!r.all && len(r.channels) == 0) {
 			t.Fatalf("accepted %d channels (all %v) from %q", len(r.channels), r.all, raw)
 		}
 		for _, c := range r.channels {

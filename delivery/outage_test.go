@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing cuts the engine off
@@ -106,7 +107,7 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 	testenv.Eventually(t, wait, func() bool {
 		for _, r := range recvs {
 			got := r.all()
-			if len(got) == 0 || got[len(got)-1].Header.Get(SeqHeader) != strconv.FormatUint(last, 10) {
+			if len(got) == 0 || got[len(got)-1].Header.Get(wire.HeaderSeq) != strconv.FormatUint(last, 10) {
 				return false
 			}
 		}
@@ -115,7 +116,7 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 	for i, r := range recvs {
 		var got []uint64
 		for _, d := range r.all() {
-			n, _ := strconv.ParseUint(d.Header.Get(SeqHeader), 10, 64)
+			n, _ := strconv.ParseUint(d.Header.Get(wire.HeaderSeq), 10, 64)
 			got = append(got, n)
 		}
 		checkInOrderOnce(t, "callback "+strconv.Itoa(i), got, seqs, 1)

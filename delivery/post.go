@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxDrain bounds how much of a response body is read (and ignored) so the
@@ -52,9 +53,6 @@ func linkHeader(hubURL string, rec hub.Record) string {
 	return hub.FormatLinks(rec.Topic, hubURL, rec.ResourceSync)
 }
 
-// SeqHeader carries the log sequence of a delivered notification.
-const SeqHeader = "Rshub-Seq"
-
 // newRequest builds the POST of rec to sub's callback, exactly as given.
 func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub.Record) (*http.Request, error) {
 	if err := netguard.CheckURL(sub.Callback); err != nil {
@@ -68,18 +66,18 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub
 	if ct == "" {
 		ct = "application/xml"
 	}
-	req.Header.Set("Content-Type", ct)
-	req.Header.Set("Link", linkHeader(w.cfg.HubURL, rec))
+	req.Header.Set(wire.HeaderContentType, ct)
+	req.Header.Set(wire.HeaderLink, linkHeader(w.cfg.HubURL, rec))
 	req.Header.Set("User-Agent", "rshub")
 	// the hub's cursor for this notification, so a destination can resume
 	// over any transport (WebSocket since=, NATS start sequence) from it
-	req.Header.Set(SeqHeader, strconv.FormatUint(rec.Seq, 10))
+	req.Header.Set(wire.HeaderSeq, strconv.FormatUint(rec.Seq, 10))
 	if sub.Secret != "" {
-		sig, err := Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
+		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("delivery: %w", err)
 		}
-		req.Header.Set(SignatureHeader, sig)
+		req.Header.Set(wire.HeaderSignature, sig)
 	}
 	return req, nil
 }

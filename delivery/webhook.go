@@ -18,6 +18,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
 )
 
 // Store is the part of the hub's state store that webhook delivery uses;
@@ -140,7 +141,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		cfg.Schedule = DefaultSchedule()
 	}
 	if cfg.SigMethod == "" {
-		cfg.SigMethod = DefaultSigMethod
+		cfg.SigMethod = wire.DefaultSigMethod
 	}
 	if cfg.Reconcile <= 0 {
 		cfg.Reconcile = DefaultReconcile
@@ -211,7 +212,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	if w.cfg.HubURL == "" {
 		return errors.New("delivery: Config.HubURL is required (it goes in Link rel=\"hub\")")
 	}
-	if !ValidSigMethod(w.cfg.SigMethod) {
+	if !wire.ValidSigMethod(w.cfg.SigMethod) {
 		return fmt.Errorf("delivery: unknown signature method %q", w.cfg.SigMethod)
 	}
 	w.mu.Lock()

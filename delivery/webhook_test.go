@@ -13,6 +13,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 const topic = "https://source.example/changelist.xml"
@@ -49,10 +50,10 @@ func TestWebhooks_DeliversInLogOrder(t *testing.T) {
 	if links := d.Header.Values("Link"); len(links) != 1 || links[0] != `<`+topic+`>; rel="self", <`+testHubURL+`>; rel="hub"` {
 		t.Errorf("Link = %q", links)
 	}
-	if got := d.Header.Get(SeqHeader); got != fmt.Sprint(seqs[0]) {
-		t.Errorf("%s = %q, want %d", SeqHeader, got, seqs[0])
+	if got := d.Header.Get(wire.HeaderSeq); got != fmt.Sprint(seqs[0]) {
+		t.Errorf("%s = %q, want %d", wire.HeaderSeq, got, seqs[0])
 	}
-	if sig := d.Header.Get(SignatureHeader); sig != "" {
+	if sig := d.Header.Get(wire.HeaderSignature); sig != "" {
 		t.Errorf("signature %q sent for a subscription without secret", sig)
 	}
 	last := seqs[len(seqs)-1]
@@ -87,8 +88,8 @@ func TestWebhooks_SignsWithEachMethod(t *testing.T) {
 			e.channel(topic, "feed")
 			const secret = "s3cret-" + "value"
 			r := newReceiver(t, func(_ int, d delivery) int {
-				sig := d.Header.Get(SignatureHeader)
-				if !strings.HasPrefix(sig, method+"=") || !VerifySignature(sig, secret, []byte(d.Body)) {
+				sig := d.Header.Get(wire.HeaderSignature)
+				if !strings.HasPrefix(sig, method+"=") || wire.Verify(sig, secret, []byte(d.Body)) != nil {
 					return http.StatusForbidden
 				}
 				return http.StatusNoContent

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // Defaults for WSConfig.
@@ -30,24 +31,6 @@ const (
 	// less than this still has every record with until after since_time
 	// delivered.
 	SinceTimeSlack = 10 * time.Minute
-)
-
-// WebSocket close codes besides the standard ones. See websocket.md.
-const (
-	// CloseSlowConsumer closes a session whose send queue filled up; the
-	// reason names the cursor to resume from.
-	CloseSlowConsumer = 4008
-)
-
-// Bounds of what a client may send or ask for.
-const (
-	// wsReadLimit is the most of a client message the hub reads: clients
-	// send nothing but control frames, and a message longer than this
-	// closes the session with 1009.
-	wsReadLimit = 512
-	// MaxWSChannels is the most channel names a session may list; more
-	// answers 400 (use channels=* for every channel).
-	MaxWSChannels = 64
 )
 
 // WSConfig configures the WebSocket transport.
@@ -64,7 +47,7 @@ type WSConfig struct {
 // WebSockets serves WebSocket sessions that replay the log from a cursor
 // and then follow it live. One goroutine per WebSockets fans live records
 // out to every caught-up session; each session has a reader and a writer
-// goroutine. The protocol is described in websocket.md.
+// goroutine. The protocol is described in package wire.
 type WebSockets struct {
 	cfg      WSConfig
 	upgrader websocket.Upgrader
@@ -128,7 +111,8 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 // Count returns the number of open sessions.
 func (ws *WebSockets) Count() int { return int(ws.count.Load()) }
 
-// SlowClosed returns how many sessions were closed with CloseSlowConsumer.
+// SlowClosed returns how many sessions were closed with
+// wire.CloseSlowConsumer.
 func (ws *WebSockets) SlowClosed() uint64 { return ws.slow.Load() }
 
 // ProtocolClosed returns how many sessions were closed because their client
@@ -189,7 +173,7 @@ func (ws *WebSockets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := newWSSession(ws, conn, req)
 	if !ws.add(s) {
 		_ = conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(websocket.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
+			websocket.FormatCloseMessage(wire.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
 		_ = conn.Close()
 		return
 	}
@@ -241,7 +225,7 @@ func (ws *WebSockets) Shutdown(ctx context.Context) {
 	ws.mu.Unlock()
 	ws.cancel()
 	for _, s := range all {
-		s.close(websocket.CloseGoingAway, "hub shutting down; resume with since=%d")
+		s.close(wire.CloseGoingAway, "hub shutting down; resume with since=%d")
 	}
 	finished := make(chan struct{})
 	go func() { ws.done.Wait(); close(finished) }()
@@ -280,7 +264,7 @@ func (ws *WebSockets) authorized(r *http.Request) bool {
 	if ws.cfg.Token == "" {
 		return true
 	}
-	got := r.URL.Query().Get("token")
+	got := r.URL.Query().Get(wire.ParamToken)
 	if h := r.Header.Get("Authorization"); got == "" && len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		got = strings.TrimSpace(h[7:])
 	}
@@ -291,20 +275,20 @@ func (ws *WebSockets) authorized(r *http.Request) bool {
 // values clipped, for a 400 answer.
 func parseWSQuery(q url.Values) (wsRequest, error) {
 	var req wsRequest
-	for _, k := range []string{"channels", "since", "since_time", "raw"} {
+	for _, k := range []string{wire.ParamChannels, wire.ParamSince, wire.ParamSinceTime, wire.ParamRaw} {
 		if len(q[k]) > 1 {
 			return req, fmt.Errorf("%s: given %d times, want once", k, len(q[k]))
 		}
 	}
-	chans := q.Get("channels")
+	chans := q.Get(wire.ParamChannels)
 	switch chans {
 	case "":
 		return req, errors.New("channels is required: a comma-separated list of channel names, or *")
-	case "*":
+	case wire.AllChannels:
 		req.all = true
 	default:
-		if n := strings.Count(chans, ",") + 1; n > MaxWSChannels {
-			return req, fmt.Errorf("channels: %d names, at most %d allowed (channels=* selects every channel)", n, MaxWSChannels)
+		if n := strings.Count(chans, ",") + 1; n > wire.MaxSessionChannels {
+			return req, fmt.Errorf("channels: %d names, at most %d allowed (channels=* selects every channel)", n, wire.MaxSessionChannels)
 		}
 		seen := map[string]bool{}
 		for _, c := range strings.Split(chans, ",") {
@@ -317,14 +301,14 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 			}
 		}
 	}
-	if s := q.Get("since"); s != "" {
+	if s := q.Get(wire.ParamSince); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return req, fmt.Errorf("since: %s is not a sequence number (a decimal integer up to 2^64-1)", quote(s))
 		}
 		req.since, req.hasSince = n, true
 	}
-	if s := q.Get("since_time"); s != "" {
+	if s := q.Get(wire.ParamSinceTime); s != "" {
 		if req.hasSince {
 			return req, errors.New("give since or since_time, not both")
 		}
@@ -334,7 +318,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 		req.sinceTime = t
 	}
-	switch q.Get("raw") {
+	switch q.Get(wire.ParamRaw) {
 	case "", "0", "false":
 	case "1", "true":
 		req.raw = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // TestWebSocket_SlowConsumerClosedWith4008 lets a client stop reading while
@@ -45,8 +46,8 @@ func TestWebSocket_SlowConsumerClosedWith4008(t *testing.T) {
 		}
 	}
 	ce, frames := closeError(t, c)
-	if ce.Code != delivery.CloseSlowConsumer {
-		t.Fatalf("close code %d (%q), want %d", ce.Code, ce.Text, delivery.CloseSlowConsumer)
+	if ce.Code != wire.CloseSlowConsumer {
+		t.Fatalf("close code %d (%q), want %d", ce.Code, ce.Text, wire.CloseSlowConsumer)
 	}
 	got := seqs(frames)
 	for i, s := range got {

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // dispatchPoll is how often the dispatcher reads the log without a change
@@ -125,7 +126,7 @@ func (ws *WebSockets) dispatchNew() error {
 		var gap *websocket.PreparedMessage
 		if rec.Seq > next {
 			gap, _ = websocket.NewPreparedMessage(websocket.TextMessage,
-				gapJSON(next, rec.Seq-1, "records removed from the log before they were delivered live"))
+				wire.GapFrame(next, rec.Seq-1, "records removed from the log before they were delivered live"))
 		}
 		lr := &wsLiveRecord{rec: rec}
 		plain, raw := ws.liveCounts()
@@ -181,7 +182,7 @@ func (ws *WebSockets) pushLocked(s *wsSession, pos uint64, pm *websocket.Prepare
 		s.mu.Unlock()
 		ws.leaveLocked(s)
 		ws.slow.Add(1)
-		s.close(CloseSlowConsumer, "slow consumer; resume with since=%d")
+		s.close(wire.CloseSlowConsumer, "slow consumer; resume with since=%d")
 		return
 	}
 	s.queue = append(s.queue, wsFrame{pos: pos, pm: pm})

@@ -17,6 +17,7 @@ import (
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // resumer is a client that follows the protocol as the dashboard and
@@ -183,7 +184,7 @@ func TestWebSocket_LogOutageUnderLoadLosesNothing(t *testing.T) {
 }
 
 // TestWebSocket_ClientSendingDataIsClosedOthersUnaffected: clients send
-// only control frames (websocket.md); each kind of data message closes its
+// only control frames (package wire); each kind of data message closes its
 // session with the matching code and a reason naming the resume cursor,
 // is counted, and a bystander session keeps receiving.
 func TestWebSocket_ClientSendingDataIsClosedOthersUnaffected(t *testing.T) {
@@ -261,7 +262,7 @@ func TestWebSocket_ClientSendingDataIsClosedOthersUnaffected(t *testing.T) {
 // refused before the upgrade with a short plain-text reason.
 func TestWebSocket_QueryBoundsAnswer400WithAReason(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	many := make([]string, delivery.MaxWSChannels+1)
+	many := make([]string, wire.MaxSessionChannels+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("c%d", i)
 	}

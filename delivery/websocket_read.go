@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Close reasons of a session whose client sent what the protocol does not
@@ -23,7 +25,7 @@ const (
 // intervals. Clients send only control frames (pings, pongs, close); a data
 // message closes the session with 1003 (binary, or text that is not JSON),
 // 1008 (JSON: the protocol defines no client message) or 1009 (over
-// wsReadLimit bytes), with a reason, and is counted in ProtocolClosed.
+// wire.MaxClientMessage bytes), with a reason, and is counted in ProtocolClosed.
 //
 // The size limit is enforced here rather than with gorilla's SetReadLimit,
 // whose close frame carries no reason. Gorilla reads a message's payload
@@ -65,21 +67,21 @@ func (s *wsSession) read() {
 }
 
 // judge returns the close code and reason for a data message of type mt
-// whose payload r yields, reading at most wsReadLimit+1 bytes of it; an
+// whose payload r yields, reading at most wire.MaxClientMessage+1 bytes of it; an
 // error when the connection failed first.
 func judge(mt int, r io.Reader) (int, string, error) {
 	if mt != websocket.TextMessage {
-		return websocket.CloseUnsupportedData, reasonBinary, nil
+		return wire.CloseUnsupportedData, reasonBinary, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, wsReadLimit+1))
+	b, err := io.ReadAll(io.LimitReader(r, wire.MaxClientMessage+1))
 	switch {
-	case len(b) > wsReadLimit:
-		return websocket.CloseMessageTooBig, reasonTooBig, nil
+	case len(b) > wire.MaxClientMessage:
+		return wire.CloseMessageTooBig, reasonTooBig, nil
 	case err != nil:
 		return 0, "", err
 	case !json.Valid(b):
-		return websocket.CloseUnsupportedData, reasonNotJSON, nil
+		return wire.CloseUnsupportedData, reasonNotJSON, nil
 	default:
-		return websocket.ClosePolicyViolation, reasonUnknown, nil
+		return wire.ClosePolicyViolation, reasonUnknown, nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // wsFrame is a live frame queued for a session: a message encoded once for
@@ -77,11 +78,11 @@ func (s *wsSession) write() {
 	if err != nil {
 		if s.ctx.Err() == nil {
 			s.ws.cfg.Logger.Warn("websocket: replay failed", "err", err, "remote", s.conn.RemoteAddr())
-			s.close(websocket.CloseInternalServerErr, "replay failed; resume with since=%d")
+			s.close(wire.CloseInternalError, "replay failed; resume with since=%d")
 		}
 		return
 	}
-	if s.send(liveJSON(s.pos)) != nil {
+	if s.send(wire.LiveFrame(s.pos)) != nil {
 		return
 	}
 	for {
@@ -335,7 +336,7 @@ func (s *wsSession) checkHole(channel string, cursor, next uint64) error {
 		}
 		to = min(to, first-1)
 	}
-	return s.send(gapJSON(cursor+1, to, "records removed from the log by retention before they could be replayed"))
+	return s.send(wire.GapFrame(cursor+1, to, "records removed from the log by retention before they could be replayed"))
 }
 
 // startCursor turns since, since_time or nothing into the sequence after
@@ -352,7 +353,7 @@ func (s *wsSession) startCursor() (uint64, error) {
 		cursor := s.req.since
 		if first > 0 && cursor+1 < first {
 			msg := fmt.Sprintf("since=%d is older than the log's retention: replay starts at %d", cursor, first)
-			if err := s.send(gapJSON(cursor+1, first-1, msg)); err != nil {
+			if err := s.send(wire.GapFrame(cursor+1, first-1, msg)); err != nil {
 				return 0, err
 			}
 			cursor = first - 1
@@ -365,7 +366,7 @@ func (s *wsSession) startCursor() (uint64, error) {
 		}
 		if first > 1 && cursor+1 <= first {
 			msg := fmt.Sprintf("since_time is older than the log's retention: records before %d were removed", first)
-			if err := s.send(gapJSON(1, first-1, msg)); err != nil {
+			if err := s.send(wire.GapFrame(1, first-1, msg)); err != nil {
 				return 0, err
 			}
 			cursor = first - 1

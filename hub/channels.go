@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // maxChannelName bounds channel names (they become URL path segments and
@@ -63,9 +65,14 @@ func NameForTopic(topic string) string {
 
 // HostedTopic returns the topic URI of a channel the hub hosts itself.
 func (h *Hub) HostedTopic(name string) string {
+	return h.origin() + wire.TopicPath(name)
+}
+
+// origin returns the hub URL without its path, query and fragment, where
+// the paths of the wire layout start.
+func (h *Hub) origin() string {
 	u := *h.hubURL
-	u.Path = "/topics/" + name
-	u.RawQuery, u.Fragment = "", ""
+	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
 	return u.String()
 }
 
@@ -79,9 +86,7 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 			ch.Topic = h.HostedTopic(ch.Name)
 		}
 		if ch.CapabilityList == "" {
-			u := *h.hubURL
-			u.Path, u.RawQuery, u.Fragment = "/channels/"+ch.Name+"/capabilitylist.xml", "", ""
-			ch.CapabilityList = u.String()
+			ch.CapabilityList = h.origin() + wire.CapabilityListPath(ch.Name)
 		}
 	}
 	if ch.Topic == "" {

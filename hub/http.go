@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxFormBytes bounds subscription and publish-ping forms.
@@ -27,7 +27,7 @@ func (h *Hub) Register(mux *http.ServeMux) {
 	} else {
 		mux.HandleFunc(path, h.serveHubURL)
 	}
-	mux.HandleFunc("/topics/{name}", h.serveTopic)
+	mux.HandleFunc(wire.PatternTopic, h.serveTopic)
 }
 
 // serveHubURL is the hub URL: POST for subscriptions, publish pings and
@@ -81,7 +81,7 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", Truncate(form.Get("hub.mode"))))
 		}
 	case "application/xml", "text/xml":
-		for _, l := range weblink.Parse(r.Header.Values("Link")) {
+		for _, l := range wire.ParseLinks(r.Header.Values(wire.HeaderLink)) {
 			if err := checkLen("a Link URI", l.Href, MaxTopicLen); err != nil {
 				h.obs.Rejected("too_long")
 				plainError(w, http.StatusBadRequest, err.Error())

@@ -1,15 +1,10 @@
 package hub
 
-import (
-	"github.com/rshub/rshub/internal/weblink"
-)
+import "github.com/rshub/rshub/wire"
 
 // FormatLinks renders the Link header value the hub sends with a
-// distribution: self and hub, plus resourcesync when known.
+// distribution: self and hub, plus resourcesync when known
+// (wire.NotificationLinks).
 func FormatLinks(topic, hubURL, resourcesync string) string {
-	return weblink.Format(
-		weblink.Link{Href: topic, Rels: []string{"self"}},
-		weblink.Link{Href: hubURL, Rels: []string{"hub"}},
-		weblink.Link{Href: resourcesync, Rels: []string{"resourcesync"}},
-	)
+	return wire.NotificationLinks(topic, hubURL, resourcesync)
 }

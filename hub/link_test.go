@@ -3,12 +3,12 @@ package hub
 import (
 	"testing"
 
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 func TestFormatLinks_RoundTrip(t *testing.T) {
-	got := weblink.Parse([]string{FormatLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
-	if weblink.First(got, "self") != "http://t/?a=1" || weblink.First(got, "hub") != "http://h/" || weblink.First(got, "resourcesync") != "http://c/cap.xml" {
+	got := wire.ParseLinks([]string{FormatLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
+	if wire.FirstLink(got, "self") != "http://t/?a=1" || wire.FirstLink(got, "hub") != "http://h/" || wire.FirstLink(got, "resourcesync") != "http://c/cap.xml" {
 		t.Fatalf("%#v", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // ErrNotFound is returned by stores when a key does not exist.
@@ -100,20 +102,9 @@ type DeadLetter struct {
 	Failed     time.Time `json:"failed"`
 }
 
-// Record is one notification as the log stores it.
-type Record struct {
-	Seq          uint64    `json:"seq"` // log sequence, assigned by Append
-	Topic        string    `json:"topic"`
-	Channel      string    `json:"channel"` // channel Name
-	From         time.Time `json:"from"`    // zero for non-ResourceSync content
-	Until        time.Time `json:"until"`
-	ContentType  string    `json:"contentType"`
-	ResourceSync string    `json:"resourcesync,omitempty"` // rel="resourcesync" link passed through
-	Received     time.Time `json:"received"`
-	Key          string    `json:"key"`     // idempotency key
-	Entries      int       `json:"entries"` // <url> entries of a ResourceSync notification (0 otherwise)
-	Body         []byte    `json:"-"`
-}
+// Record is one notification as the log stores it: the protocol's
+// wire.Record.
+type Record = wire.Record
 
 // SubscriptionID is the stable key of the subscription (topic, callback):
 // 32 hex digits of SHA-256 over both, safe in store keys and URL paths.

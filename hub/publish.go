@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // topicCheckTTL is how long a verified topic's Link headers are trusted.
@@ -37,13 +37,13 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if err := checkCharset(contentType); err != nil {
 		return PublishResult{}, err
 	}
-	links := weblink.Parse(r.Header.Values("Link"))
-	selfs := weblink.Rel(links, "self")
+	links := wire.ParseLinks(r.Header.Values(wire.HeaderLink))
+	selfs := wire.LinksRel(links, wire.RelSelf)
 	if len(selfs) != 1 {
 		return PublishResult{}, refuse(400, "links", "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
 	topic := selfs[0]
-	hubs := weblink.Rel(links, "hub")
+	hubs := wire.LinksRel(links, wire.RelHub)
 	if len(hubs) == 0 {
 		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
@@ -65,7 +65,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		return PublishResult{}, err
 	}
 	rs := ""
-	if v := weblink.Rel(links, "resourcesync"); len(v) > 0 {
+	if v := wire.LinksRel(links, wire.RelResourceSync); len(v) > 0 {
 		rs = v[0]
 	}
 	in, err := h.notification(ch, body, contentType, rs)
@@ -149,8 +149,8 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", Truncate(err.Error()))
 	}
 	resp.Body.Close()
-	links := weblink.Parse(resp.Header.Values("Link"))
-	if resp.StatusCode/100 != 2 || !contains(weblink.Rel(links, "hub"), h.cfg.HubURL) || !contains(weblink.Rel(links, "self"), topic) {
+	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
+	if resp.StatusCode/100 != 2 || !contains(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !contains(wire.LinksRel(links, wire.RelSelf), topic) {
 		return refuse(403, "unverified_topic",
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			Truncate(topic), h.cfg.HubURL, resp.StatusCode, Truncate(strings.Join(resp.Header.Values("Link"), ", ")))
@@ -210,7 +210,7 @@ func checkCharset(contentType string) error {
 
 func writePublishResult(w http.ResponseWriter, res PublishResult) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Rshub-Seq", fmt.Sprint(res.Seq))
+	w.Header().Set(wire.HeaderSeq, fmt.Sprint(res.Seq))
 	w.WriteHeader(http.StatusOK)
 	switch {
 	case res.Unchanged:

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // notif builds a change-notification payload with one entry per datetime.
@@ -228,9 +228,9 @@ func TestHostedTopic_HeadAndGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		ls := weblink.Parse(resp.Header.Values("Link"))
+		ls := wire.ParseLinks(resp.Header.Values("Link"))
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" ||
-			len(weblink.Rel(ls, "self")) != 1 || weblink.First(ls, "self") != ch.Topic || weblink.First(ls, "hub") != f.url {
+			len(wire.LinksRel(ls, "self")) != 1 || wire.FirstLink(ls, "self") != ch.Topic || wire.FirstLink(ls, "hub") != f.url {
 			t.Fatalf("%s: %d %v", m, resp.StatusCode, resp.Header)
 		}
 	}

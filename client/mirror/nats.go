@@ -11,13 +11,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // NATSConfig says where the hub's log stream is.
 type NATSConfig struct {
 	URL     string // NATS server URL(s)
-	Stream  string // default "RSHUB"
-	Prefix  string // subject prefix, default "rshub.notify"
+	Stream  string // default wire.Stream
+	Prefix  string // subject prefix, default wire.SubjectPrefix
 	Channel string // the hub's channel name
 }
 
@@ -27,10 +28,7 @@ type NATSConfig struct {
 // itself after a connection loss.
 func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 	if cfg.Stream == "" {
-		cfg.Stream = "RSHUB"
-	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = "rshub.notify"
+		cfg.Stream = wire.Stream
 	}
 	if err := m.retry(ctx, "start-up catch-up", func() error { return m.Start(ctx) }); err != nil {
 		return err
@@ -62,7 +60,7 @@ func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 
 // natsSession reads from one ordered consumer; ok says it got something.
 func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NATSConfig) (bool, error) {
-	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{cfg.Prefix + "." + cfg.Channel}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{wire.Subject(cfg.Prefix, cfg.Channel)}, DeliverPolicy: jetstream.DeliverAllPolicy}
 	if seq := m.State().Seq; seq > 0 {
 		occ.DeliverPolicy, occ.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // listRef is one Change List as an index or archive lists it.
@@ -69,16 +70,16 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprintf("GET %s: %d %s", e.url, e.status, e.body) }
 
 // HubChannel locates the hub's pull-mode documents for topic: it reads the
-// hub's Source Description (/.well-known/resourcesync at the hub URL's
-// origin) and returns the Capability List whose change-notification entry
-// is topic, and the channel name taken from its path
-// (/channels/{name}/capabilitylist.xml), or "" when the path differs.
+// hub's Source Description (wire.PathWellKnown at the hub URL's origin) and
+// returns the Capability List whose change-notification entry is topic,
+// and the channel name taken from its path (wire.ParsePath), or "" when
+// the path is not a Capability List of the hub's layout.
 func HubChannel(ctx context.Context, client *http.Client, hubURL, topic string) (capabilityList, name string, err error) {
 	u, err := url.Parse(hubURL)
 	if err != nil || u.Host == "" {
 		return "", "", fmt.Errorf("mirror: hub URL %q: %v", hubURL, err)
 	}
-	desc := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/.well-known/resourcesync"}).String()
+	desc := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wire.PathWellKnown}).String()
 	var lists []string
 	if _, err := getDoc(ctx, client, desc, func(e *changefeed.Entry) error { lists = append(lists, e.Loc); return nil }); err != nil {
 		return "", "", fmt.Errorf("mirror: hub Source Description: %w", err)
@@ -99,15 +100,15 @@ func HubChannel(ctx context.Context, client *http.Client, hubURL, topic string) 
 	return "", "", fmt.Errorf("mirror: the hub at %s lists no channel for topic %s", hubURL, topic)
 }
 
-// channelName extracts {name} from .../channels/{name}/capabilitylist.xml.
+// channelName extracts the channel name from the URL of a Capability List
+// of the hub's layout (wire.CapabilityListPath).
 func channelName(capabilityList string) string {
 	u, err := url.Parse(capabilityList)
 	if err != nil {
 		return ""
 	}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if n := len(parts); n >= 3 && parts[n-3] == "channels" && parts[n-1] == "capabilitylist.xml" {
-		return parts[n-2]
+	if p, ok := wire.ParsePath(u.Path); ok && p.Doc == wire.DocCapabilityList {
+		return p.Channel
 	}
 	return ""
 }

@@ -3,17 +3,15 @@ package mirror
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // WebSocketConfig says where a hub's WebSocket endpoint is.
@@ -23,40 +21,21 @@ type WebSocketConfig struct {
 	Token   string // optional, sent as Authorization: Bearer
 }
 
-// wsFrame is any frame the hub sends (see the delivery package).
-type wsFrame struct {
-	Type    string  `json:"type"`
-	Seq     uint64  `json:"seq"`
-	XML     *string `json:"xml"`
-	From    uint64  `json:"missing_from_seq"`
-	To      uint64  `json:"missing_to_seq"`
-	Message string  `json:"message"`
-}
-
 // wsURL builds the session URL: replay after seq when known, else after
-// the Source time P, else from the live end.
+// the Source time P, else from the start of the log.
 func wsURL(hub, channel string, seq uint64, p time.Time) (string, error) {
-	u, err := url.Parse(hub)
-	if err != nil {
-		return "", fmt.Errorf("mirror: hub URL: %w", err)
-	}
-	switch u.Scheme {
-	case "https":
-		u.Scheme = "wss"
-	default:
-		u.Scheme = "ws"
-	}
-	q := url.Values{"channels": {channel}, "raw": {"1"}}
+	s := wire.Session{Channels: []string{channel}, Raw: true}
 	switch {
-	case seq > 0:
-		q.Set("since", strconv.FormatUint(seq, 10))
-	case !p.IsZero():
-		q.Set("since_time", p.UTC().Format(time.RFC3339Nano))
+	case seq > 0 || p.IsZero():
+		s.Since, s.HasSince = seq, true
 	default:
-		q.Set("since", "0")
+		s.SinceTime = p
 	}
-	u.Path, u.RawQuery, u.Fragment = "/ws", q.Encode(), ""
-	return u.String(), nil
+	u, err := wire.WebSocketURL(hub, s)
+	if err != nil {
+		return "", fmt.Errorf("mirror: %w", err)
+	}
+	return u, nil
 }
 
 // RunWebSocket consumes the hub's WebSocket for the channel: it replays
@@ -113,28 +92,29 @@ func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, erro
 		if err != nil {
 			return got, err
 		}
-		var f wsFrame
-		if err := json.Unmarshal(data, &f); err != nil {
+		f, err := wire.DecodeFrame(data)
+		if err != nil {
 			return got, fmt.Errorf("bad frame: %w", err)
 		}
-		switch f.Type {
-		case "notification":
+		switch {
+		case f.Notification != nil:
 			got = true
-			if f.XML == nil {
+			n := f.Notification
+			if n.XML == nil {
 				continue
 			}
-			doc, err := changefeed.Parse(bytes.NewReader([]byte(*f.XML)), changefeed.Options{Mode: changefeed.Lenient})
+			doc, err := changefeed.Parse(bytes.NewReader([]byte(*n.XML)), changefeed.Options{Mode: changefeed.Lenient})
 			if err != nil {
-				m.emit(Event{Kind: EventSkipped, Seq: f.Seq, Message: "unreadable notification: " + err.Error()})
+				m.emit(Event{Kind: EventSkipped, Seq: n.Seq, Message: "unreadable notification: " + err.Error()})
 				continue
 			}
-			if err := m.ApplyRetrying(ctx, UpdateOf(doc, f.Seq, "websocket")); err != nil {
+			if err := m.ApplyRetrying(ctx, UpdateOf(doc, n.Seq, "websocket")); err != nil {
 				return got, err
 			}
-		case "gap":
-			m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("hub: sequences %d-%d are gone: %s", f.From, f.To, f.Message)})
-		case "live":
-			m.emit(Event{Kind: EventInfo, Seq: f.Seq, Message: "replay done, following live"})
+		case f.Gap != nil:
+			m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("hub: sequences %d-%d are gone: %s", f.Gap.From, f.Gap.To, f.Gap.Message)})
+		case f.Live != nil:
+			m.emit(Event{Kind: EventInfo, Seq: f.Live.Seq, Message: "replay done, following live"})
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // Config configures a Publisher.
@@ -230,11 +230,7 @@ func (p *Publisher) post(ctx context.Context, body []byte) (Result, bool, error)
 		return Result{}, false, fmt.Errorf("publisher: hub URL: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/xml")
-	links := []weblink.Link{{Href: p.cfg.Topic, Rels: []string{"self"}}, {Href: p.cfg.Hub, Rels: []string{"hub"}}}
-	if p.cfg.CapabilityList != "" {
-		links = append(links, weblink.Link{Href: p.cfg.CapabilityList, Rels: []string{"resourcesync"}})
-	}
-	req.Header.Set("Link", weblink.Format(links...))
+	req.Header.Set(wire.HeaderLink, wire.NotificationLinks(p.cfg.Topic, p.cfg.Hub, p.cfg.CapabilityList))
 	if p.cfg.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.cfg.Token)
 	}
@@ -247,7 +243,7 @@ func (p *Publisher) post(ctx context.Context, body []byte) (Result, bool, error)
 	text := strings.TrimSpace(string(reply))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		seq, _ := strconv.ParseUint(resp.Header.Get("Rshub-Seq"), 10, 64)
+		seq, _ := strconv.ParseUint(resp.Header.Get(wire.HeaderSeq), 10, 64)
 		return Result{Seq: seq, Reply: text}, false, nil
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusRequestTimeout:
 		return Result{}, false, &HubError{Status: resp.StatusCode, Reason: text}

@@ -10,14 +10,11 @@ import (
 	"net/url"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxDiscoveryBody bounds a document read during discovery.
 const maxDiscoveryBody = 50 << 20
-
-// WellKnownPath is where a Source Description lives (ResourceSync §10).
-const WellKnownPath = "/.well-known/resourcesync"
 
 // Channel is a change-notification channel found by discovery.
 type Channel struct {
@@ -51,9 +48,9 @@ func DiscoverAll(ctx context.Context, client *http.Client, rawURL string) ([]Cha
 	}
 	links, doc, err := fetch(ctx, client, rawURL)
 	if err == nil {
-		topic, hub := weblink.First(links, "self"), weblink.First(links, "hub")
+		topic, hub := wire.FirstLink(links, wire.RelSelf), wire.FirstLink(links, wire.RelHub)
 		if topic != "" && hub != "" {
-			ch := Channel{Topic: topic, Hub: hub, CapabilityList: weblink.First(links, "resourcesync")}
+			ch := Channel{Topic: topic, Hub: hub, CapabilityList: wire.FirstLink(links, wire.RelResourceSync)}
 			if ch.CapabilityList != "" {
 				if _, d, err := fetch(ctx, client, ch.CapabilityList); err == nil {
 					ch.Capabilities = capabilities(d)
@@ -66,13 +63,13 @@ func DiscoverAll(ctx context.Context, client *http.Client, rawURL string) ([]Cha
 		}
 	}
 	u, perr := url.Parse(rawURL)
-	if perr != nil || u.Path == WellKnownPath {
+	if perr != nil || u.Path == wire.PathWellKnown {
 		if err == nil {
 			err = errNotFound
 		}
 		return nil, fmt.Errorf("subscriber: discover %s: %w", rawURL, err)
 	}
-	wk := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: WellKnownPath}).String()
+	wk := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wire.PathWellKnown}).String()
 	_, doc, werr := fetch(ctx, client, wk)
 	if werr != nil {
 		return nil, fmt.Errorf("subscriber: discover %s: %w", rawURL, errors.Join(err, werr))
@@ -150,7 +147,7 @@ func capabilities(cl *changefeed.Document) map[changefeed.Capability]string {
 
 // fetch GETs rawURL and returns its Link headers and, when the body is a
 // ResourceSync document, the document.
-func fetch(ctx context.Context, client *http.Client, rawURL string) ([]weblink.Link, *changefeed.Document, error) {
+func fetch(ctx context.Context, client *http.Client, rawURL string) ([]wire.Link, *changefeed.Document, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +158,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string) ([]weblink.L
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	links := weblink.Parse(resp.Header.Values("Link"))
+	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
 	if resp.StatusCode/100 != 2 {
 		return links, nil, fmt.Errorf("GET %s: %s", rawURL, resp.Status)
 	}

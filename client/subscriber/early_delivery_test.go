@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/client/subscriber"
+	"github.com/rshub/rshub/wire"
 )
 
 // A hub may deliver the moment it has the challenge back, even before its
@@ -33,8 +34,8 @@ func TestDelivery_AcceptedRightAfterVerification(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(notification))
 		req.Header.Set("Content-Type", "application/xml")
 		req.Header.Set("Link", `<`+topic+`>; rel="self", <http://hub.example/>; rel="hub"`)
-		sig, _ := subscriber.Sign("sha256", secret, []byte(notification))
-		req.Header.Set(subscriber.SignatureHeader, sig)
+		sig, _ := wire.Sign("sha256", secret, []byte(notification))
+		req.Header.Set(wire.HeaderSignature, sig)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			deliveryStatus <- resp.StatusCode

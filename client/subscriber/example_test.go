@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/client/subscriber"
+	"github.com/rshub/rshub/wire"
 )
 
 const notification = `<?xml version="1.0" encoding="UTF-8"?>
@@ -46,8 +47,8 @@ func Example() {
 			req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(notification))
 			req.Header.Set("Content-Type", "application/xml")
 			req.Header.Set("Link", `<`+topic+`>; rel="self", <http://hub.example/>; rel="hub"`)
-			sig, _ := subscriber.Sign("sha256", secret, []byte(notification))
-			req.Header.Set(subscriber.SignatureHeader, sig)
+			sig, _ := wire.Sign("sha256", secret, []byte(notification))
+			req.Header.Set(wire.HeaderSignature, sig)
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/internal/weblink"
+	"github.com/rshub/rshub/wire"
 )
 
 // DefaultMaxBody bounds a delivery body: the ResourceSync document limit.
@@ -205,7 +205,7 @@ func (h *Handler) serveDelivery(w http.ResponseWriter, r *http.Request) {
 	log := h.cfg.Logger.With("sub", id, "topic", s.Topic)
 	n := &Notification{Subscription: s, ContentType: r.Header.Get("Content-Type"), Body: body}
 	if s.Secret != "" {
-		if err := VerifySignature(r.Header.Get(SignatureHeader), s.Secret, body); err != nil {
+		if err := wire.Verify(r.Header.Get(wire.HeaderSignature), s.Secret, body); err != nil {
 			// WebSub §8: ignore locally; a 2xx keeps the hub from retrying
 			// something that will never verify
 			log.Warn("delivery discarded", "err", err)
@@ -214,8 +214,8 @@ func (h *Handler) serveDelivery(w http.ResponseWriter, r *http.Request) {
 		}
 		n.Signed = true
 	}
-	links := weblink.Parse(r.Header.Values("Link"))
-	n.Topic, n.Hub, n.ResourceSync = weblink.First(links, "self"), weblink.First(links, "hub"), weblink.First(links, "resourcesync")
+	links := wire.ParseLinks(r.Header.Values(wire.HeaderLink))
+	n.Topic, n.Hub, n.ResourceSync = wire.FirstLink(links, wire.RelSelf), wire.FirstLink(links, wire.RelHub), wire.FirstLink(links, wire.RelResourceSync)
 	if !isXML(n.ContentType) {
 		log.Warn("delivery discarded: not XML", "content_type", n.ContentType)
 		w.WriteHeader(http.StatusAccepted)

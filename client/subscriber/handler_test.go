@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 const body = `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -168,7 +170,7 @@ func TestDelivery_SignatureRules(t *testing.T) {
 		req.Header.Set("Content-Type", "application/xml")
 		req.Header.Set("Link", `<http://s/signed>; rel="self", <http://h/>; rel="hub"`)
 		if sig != "" {
-			req.Header.Set(SignatureHeader, sig)
+			req.Header.Set(wire.HeaderSignature, sig)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -178,7 +180,7 @@ func TestDelivery_SignatureRules(t *testing.T) {
 		return resp.StatusCode
 	}
 	for _, m := range []string{"sha1", "sha256", "sha384", "sha512"} {
-		sig, _ := Sign(m, signed.Secret, []byte(body))
+		sig, _ := wire.Sign(m, signed.Secret, []byte(body))
 		if s := post(signed.Callback, sig); s != 202 {
 			t.Fatalf("%s: %d", m, s)
 		}
@@ -187,7 +189,7 @@ func TestDelivery_SignatureRules(t *testing.T) {
 			t.Fatalf("%s: notification %+v", m, n)
 		}
 	}
-	bad, _ := Sign("sha256", "not the secret", []byte(body))
+	bad, _ := wire.Sign("sha256", "not the secret", []byte(body))
 	for name, sig := range map[string]string{"unsigned": "", "mis-signed": bad, "unknown method": "md5=00", "garbage": "sha256"} {
 		if s := post(signed.Callback, sig); s != 202 {
 			t.Fatalf("%s: %d, want 202 (discarded)", name, s)

@@ -2,8 +2,8 @@
 // with plain nats.go: it replays a channel's notifications from the hub's
 // JetStream stream, starting after a log sequence, and follows live,
 // printing each notification's window and entries (read from the stored
-// XML with encoding/xml; no rshub package needed). See hub/jslog for the
-// subjects and headers.
+// XML with encoding/xml). Of rshub it needs only package wire, the
+// protocol: the stream, the subjects and the headers.
 //
 // With `go run ./cmd/hub --demo` (embedded NATS on 127.0.0.1:4222):
 //
@@ -24,7 +24,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/wire"
 )
 
 // urlset is the part of a change notification this consumer reads.
@@ -48,7 +48,7 @@ func main() {
 
 func run(ctx context.Context) error {
 	url := flag.String("nats-url", nats.DefaultURL, "NATS server of the hub")
-	stream := flag.String("stream", "RSHUB", "the hub's JetStream stream")
+	stream := flag.String("stream", wire.Stream, "the hub's JetStream stream")
 	channel := flag.String("channel", "demo", "channel name")
 	since := flag.Uint64("since", 0, "replay after this log sequence (0: from the start)")
 	flag.Parse()
@@ -62,7 +62,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{"rshub.notify." + *channel}}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{wire.Subject(wire.SubjectPrefix, *channel)}}
 	if *since > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, *since+1
 	}
@@ -73,11 +73,11 @@ func run(ctx context.Context) error {
 	cc, err := c.Consume(func(m jetstream.Msg) {
 		md, _ := m.Metadata()
 		h := m.Headers()
-		topic, err := jslog.DecodeHeaderValue(h.Get("Rshub-Topic")) // non-ASCII travels as an RFC 2047 word
+		topic, err := wire.DecodeHeaderValue(h.Get(wire.HeaderTopic)) // non-ASCII travels as an RFC 2047 word
 		if err != nil {
-			topic = h.Get("Rshub-Topic")
+			topic = h.Get(wire.HeaderTopic)
 		}
-		fmt.Printf("seq %d  %s  [%s, %s]\n", md.Sequence.Stream, topic, h.Get("Rshub-From"), h.Get("Rshub-Until"))
+		fmt.Printf("seq %d  %s  [%s, %s]\n", md.Sequence.Stream, topic, h.Get(wire.HeaderFrom), h.Get(wire.HeaderUntil))
 		var doc urlset
 		if err := xml.Unmarshal(m.Data(), &doc); err != nil {
 			fmt.Printf("  (not XML: %v)\n", err)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Reconnection tuning.
@@ -88,7 +90,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "rshub notification log",
-		Subjects:    []string{cfg.SubjectPrefix + ".>"},
+		Subjects:    []string{wire.Subject(cfg.SubjectPrefix, "")},
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		Storage:     jetstream.FileStorage,
@@ -105,7 +107,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
 	}
-	w, err := startWatcher(ctx, js, cfg.Stream, cfg.SubjectPrefix+".>", l.observe, l.notify)
+	w, err := startWatcher(ctx, js, cfg.Stream, wire.Subject(cfg.SubjectPrefix, ""), l.observe, l.notify)
 	if err != nil {
 		return nil, err
 	}

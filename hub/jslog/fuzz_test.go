@@ -6,6 +6,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/wire"
 )
 
 // FuzzHeaders_RoundTrip checks that any record fields survive the trip
@@ -23,7 +24,7 @@ func FuzzHeaders_RoundTrip(f *testing.F) {
 		if err := safe(h); err != nil {
 			t.Fatal(err)
 		}
-		got, err := jslog.DecodeMsg("rshub.notify.x", wire(t, h), nil, 1)
+		got, err := jslog.DecodeMsg("rshub.notify.x", overTheWire(t, h), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func FuzzHeaders_RoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, v := range []string{topic, contentType, key} {
-			back, err := jslog.DecodeHeaderValue(jslog.EncodeHeaderValue(v))
+			back, err := wire.DecodeHeaderValue(wire.EncodeHeaderValue(v))
 			if err != nil || back != v {
 				t.Fatalf("value %q: decoded %q, %v", v, back, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // hostileValues break a NATS header when sent as they are: CR and LF end
@@ -30,13 +31,13 @@ var hostileValues = []string{
 	"=?UTF-8?B?looks-encoded?=",
 	"=?",
 	strings.Repeat("\r\n", 3000),
-	strings.Repeat("ü", jslog.MaxHeaderValue/2),
+	strings.Repeat("ü", wire.MaxHeaderValue/2),
 }
 
-// wire serialises h the way nats.go does on the connection (values
+// overTheWire serialises h the way nats.go does on the connection (values
 // trimmed, CR and LF replaced by spaces) and parses it back with nats.go's
 // parser: what a consumer of the message receives.
-func wire(t testing.TB, h nats.Header) nats.Header {
+func overTheWire(t testing.TB, h nats.Header) nats.Header {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("NATS/1.0\r\n")
@@ -80,7 +81,7 @@ func TestEncodeHeaders_HostileValuesAreEncodedAndRoundTrip(t *testing.T) {
 		if err := safe(h); err != nil {
 			t.Fatalf("value %q: %v", hub.Truncate(v), err)
 		}
-		got, err := jslog.DecodeMsg("rshub.notify.a", wire(t, h), nil, 3)
+		got, err := jslog.DecodeMsg("rshub.notify.a", overTheWire(t, h), nil, 3)
 		if err != nil {
 			t.Fatalf("value %q: %v", hub.Truncate(v), err)
 		}
@@ -93,7 +94,7 @@ func TestEncodeHeaders_HostileValuesAreEncodedAndRoundTrip(t *testing.T) {
 func TestEncodeHeaders_PlainValuesStayReadable(t *testing.T) {
 	rec := hub.Record{Topic: "https://example.org/a b?x=%20&y=*", Channel: "a", ContentType: "application/xml; charset=utf-8", Key: "k-1"}
 	h := jslog.EncodeHeaders(rec)
-	for name, want := range map[string]string{jslog.HeaderTopic: rec.Topic, jslog.HeaderContentType: rec.ContentType, jslog.HeaderMsgID: rec.Key} {
+	for name, want := range map[string]string{wire.HeaderTopic: rec.Topic, wire.HeaderContentType: rec.ContentType, wire.HeaderMsgID: rec.Key} {
 		if got := h.Get(name); got != want {
 			t.Errorf("%s = %q, want %q unencoded", name, got, want)
 		}
@@ -102,9 +103,9 @@ func TestEncodeHeaders_PlainValuesStayReadable(t *testing.T) {
 
 func TestDecodeMsg_RejectsMalformedEncodedValues(t *testing.T) {
 	for _, v := range []string{"=?UTF-8?B?!!!?=", "=?UTF-8?B?YQ==", "=?ISO-8859-1?Q?x?=", "=?"} {
-		h := nats.Header{jslog.HeaderTopic: []string{v}}
-		if _, err := jslog.DecodeMsg("rshub.notify.a", h, nil, 1); err == nil || !strings.Contains(err.Error(), jslog.HeaderTopic) {
-			t.Errorf("value %q: err = %v, want one naming %s", v, err, jslog.HeaderTopic)
+		h := nats.Header{wire.HeaderTopic: []string{v}}
+		if _, err := jslog.DecodeMsg("rshub.notify.a", h, nil, 1); err == nil || !strings.Contains(err.Error(), wire.HeaderTopic) {
+			t.Errorf("value %q: err = %v, want one naming %s", v, err, wire.HeaderTopic)
 		}
 	}
 }
@@ -154,7 +155,7 @@ func TestAppend_HostileFieldsKeepTheConnection(t *testing.T) {
 		}
 	}
 	tooLong := record("hostile", 99)
-	tooLong.Topic = strings.Repeat("x", jslog.MaxHeaderValue+1)
+	tooLong.Topic = strings.Repeat("x", wire.MaxHeaderValue+1)
 	if _, _, err := l.Append(ctxT(t), tooLong); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("Append of a too long topic: %v, want a refusal naming the limit", err)
 	}

@@ -14,12 +14,11 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/wire"
 )
 
 // Defaults for Config.
 const (
-	DefaultStream          = "RSHUB"
-	DefaultSubjectPrefix   = "rshub.notify"
 	DefaultDuplicateWindow = 10 * time.Minute
 	// BoundsCacheTTL is how long Bounds reuses the stream's first sequence
 	// before asking the server again.
@@ -29,8 +28,8 @@ const (
 // Config configures the log's stream. Open creates the stream or updates
 // an existing one to match.
 type Config struct {
-	Stream          string        // stream name; default "RSHUB"
-	SubjectPrefix   string        // records go to <prefix>.<channel>; default "rshub.notify"
+	Stream          string        // stream name; default wire.Stream
+	SubjectPrefix   string        // records go to <prefix>.<channel>; default wire.SubjectPrefix
 	Replicas        int           // default 1 (3 on a cluster)
 	MaxAge          time.Duration // 0: unlimited
 	MaxBytes        int64         // 0: unlimited
@@ -85,10 +84,10 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 // operations fail at once with an error wrapping natsconn.ErrDisconnected.
 func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 	if cfg.Stream == "" {
-		cfg.Stream = DefaultStream
+		cfg.Stream = wire.Stream
 	}
 	if cfg.SubjectPrefix == "" {
-		cfg.SubjectPrefix = DefaultSubjectPrefix
+		cfg.SubjectPrefix = wire.SubjectPrefix
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
@@ -133,9 +132,10 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// Subject returns the subject of channel's records.
+// Subject returns the subject of channel's records; channel "" names
+// every channel (wire.Subject).
 func (l *Log) Subject(channel string) string {
-	return l.cfg.SubjectPrefix + "." + channel
+	return wire.Subject(l.cfg.SubjectPrefix, channel)
 }
 
 // Append publishes rec on its channel's subject and waits for the stream's
@@ -155,7 +155,7 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}
-	if err := checkHeaderValues(rec); err != nil {
+	if err := wire.CheckRecord(rec); err != nil {
 		return 0, false, fmt.Errorf("jslog: append to %s: %w", l.Subject(rec.Channel), err)
 	}
 	if rec.Received.IsZero() {
@@ -163,7 +163,7 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 	}
 	msg := &nats.Msg{Subject: l.Subject(rec.Channel), Header: EncodeHeaders(rec), Data: rec.Body}
 	if rec.Key != "" {
-		opts = append(opts, jetstream.WithMsgID(msg.Header.Get(HeaderMsgID)))
+		opts = append(opts, jetstream.WithMsgID(msg.Header.Get(wire.HeaderMsgID)))
 	}
 	var ack *jetstream.PubAck
 	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
@@ -187,7 +187,7 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 // Next returns the first record of channel (any channel when channel is "")
 // with a sequence of at least seq, or hub.ErrNotFound.
 func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
-	subj := l.cfg.SubjectPrefix + ".>"
+	subj := l.Subject("")
 	if channel != "" {
 		if err := validChannel(channel); err != nil {
 			return hub.Record{}, fmt.Errorf("jslog: next: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -274,8 +275,8 @@ func TestDecodeMsg_RoundTripsEveryHeader(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no live message on the channel subject")
 	}
-	for _, h := range []string{jslog.HeaderMsgID, jslog.HeaderTopic, jslog.HeaderChannel, jslog.HeaderFrom,
-		jslog.HeaderUntil, jslog.HeaderContentType, jslog.HeaderReceived, jslog.HeaderResourceSync} {
+	for _, h := range []string{wire.HeaderMsgID, wire.HeaderTopic, wire.HeaderChannel, wire.HeaderFrom,
+		wire.HeaderUntil, wire.HeaderContentType, wire.HeaderReceived, wire.HeaderResourceSync} {
 		if m.Header.Get(h) == "" {
 			t.Errorf("live message lacks header %s", h)
 		}
@@ -297,7 +298,7 @@ func TestDecodeMsg_RoundTripsEveryHeader(t *testing.T) {
 
 func TestDecodeMsg_ZeroTimesAreAbsent(t *testing.T) {
 	h := jslog.EncodeHeaders(hub.Record{Channel: "a"})
-	for _, name := range []string{jslog.HeaderFrom, jslog.HeaderUntil, jslog.HeaderReceived, jslog.HeaderMsgID} {
+	for _, name := range []string{wire.HeaderFrom, wire.HeaderUntil, wire.HeaderReceived, wire.HeaderMsgID} {
 		if _, ok := h[name]; ok {
 			t.Errorf("header %s present for a zero value", name)
 		}
@@ -309,9 +310,9 @@ func TestDecodeMsg_ZeroTimesAreAbsent(t *testing.T) {
 }
 
 func TestDecodeMsg_RejectsMalformedTime(t *testing.T) {
-	h := nats.Header{jslog.HeaderUntil: []string{"yesterday"}}
-	if _, err := jslog.DecodeMsg("rshub.notify.a", h, nil, 1); err == nil || !strings.Contains(err.Error(), jslog.HeaderUntil) {
-		t.Fatalf("err = %v, want one naming %s", err, jslog.HeaderUntil)
+	h := nats.Header{wire.HeaderUntil: []string{"yesterday"}}
+	if _, err := jslog.DecodeMsg("rshub.notify.a", h, nil, 1); err == nil || !strings.Contains(err.Error(), wire.HeaderUntil) {
+		t.Fatalf("err = %v, want one naming %s", err, wire.HeaderUntil)
 	}
 }
 

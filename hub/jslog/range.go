@@ -46,7 +46,7 @@ func (l *Log) RangeHeaders(ctx context.Context, channel string, from, to uint64,
 }
 
 func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
-	subj := l.cfg.SubjectPrefix + ".>"
+	subj := l.Subject("")
 	if channel != "" {
 		if err := validChannel(channel); err != nil {
 			return fmt.Errorf("jslog: range: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 func TestRange_ReadsOneChannelsRecordsInOrderWithinBounds(t *testing.T) {
@@ -72,8 +73,8 @@ func TestHeaders_EntriesRoundTrip(t *testing.T) {
 	if got.Entries != 42 {
 		t.Errorf("Entries = %d, want 42", got.Entries)
 	}
-	if h := jslog.EncodeHeaders(hub.Record{Channel: "a"}); h.Get(jslog.HeaderEntries) != "" {
-		t.Errorf("a record without entries has header %s", jslog.HeaderEntries)
+	if h := jslog.EncodeHeaders(hub.Record{Channel: "a"}); h.Get(wire.HeaderEntries) != "" {
+		t.Errorf("a record without entries has header %s", wire.HeaderEntries)
 	}
 }
 

@@ -5,16 +5,14 @@
 //
 // # URL layout
 //
-// All under the public base URL; {name} is the channel name, {seq} the log
-// sequence of a list's first notification:
-//
-//	/.well-known/resourcesync                     Source Description: every channel's Capability List
-//	/channels/{name}/capabilitylist.xml            Capability List
-//	/channels/{name}/changelist.xml                the open Change List (alias)
-//	/channels/{name}/changelist/{seq}.xml          a Change List, open or closed (stable name)
-//	/channels/{name}/changelist-index.xml          Change List Index
-//	/channels/{name}/changelist-archive.xml        Change List Archive, or its Archive Index when paged
-//	/channels/{name}/changelist-archive/{k}.xml    archive page k (1-based)
+// All under the public base URL, in the layout of package wire, which
+// builds (wire.CapabilityListPath, ...) and parses (wire.ParsePath) these
+// paths and documents them: the Source Description at wire.PathWellKnown
+// lists every channel's Capability List; under wire.ChannelPath(name) are
+// the channel's Capability List, its open Change List (an alias), its
+// Change Lists open or closed under their stable names (the log sequence
+// of a list's first notification), its Change List Index, its Change List
+// Archive (or Archive Index when paged) and the archive's pages (from 1).
 //
 // The Capability List's changelist entry points at the index once a channel
 // has more than one list, else at the open list; it lists the

@@ -2,33 +2,30 @@ package pull
 
 import (
 	"io"
-	"net/url"
-	"strconv"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
-// URLs of the documents, absolute on the base URL.
+// URLs of the documents, absolute on the base URL (the wire layout).
 
-func (p *Pull) descriptionURL() string { return p.base + "/.well-known/resourcesync" }
+func (p *Pull) descriptionURL() string { return p.base + wire.PathWellKnown }
 
-func (p *Pull) chanURL(name string) string { return p.base + "/channels/" + url.PathEscape(name) }
+func (p *Pull) capabilityURL(name string) string { return p.base + wire.CapabilityListPath(name) }
 
-func (p *Pull) capabilityURL(name string) string { return p.chanURL(name) + "/capabilitylist.xml" }
-
-func (p *Pull) openURL(name string) string { return p.chanURL(name) + "/changelist.xml" }
+func (p *Pull) openURL(name string) string { return p.base + wire.ChangeListPath(name) }
 
 func (p *Pull) listURL(name string, seq uint64) string {
-	return p.chanURL(name) + "/changelist/" + strconv.FormatUint(seq, 10) + ".xml"
+	return p.base + wire.ChangeListFilePath(name, seq)
 }
 
-func (p *Pull) indexURL(name string) string { return p.chanURL(name) + "/changelist-index.xml" }
+func (p *Pull) indexURL(name string) string { return p.base + wire.ChangeListIndexPath(name) }
 
-func (p *Pull) archiveURL(name string) string { return p.chanURL(name) + "/changelist-archive.xml" }
+func (p *Pull) archiveURL(name string) string { return p.base + wire.ChangeListArchivePath(name) }
 
 func (p *Pull) archivePageURL(name string, page int) string {
-	return p.chanURL(name) + "/changelist-archive/" + strconv.Itoa(page) + ".xml"
+	return p.base + wire.ChangeListArchivePagePath(name, page)
 }
 
 func link(rel, href string) changefeed.Link {

@@ -6,12 +6,11 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // cfgTag identifies the configuration every link depends on.
@@ -90,7 +89,7 @@ func (p *Pull) serveOpenList(w http.ResponseWriter, r *http.Request) {
 // serveList serves the Change List named by the sequence of its first
 // notification, open or closed.
 func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
-	seq, ok := fileNumber(r.PathValue("file"))
+	seq, ok := wire.ParseListFile(r.PathValue("file"))
 	if !ok {
 		httpError(w, http.StatusNotFound, "no such Change List")
 		return
@@ -217,7 +216,7 @@ func (p *Pull) serveArchive(w http.ResponseWriter, r *http.Request) {
 
 // serveArchivePage serves page k (1-based) of a paged Change List Archive.
 func (p *Pull) serveArchivePage(w http.ResponseWriter, r *http.Request) {
-	k, ok := fileNumber(r.PathValue("file"))
+	k, ok := wire.ParseListFile(r.PathValue("file"))
 	if !ok {
 		httpError(w, http.StatusNotFound, "no such archive page")
 		return
@@ -266,16 +265,6 @@ func latest(closed []list, open list, hasOpen bool) (t0 time.Time) {
 		return closed[len(closed)-1].Modified
 	}
 	return t0
-}
-
-// fileNumber parses "<n>.xml".
-func fileNumber(file string) (uint64, bool) {
-	s, ok := strings.CutSuffix(file, ".xml")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil && strconv.FormatUint(n, 10) == s
 }
 
 // countWriter counts the bytes written through it.

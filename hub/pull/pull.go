@@ -14,6 +14,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // ChannelLister lists the channels whose documents are served. hub.Store
@@ -131,13 +132,13 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 // Register adds the pull-mode routes to mux (see the package documentation
 // for the layout). GET routes also answer HEAD.
 func (p *Pull) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /.well-known/resourcesync", p.serveDescription)
-	mux.HandleFunc("GET /channels/{name}/capabilitylist.xml", p.serveCapabilityList)
-	mux.HandleFunc("GET /channels/{name}/changelist.xml", p.serveOpenList)
-	mux.HandleFunc("GET /channels/{name}/changelist/{file}", p.serveList)
-	mux.HandleFunc("GET /channels/{name}/changelist-index.xml", p.serveIndex)
-	mux.HandleFunc("GET /channels/{name}/changelist-archive.xml", p.serveArchive)
-	mux.HandleFunc("GET /channels/{name}/changelist-archive/{file}", p.serveArchivePage)
+	mux.HandleFunc("GET "+wire.PatternSourceDescription, p.serveDescription)
+	mux.HandleFunc("GET "+wire.PatternCapabilityList, p.serveCapabilityList)
+	mux.HandleFunc("GET "+wire.PatternChangeList, p.serveOpenList)
+	mux.HandleFunc("GET "+wire.PatternChangeListFile, p.serveList)
+	mux.HandleFunc("GET "+wire.PatternChangeListIndex, p.serveIndex)
+	mux.HandleFunc("GET "+wire.PatternChangeListArchive, p.serveArchive)
+	mux.HandleFunc("GET "+wire.PatternChangeListArchivePage, p.serveArchivePage)
 }
 
 // Run keeps the list index caught up with the log until ctx ends, waking on

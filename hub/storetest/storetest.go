@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Topics are URIs used as keys; they include characters that are special
@@ -96,7 +97,7 @@ func check(t *testing.T, err error) {
 
 func channel(topic string, i int) hub.Channel {
 	return hub.Channel{Topic: topic, Name: fmt.Sprintf("ch%d", i), Trust: hub.TrustToken, Token: "tok",
-		CapabilityList: topic + "/capabilitylist.xml", Hosted: i%2 == 0, Created: t0.Add(time.Duration(i) * time.Second)}
+		CapabilityList: topic + "/" + wire.CapabilityListFile, Hosted: i%2 == 0, Created: t0.Add(time.Duration(i) * time.Second)}
 }
 
 func subscription(topic, callback string) hub.Subscription {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 func md() *changefeed.MD { return &changefeed.MD{Length: -1} }
@@ -22,7 +23,7 @@ func writeDoc(w http.ResponseWriter, doc *changefeed.Document) {
 func (s *Source) serveDescription(w http.ResponseWriter, _ *http.Request) {
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: *md()}}
 	doc.MD.Capability = changefeed.CapDescription
-	e := changefeed.Entry{Loc: s.cfg.PublicURL + "/capabilitylist.xml", MD: md()}
+	e := changefeed.Entry{Loc: s.cfg.PublicURL + capabilityListPath, MD: md()}
 	e.MD.Capability = changefeed.CapCapabilityList
 	doc.Entries = []changefeed.Entry{e}
 	writeDoc(w, doc)
@@ -31,7 +32,7 @@ func (s *Source) serveDescription(w http.ResponseWriter, _ *http.Request) {
 func (s *Source) serveCapabilityList(w http.ResponseWriter, _ *http.Request) {
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: *md()}}
 	doc.MD.Capability = changefeed.CapCapabilityList
-	doc.Links = []changefeed.Link{{Rel: "up", Href: s.cfg.PublicURL + "/.well-known/resourcesync", Length: -1, Pri: -1}}
+	doc.Links = []changefeed.Link{{Rel: "up", Href: s.cfg.PublicURL + wire.PathWellKnown, Length: -1, Pri: -1}}
 	rl := changefeed.Entry{Loc: s.cfg.PublicURL + "/resourcelist.xml", MD: md()}
 	rl.MD.Capability = changefeed.CapResourceList
 	cn := changefeed.Entry{Loc: s.cfg.Topic, MD: md(), Links: []changefeed.Link{{Rel: "hub", Href: s.cfg.Hub, Length: -1, Pri: -1}}}
@@ -39,6 +40,10 @@ func (s *Source) serveCapabilityList(w http.ResponseWriter, _ *http.Request) {
 	doc.Entries = []changefeed.Entry{rl, cn}
 	writeDoc(w, doc)
 }
+
+// capabilityListPath is where the Source serves its Capability List: at
+// its root, under the name the hub uses too.
+const capabilityListPath = "/" + wire.CapabilityListFile
 
 // serveResourceList lists the files as of the last acknowledged
 // notification, with "at" its until, so a destination that takes it as a
@@ -50,7 +55,7 @@ func (s *Source) serveResourceList(w http.ResponseWriter, _ *http.Request) {
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: *md()}}
 	doc.MD.Capability = changefeed.CapResourceList
 	doc.MD.At = changefeed.NewDateTime(at)
-	doc.Links = []changefeed.Link{{Rel: "up", Href: s.cfg.PublicURL + "/capabilitylist.xml", Length: -1, Pri: -1}}
+	doc.Links = []changefeed.Link{{Rel: "up", Href: s.cfg.PublicURL + capabilityListPath, Length: -1, Pri: -1}}
 	paths := make([]string, 0, len(snap))
 	for p := range snap {
 		paths = append(paths, p)
@@ -97,7 +102,7 @@ func (s *Source) serveFile(w http.ResponseWriter, r *http.Request) {
 // §4.1): 200, application/xml, Link self and hub, no content.
 func (s *Source) serveTopic(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("Link", "<"+s.cfg.Topic+`>; rel="self", <`+s.cfg.Hub+`>; rel="hub", <`+s.cfg.PublicURL+`/capabilitylist.xml>; rel="resourcesync"`)
+	w.Header().Set(wire.HeaderLink, wire.NotificationLinks(s.cfg.Topic, s.cfg.Hub, s.cfg.PublicURL+capabilityListPath))
 	w.Header().Set("Content-Length", "0")
 }
 

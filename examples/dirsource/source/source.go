@@ -7,8 +7,8 @@
 //
 // URL layout under the public URL:
 //
-//	/.well-known/resourcesync   Source Description
-//	/capabilitylist.xml         Capability List: resourcelist, change-notification (topic, hub)
+//	/.well-known/resourcesync   Source Description (wire.PathWellKnown)
+//	/<wire.CapabilityListFile>  Capability List: resourcelist, change-notification (topic, hub)
 //	/resourcelist.xml           Resource List as of the last acknowledged notification (rs:md at)
 //	/files/{path}               the files
 //	/topic                      the topic URI (HEAD/GET: Link rel="self" and rel="hub"), unless Config.Topic is elsewhere
@@ -28,6 +28,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/publisher"
+	"github.com/rshub/rshub/wire"
 )
 
 // Config configures a Source.
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		}
 	}
 	pub, err := publisher.New(ctx, publisher.Config{
-		Hub: cfg.Hub, Topic: cfg.Topic, CapabilityList: cfg.PublicURL + "/capabilitylist.xml", Token: cfg.Token,
+		Hub: cfg.Hub, Topic: cfg.Topic, CapabilityList: cfg.PublicURL + capabilityListPath, Token: cfg.Token,
 		Store: store, Logger: cfg.Logger,
 	})
 	if err != nil {
@@ -275,8 +276,8 @@ func (s *Source) Status() Status {
 // Handler serves the Source's documents and files.
 func (s *Source) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/resourcesync", s.serveDescription)
-	mux.HandleFunc("GET /capabilitylist.xml", s.serveCapabilityList)
+	mux.HandleFunc("GET "+wire.PathWellKnown, s.serveDescription)
+	mux.HandleFunc("GET "+capabilityListPath, s.serveCapabilityList)
 	mux.HandleFunc("GET /resourcelist.xml", s.serveResourceList)
 	mux.HandleFunc("GET /files/{path...}", s.serveFile)
 	mux.HandleFunc("GET /topic", s.serveTopic)

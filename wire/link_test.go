@@ -1,4 +1,4 @@
-package weblink
+package wire
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestParse_WebSubAndResourceSyncForms(t *testing.T) {
+func TestParseLinks_WebSubAndResourceSyncForms(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []string
@@ -28,36 +28,36 @@ func TestParse_WebSubAndResourceSyncForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Parse(tt.values); !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("Parse(%q) = %#v, want %#v", tt.values, got, tt.want)
+			if got := ParseLinks(tt.values); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ParseLinks(%q) = %#v, want %#v", tt.values, got, tt.want)
 			}
 		})
 	}
 }
 
-func TestFormat_RoundTrips(t *testing.T) {
+func TestFormatLinks_RoundTrips(t *testing.T) {
 	in := []Link{{"http://t/", []string{"self"}}, {"http://h/", []string{"hub"}}, {"", []string{"x"}}}
-	s := Format(in...)
+	s := FormatLinks(in...)
 	if s != `<http://t/>; rel="self", <http://h/>; rel="hub"` {
 		t.Fatalf("Format = %q", s)
 	}
-	if got := Parse([]string{s}); !reflect.DeepEqual(got, in[:2]) {
-		t.Fatalf("Parse(Format) = %#v", got)
+	if got := ParseLinks([]string{s}); !reflect.DeepEqual(got, in[:2]) {
+		t.Fatalf("ParseLinks(Format) = %#v", got)
 	}
-	if First(in, "hub") != "http://h/" || First(in, "up") != "" || len(Rel(in, "self")) != 1 {
+	if FirstLink(in, "hub") != "http://h/" || FirstLink(in, "up") != "" || len(LinksRel(in, "self")) != 1 {
 		t.Fatal("First/Rel")
 	}
 }
 
-// FuzzParse checks that Parse never panics, returns only links with a
+// FuzzParseLinks checks that Parse never panics, returns only links with a
 // target free of '>' and lower-case rels, and that formatting what it
 // returns parses back to the same links.
-func FuzzParse(f *testing.F) {
+func FuzzParseLinks(f *testing.F) {
 	f.Add(`<http://t/>; rel="self", <http://h/>; rel="hub"`)
 	f.Add(`<a>;rel="x y";title="q\"uo,te", <b>`)
 	f.Add(`<`)
 	f.Fuzz(func(t *testing.T, s string) {
-		got := Parse([]string{s})
+		got := ParseLinks([]string{s})
 		for _, l := range got {
 			if l.Href == "" || strings.ContainsRune(l.Href, '>') {
 				t.Fatalf("bad href %q", l.Href)
@@ -77,7 +77,7 @@ func FuzzParse(f *testing.F) {
 		if len(clean) == 0 {
 			return
 		}
-		back := Parse([]string{Format(clean...)})
+		back := ParseLinks([]string{FormatLinks(clean...)})
 		if !reflect.DeepEqual(back, clean) {
 			t.Fatalf("round trip: %#v -> %#v", clean, back)
 		}
@@ -86,7 +86,7 @@ func FuzzParse(f *testing.F) {
 
 // The forms the hub meets in publishes and topic checks (moved from the
 // hub's own parser when both used one).
-func TestParse_HubForms(t *testing.T) {
+func TestParseLinks_HubForms(t *testing.T) {
 	cases := []struct {
 		name string
 		in   []string
@@ -104,7 +104,7 @@ func TestParse_HubForms(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Parse(tc.in); !reflect.DeepEqual(got, tc.want) {
+			if got := ParseLinks(tc.in); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %#v, want %#v", got, tc.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package delivery_test
+package jslog_test
 
 import (
 	"bytes"
@@ -14,15 +14,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
-// TestNATS_Transport checks, with plain nats.go clients, that the log is a
-// NATS transport: live on a core subscription, replay from a sequence and
+// TestNATS_Transport checks, with plain nats.go clients and package wire's
+// scheme, that the log is a NATS transport: live on a core subscription, replay from a sequence and
 // from a time with an ordered JetStream consumer, and headers that decode
 // into the stored record. It runs against the embedded server and against
 // an external nats-server process on a loopback TCP port.
@@ -34,7 +34,7 @@ func TestNATS_Transport(t *testing.T) {
 	for name, start := range servers {
 		t.Run(name, func(t *testing.T) {
 			url := start(t)
-			writer := connect(t, url) // the hub's connection
+			writer := connectTCP(t, url) // the hub's connection
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			l, err := jslog.Open(ctx, writer, jslog.Config{})
@@ -42,16 +42,78 @@ func TestNATS_Transport(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			t.Run("LiveOnCoreSubscription", func(t *testing.T) { natsLive(t, ctx, l, connect(t, url)) })
-			t.Run("ReplayFromSequence", func(t *testing.T) { natsReplaySeq(t, ctx, l, connect(t, url)) })
-			t.Run("ReplayFromTime", func(t *testing.T) { natsReplayTime(t, ctx, l, connect(t, url)) })
+			t.Run("LiveOnCoreSubscription", func(t *testing.T) { natsLive(t, ctx, l, connectTCP(t, url)) })
+			t.Run("ReplayFromSequence", func(t *testing.T) { natsReplaySeq(t, ctx, l, connectTCP(t, url)) })
+			t.Run("ReplayFromTime", func(t *testing.T) { natsReplayTime(t, ctx, l, connectTCP(t, url)) })
 		})
 	}
 }
 
+// transportTimeout bounds each wait for a message.
+const transportTimeout = 20 * time.Second
+
+// transportBase is the Source time of the first transportRecord.
+var transportBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// transportRecord is the i-th change notification of channel, with one
+// entry.
+func transportRecord(channel string, i int) hub.Record {
+	from, until := transportBase.Add(time.Duration(i-1)*time.Minute), transportBase.Add(time.Duration(i)*time.Minute)
+	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="change-notification" from="%s" until="%s"/>
+  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
+</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
+		until.Format(time.RFC3339), until.Format(time.RFC3339))
+	return hub.Record{
+		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
+		From: from, Until: until, ContentType: "application/xml",
+		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
+	}
+}
+
+// natsStart says where consumerFor starts: Seq, else Time, else new
+// messages only.
+type natsStart struct {
+	Seq  uint64
+	Time time.Time
+}
+
+// consumerFor creates an ordered JetStream consumer on stream (wire.Stream
+// when empty) delivering the messages on subject in log order from start,
+// as any consumer of the hub's NATS interface does.
+func consumerFor(ctx context.Context, js jetstream.JetStream, stream, subject string, start natsStart) (jetstream.Consumer, error) {
+	if stream == "" {
+		stream = wire.Stream
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	switch {
+	case start.Seq > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start.Seq
+	case !start.Time.IsZero():
+		t := start.Time
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+	}
+	c, err := js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("consumer on %s %s: %w", stream, subject, err)
+	}
+	return c, nil
+}
+
+// decodeJS turns a message of the log into its record with package wire
+// alone, as a client does.
+func decodeJS(m jetstream.Msg) (hub.Record, error) {
+	md, err := m.Metadata()
+	if err != nil {
+		return hub.Record{}, fmt.Errorf("metadata: %w", err)
+	}
+	return wire.DecodeRecord(m.Subject(), wire.Header(m.Headers()), m.Data(), md.Sequence.Stream)
+}
+
 func natsLive(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Conn) {
 	msgs := make(chan *nats.Msg, 16)
-	sub, err := nc.ChanSubscribe(delivery.NATSSubject("", "live"), msgs)
+	sub, err := nc.ChanSubscribe(wire.Subject("", "live"), msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +121,10 @@ func natsLive(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Conn) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := changeNotification("live", 1)
+	want := transportRecord("live", 1)
 	want.ResourceSync = "http://example.com/capabilitylist.xml"
 	want.Received = time.Date(2025, 5, 6, 7, 8, 9, 10, time.UTC)
-	if _, _, err := l.Append(ctx, changeNotification("other", 1)); err != nil {
+	if _, _, err := l.Append(ctx, transportRecord("other", 1)); err != nil {
 		t.Fatal(err)
 	}
 	seq, _, err := l.Append(ctx, want)
@@ -76,10 +138,10 @@ func natsLive(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Conn) {
 			t.Fatal(err)
 		}
 		want.Seq = seq
-		if err := sameRec(got, want); err != nil {
+		if err := sameStored(got, want); err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(wsTimeout):
+	case <-time.After(transportTimeout):
 		t.Fatal("no live message")
 	}
 	select {
@@ -98,7 +160,7 @@ func appendMixed(t *testing.T, ctx context.Context, l *jslog.Log, x, y string, n
 		if i%2 == 1 {
 			ch = y
 		}
-		rec := changeNotification(ch, i+1)
+		rec := transportRecord(ch, i+1)
 		seq, _, err := l.Append(ctx, rec)
 		if err != nil {
 			t.Fatal(err)
@@ -125,11 +187,11 @@ func consume(t *testing.T, it jetstream.MessagesContext, n int) []hub.Record {
 	t.Helper()
 	var out []hub.Record
 	for len(out) < n {
-		m, err := it.Next(jetstream.NextMaxWait(wsTimeout))
+		m, err := it.Next(jetstream.NextMaxWait(transportTimeout))
 		if err != nil {
 			t.Fatalf("after %d records: %v", len(out), err)
 		}
-		rec, err := delivery.DecodeJS(m)
+		rec, err := decodeJS(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +207,7 @@ func natsReplaySeq(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Con
 		t.Fatal(err)
 	}
 	from := recs[4].Seq // an rx record
-	c, err := delivery.ConsumerFor(ctx, js, "", delivery.NATSSubject("", "rx"), delivery.NATSStart{Seq: from})
+	c, err := consumerFor(ctx, js, "", wire.Subject("", "rx"), natsStart{Seq: from})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +220,7 @@ func natsReplaySeq(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Con
 	it := messages(t, c)
 	got := consume(t, it, len(want))
 	for i := range want {
-		if err := sameRec(got[i], want[i]); err != nil {
+		if err := sameStored(got[i], want[i]); err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}
 	}
@@ -178,7 +240,7 @@ func natsReplayTime(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Co
 	// The stream stamps messages with the server's clock: take the
 	// boundary from the stream itself, the stored time of the next record.
 	later := appendMixed(t, ctx, l, "tx", "ty", 6)
-	st, err := js.Stream(ctx, jslog.DefaultStream)
+	st, err := js.Stream(ctx, wire.Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,19 +248,19 @@ func natsReplayTime(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := delivery.ConsumerFor(ctx, js, "", delivery.NATSSubject("", ""), delivery.NATSStart{Time: raw.Time})
+	c, err := consumerFor(ctx, js, "", wire.Subject("", ""), natsStart{Time: raw.Time})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := consume(t, messages(t, c), len(later))
 	for i := range later {
-		if err := sameRec(got[i], later[i]); err != nil {
+		if err := sameStored(got[i], later[i]); err != nil {
 			t.Fatalf("from time %v, record %d: %v", raw.Time, i, err)
 		}
 	}
 }
 
-func sameRec(got, want hub.Record) error {
+func sameStored(got, want hub.Record) error {
 	switch {
 	case got.Seq != want.Seq, got.Topic != want.Topic, got.Channel != want.Channel, got.Key != want.Key,
 		got.ContentType != want.ContentType, got.ResourceSync != want.ResourceSync:
@@ -212,7 +274,7 @@ func sameRec(got, want hub.Record) error {
 	return nil
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connectTCP(t *testing.T, url string) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.Timeout(5*time.Second))
 	if err != nil {
@@ -273,7 +335,7 @@ func externalNATS(t *testing.T) string {
 		}
 	})
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	testenv.Eventually(t, wsTimeout, func() bool {
+	testenv.Eventually(t, transportTimeout, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("nats-server exited:\n%s", out.String())

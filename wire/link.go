@@ -1,11 +1,31 @@
-// Package weblink parses and formats HTTP Link headers (RFC 8288) as far as
-// WebSub and ResourceSync use them: a target URI and its relation types.
-package weblink
+package wire
 
 import "strings"
 
-// Link is one link of a Link header: a target and its relation types, in
-// lower case.
+// Link relation types of the protocol.
+const (
+	RelSelf         = "self"         // the topic URI
+	RelHub          = "hub"          // the hub URL
+	RelResourceSync = "resourcesync" // the Source's Capability List
+)
+
+// HeaderLink is the header of a publish and of a webhook delivery that
+// names the topic, the hub and the Capability List.
+const HeaderLink = "Link"
+
+// NotificationLinks returns the Link header value of a publish or of a
+// webhook delivery: <topic>; rel="self", <hub>; rel="hub", and
+// <resourcesync>; rel="resourcesync" when that is not empty.
+func NotificationLinks(topic, hub, resourcesync string) string {
+	return FormatLinks(
+		Link{Href: topic, Rels: []string{RelSelf}},
+		Link{Href: hub, Rels: []string{RelHub}},
+		Link{Href: resourcesync, Rels: []string{RelResourceSync}},
+	)
+}
+
+// Link is one link of an HTTP Link header (RFC 8288, as far as WebSub and
+// ResourceSync use it): a target and its relation types, in lower case.
 type Link struct {
 	Href string
 	Rels []string
@@ -21,10 +41,10 @@ func (l Link) Has(rel string) bool {
 	return false
 }
 
-// Parse reads every Link header value in order. Malformed links are
+// ParseLinks reads every Link header value in order. Malformed links are
 // skipped; a rel parameter with several space-separated types gives the
 // link all of them.
-func Parse(values []string) []Link {
+func ParseLinks(values []string) []Link {
 	var out []Link
 	for _, v := range values {
 		for {
@@ -66,8 +86,9 @@ func Parse(values []string) []Link {
 	return out
 }
 
-// Rel returns the targets of every link with relation type rel, in order.
-func Rel(links []Link, rel string) []string {
+// LinksRel returns the targets of every link with relation type rel, in
+// order.
+func LinksRel(links []Link, rel string) []string {
 	var out []string
 	for _, l := range links {
 		if l.Has(rel) {
@@ -77,8 +98,8 @@ func Rel(links []Link, rel string) []string {
 	return out
 }
 
-// First returns the first target with relation type rel, or "".
-func First(links []Link, rel string) string {
+// FirstLink returns the first target with relation type rel, or "".
+func FirstLink(links []Link, rel string) string {
 	for _, l := range links {
 		if l.Has(rel) {
 			return l.Href
@@ -87,9 +108,9 @@ func First(links []Link, rel string) string {
 	return ""
 }
 
-// Format writes links as one Link header value:
+// FormatLinks writes links as one Link header value:
 // `<a>; rel="self", <b>; rel="hub"`. Links without a target are left out.
-func Format(links ...Link) string {
+func FormatLinks(links ...Link) string {
 	var b strings.Builder
 	for _, l := range links {
 		if l.Href == "" {

@@ -1,0 +1,254 @@
+// Package wire is the protocol between an rshub hub and its clients, in
+// one place: what a Source sends, what each transport delivers, the names
+// of the NATS stream, subjects and headers, the WebSocket frames and close
+// codes, the signature of a webhook delivery, and the paths of the
+// pull-mode documents. The hub and every client import it; it imports only
+// the standard library. This comment is the protocol on one page.
+//
+// # Records
+//
+// The hub stores each notification as a Record: the body exactly as
+// published and its metadata (topic, channel name, ResourceSync from and
+// until, content type, the rel="resourcesync" link, receipt time, the
+// idempotency key, the number of <url> entries). The log sequence Seq,
+// shared by all channels and increasing, is every client's cursor.
+//
+// # Publishing
+//
+// A Source POSTs a change-notification payload to the hub URL with a Link
+// header (HeaderLink; ParseLinks, FormatLinks, NotificationLinks) naming
+// the topic (RelSelf) and the hub (RelHub), and optionally its Capability
+// List (RelResourceSync). The hub answers 200 once its log holds the
+// notification, with the log sequence in HeaderSeq ("Rshub-Seq").
+//
+// # Webhooks (WebSub)
+//
+// Each notification arrives at a subscription's callback as a POST of the
+// stored body with the topic's Content-Type, one Link header
+// (NotificationLinks: self, hub, and resourcesync when known), HeaderSeq
+// with the log sequence and, when subscribed with a hub.secret,
+// HeaderSignature ("X-Hub-Signature: <method>=<hex>").
+//
+// Sign and Verify are the one contract of the signature, the one a WebSub
+// subscriber expects (WebSub §8): the method is sha1, sha256, sha384 or
+// sha512, in any case (Sign writes it in lower case; "" means
+// DefaultSigMethod); the value is the lower-case hex HMAC of the body under
+// the secret. Verify ignores white space around the value, accepts hex in
+// any case, and compares in constant time; it returns ErrNotSigned for an
+// empty value and an error wrapping ErrSignatureMismatch for anything else
+// that is not a valid signature. A subscriber ignores (and answers 2xx to)
+// a delivery that fails verification.
+//
+// # NATS
+//
+// Every stored notification is one message of the JetStream stream Stream
+// ("RSHUB" by default) on the subject
+//
+//	<prefix>.<channel name>        for example rshub.notify.arxiv
+//
+// (Subject; the prefix defaults to SubjectPrefix, "rshub.notify"). The
+// stream captures "<prefix>.>" (Subject(prefix, "")), so a channel name is
+// a subject token, and SubjectChannel reads it back. The stream sequence is
+// the hub's log sequence.
+//
+// The message body is the notification exactly as stored. Headers carry
+// the metadata (EncodeRecord, DecodeRecord):
+//
+//	Nats-Msg-Id         idempotency key; JetStream drops a repeat inside the
+//	                    stream's duplicate window (default 10 minutes)
+//	Rshub-Topic         topic URI of the channel
+//	Rshub-Channel       channel name (the last part of the subject)
+//	Rshub-From          ResourceSync "from" of the notification, RFC 3339
+//	                    with nanoseconds; absent when unknown
+//	Rshub-Until         ResourceSync "until", same format; absent when unknown
+//	Content-Type        media type of the body
+//	Rshub-Received      when the hub accepted it, RFC 3339 with nanoseconds
+//	Rshub-Resourcesync  the rel="resourcesync" link the Source sent, if any
+//	Rshub-Entries       number of <url> entries of a ResourceSync
+//	                    notification, decimal; absent when 0 or unknown
+//
+// A value of Nats-Msg-Id, Rshub-Topic, Rshub-Channel, Content-Type or
+// Rshub-Resourcesync that is not printable ASCII without leading or
+// trailing spaces (it holds CR, LF, NUL or another control character,
+// non-ASCII text or invalid UTF-8), or that starts with "=?", is sent as an
+// RFC 2047 encoded word: "=?UTF-8?B?", the standard base64 of the value's
+// bytes, "?=" (EncodeHeaderValue; DecodeHeaderValue reverses it). Plain
+// values, the usual case, are sent as they are. No value can inject a
+// header line or end the header block, and none is altered by a client's
+// sanitising. Each of those values is at most MaxHeaderValue (8 KiB) bytes
+// (CheckRecord; the hub refuses a longer one), which keeps a message's
+// headers below JetStream's 64 KiB limit.
+//
+// Consume live with core NATS (no acknowledgement, no replay):
+//
+//	nc.Subscribe(wire.Subject("", "arxiv"), func(m *nats.Msg) { ... })
+//
+// Replay from a log sequence or a time, then follow, with a JetStream
+// ordered consumer:
+//
+//	js, _ := jetstream.New(nc)
+//	c, _ := js.OrderedConsumer(ctx, wire.Stream, jetstream.OrderedConsumerConfig{
+//		FilterSubjects: []string{wire.Subject("", "arxiv")},
+//		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+//		OptStartSeq:    cursor + 1,
+//	})
+//	c.Consume(func(m jetstream.Msg) {
+//		md, _ := m.Metadata()
+//		rec, err := wire.DecodeRecord(m.Subject(), wire.Header(m.Headers()), m.Data(), md.Sequence.Stream)
+//		...
+//	})
+//
+// Use DeliverByStartTimePolicy with OptStartTime to start from a receipt
+// time instead. Records older than the stream's MaxAge or beyond its
+// MaxBytes are removed; a consumer starting before the first held sequence
+// begins at the first one, so compare sequences to detect the gap.
+//
+// # WebSockets
+//
+// The hub serves WebSocket sessions at PathWebSocket ("/ws"). A session
+// replays the log from a cursor, says when it has caught up, then delivers
+// live notifications, with no loss and no duplicate between replay and
+// live. Clients send nothing but control frames; every data frame from the
+// hub is one JSON object (text frame) with a "type".
+//
+// A session opens with (Session, WebSocketURL)
+//
+//	GET /ws?channels=arxiv,dbpedia&since=1234&raw=1&token=...
+//
+// and these query parameters, each given at most once:
+//
+//	channels    required. Comma-separated channel names (1 to 64 of
+//	            A-Z a-z 0-9 _ - each, at most MaxSessionChannels names), or
+//	            "*" (AllChannels) for every channel.
+//	since       optional cursor: deliver records with seq > since.
+//	since_time  optional, RFC 3339: deliver records whose Source until is
+//	            after it (records without an until are compared by their
+//	            receipt time). Not together with since.
+//	raw         "1" adds the stored body: xml for XML notifications, body
+//	            for other content.
+//	token       the hub's WebSocket token when one is configured;
+//	            "Authorization: Bearer <token>" works too.
+//
+// Without since and since_time the session starts at the log's last
+// sequence: live only. Refusals happen before the upgrade, as plain HTTP:
+// 403 origin not allowed (by default the Origin must name the hub's own
+// host; the operator may list origins or allow "*"; a request without
+// Origin is not from a browser and passes), 401 missing or wrong token, 400
+// bad query (the plain-text body says which parameter and why, quoting at
+// most 256 bytes of the value), 503 the hub is shutting down.
+//
+// The frames are Notification, Gap and Live (a client reads any with
+// DecodeFrame). A notification frame:
+//
+//	{"type":"notification","channel":"arxiv","topic":"https://example.org/changelist.xml","seq":1235,
+//	 "from":"2024-01-01T00:00:00Z","until":"2024-01-01T00:01:00Z","content_type":"application/xml",
+//	 "received":"2024-01-01T00:01:02.123456789Z",
+//	 "entries":[{"loc":"https://example.org/res1","change":"updated","datetime":"2024-01-01T00:00:30Z",
+//	             "lastmod":"2024-01-01T00:00:30Z","hash":"md5:…","length":12,"type":"text/plain"}],
+//	 "xml":"<urlset …>…</urlset>"}
+//
+// In it:
+//
+//   - seq is the log sequence: the cursor to resume from. Sequences
+//     increase; they are shared by all channels, so a session on some
+//     channels sees gaps in seq that are not missing data.
+//   - from, until, received are RFC 3339 in UTC (FrameTime), absent when
+//     unknown. from and until are Source datetimes; received is when the
+//     hub accepted the notification.
+//   - entries are the <url> entries of a ResourceSync body (any XML media
+//     type), parsed leniently; datetime and lastmod keep the Source's
+//     lexical form; change, hash, length and type come from the entry's
+//     rs:md and are absent when it lacks them. For other content entries
+//     is [].
+//   - When an XML body cannot be parsed, entries is [] and error says why;
+//     the frame is still sent.
+//   - xml (XML content) or body (other content, as text; bytes that are not
+//     UTF-8 become U+FFFD) only with raw=1.
+//
+// A gap frame:
+//
+//	{"type":"gap","missing_from_seq":1,"missing_to_seq":4711,"message":"since=0 is older than the log's retention: replay starts at 4712"}
+//
+// The hub cannot deliver the sequences missing_from_seq..missing_to_seq
+// (inclusive): the log removed them by retention. A gap frame comes before
+// the records that follow the gap, never silently: at the start of a
+// session, when since+1 is before the first sequence the log holds; at the
+// start of a session with since_time, when the log no longer holds its
+// oldest records and the time falls before what it holds (missing_from_seq
+// is then 1: the hub cannot tell which of the removed records were after
+// the time); during replay or live delivery, if retention removes records
+// before they were sent (a session whose channels had no record in that
+// window may still get the frame). A destination that gets a gap frame
+// recovers the window from the Source (its Change Lists or Resource List)
+// and carries on with the frames that follow.
+//
+// A live frame:
+//
+//	{"type":"live","seq":5000}
+//
+// It is sent once, when replay has caught up: every record up to seq that the
+// session asked for has been sent, and every later frame is live. With no
+// cursor it is the first frame.
+//
+// One loop per session reads the log through the hub's shared in-memory
+// tail: a cursor inside the tail costs no request to NATS; an older cursor
+// reads JetStream, one request per record of the session's channel (one
+// channel) or per record of all channels ("*" or several channels, filtered
+// by the hub). When caught up the session joins a single hub-wide fan-out
+// that encodes each new record once per variant (with or without raw) and
+// queues it to every live session. since_time is resolved by a binary
+// search over the log's receipt times, starting 10 minutes before the time
+// to allow for a Source clock ahead of the hub's, then replays from there,
+// dropping records whose until is not after the time.
+//
+// Clients send control frames only: pongs (answering the hub's pings),
+// pings (the hub answers them) and a close frame. The protocol defines no
+// client message, so any data message closes the session (other sessions
+// are not affected): a binary message or text that is not JSON with
+// CloseUnsupportedData (1003), JSON text with ClosePolicyViolation (1008),
+// text over MaxClientMessage (512) bytes with CloseMessageTooBig (1009).
+// The hub pings every 30 seconds by default; a client that sends no pong
+// within twice that is disconnected (browsers and WebSocket libraries
+// answer pings by themselves). Each session has a bounded send queue of
+// live frames (256 by default).
+//
+// A session replaying from the log when the log cannot be read (a lost
+// connection, a restarting NATS server) stays open: it retries with
+// backoff, answering pings meanwhile, and goes on from where it was, with
+// no loss and no duplicate. Live sessions simply receive nothing until the
+// log comes back, then everything appended meanwhile, in order.
+//
+// Close codes and reasons:
+//
+//	4008 CloseSlowConsumer     the session's send queue filled up   "slow consumer; resume with since=<N>"
+//	1001 CloseGoingAway        the hub is shutting down             "hub shutting down; resume with since=<N>"
+//	1011 CloseInternalError    replay failed (not the log being     "replay failed; resume with since=<N>"
+//	                           unavailable)
+//	1003 CloseUnsupportedData  binary, or text that is not JSON     "binary messages are not accepted; …" / "text message is not JSON; …"
+//	1008 ClosePolicyViolation  a JSON message                       "unknown message: clients send only control frames; …"
+//	1009 CloseMessageTooBig    text over 512 bytes                  "message over 512 bytes; resume with since=<N>"
+//
+// N is the last sequence the session was told about (the last notification
+// sent, or the live frame's seq): reconnecting with since=N continues
+// without loss or duplicate.
+//
+// # Pull mode
+//
+// The same history is served as ResourceSync documents at the hub's origin
+// (paths built by the *Path functions, routed with the Pattern* constants,
+// read back with ParsePath); {name} is a channel name, {seq} the log
+// sequence of a list's first notification:
+//
+//	/.well-known/resourcesync                     Source Description: every channel's Capability List
+//	/channels/{name}/capabilitylist.xml            Capability List
+//	/channels/{name}/changelist.xml                the open Change List (alias)
+//	/channels/{name}/changelist/{seq}.xml          a Change List, open or closed (stable name)
+//	/channels/{name}/changelist-index.xml          Change List Index
+//	/channels/{name}/changelist-archive.xml        Change List Archive, or its Archive Index when paged
+//	/channels/{name}/changelist-archive/{k}.xml    archive page k (1-based)
+//	/topics/{name}                                 topic URI of a channel the hub hosts
+//	/ws                                            WebSocket sessions
+//
+// A Capability List lists changelist, changelist-archive and the
+// change-notification channel (its topic URI, with rs:ln rel="hub").
+package wire

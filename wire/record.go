@@ -1,0 +1,22 @@
+package wire
+
+import "time"
+
+// Record is one notification as the hub's log stores it and as every
+// transport describes it: the stored body and its metadata. On NATS the
+// metadata travels in headers (EncodeRecord, DecodeRecord); on a WebSocket
+// in a Notification frame; on a webhook in the Link, Content-Type and
+// Rshub-Seq headers of the POST.
+type Record struct {
+	Seq          uint64    `json:"seq"` // log sequence, assigned by the log on append
+	Topic        string    `json:"topic"`
+	Channel      string    `json:"channel"` // channel name
+	From         time.Time `json:"from"`    // zero for non-ResourceSync content
+	Until        time.Time `json:"until"`
+	ContentType  string    `json:"contentType"`
+	ResourceSync string    `json:"resourcesync,omitempty"` // rel="resourcesync" link passed through
+	Received     time.Time `json:"received"`
+	Key          string    `json:"key"`     // idempotency key
+	Entries      int       `json:"entries"` // <url> entries of a ResourceSync notification (0 otherwise)
+	Body         []byte    `json:"-"`
+}
