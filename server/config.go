@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/wire"
 )
 
 // Config is every setting of a hub process. cmd/hub documents each one.
@@ -111,7 +111,7 @@ func (s Config) Check() error {
 		return fmt.Errorf("--sync applies to the embedded NATS server; configure fsync on the external server instead")
 	case s.RotateEntries < 0 || s.RotateEntries > 50000:
 		return fmt.Errorf("--rotate-entries must be 1 to 50000, got %d", s.RotateEntries)
-	case !delivery.ValidSigMethod(s.SigMethod):
+	case !wire.ValidSigMethod(s.SigMethod):
 		return fmt.Errorf("--signature must be sha1, sha256, sha384 or sha512, got %q", s.SigMethod)
 	case s.StartupTimeout <= 0:
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/internal/config"
+	"github.com/rshub/rshub/wire"
 )
 
 // envPrefix prefixes every setting's environment variable.
@@ -74,8 +75,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.BoolVar(&s.UnsubscribeOnExit, "unsubscribe-on-exit", false, "webhook: unsubscribe when stopped (a restart then resumes from the hub's Change Lists)")
 	fs.StringVar(&s.WSToken, "ws-token", "", "websocket: token the hub's WebSocket endpoint requires")
 	fs.StringVar(&s.NATSURL, "nats-url", "nats://127.0.0.1:4222", "nats: the NATS server holding the hub's log stream")
-	fs.StringVar(&s.NATSStream, "nats-stream", "RSHUB", "nats: the hub's JetStream stream")
-	fs.StringVar(&s.NATSPrefix, "nats-prefix", "rshub.notify", "nats: the hub's subject prefix")
+	fs.StringVar(&s.NATSStream, "nats-stream", wire.Stream, "nats: the hub's JetStream stream")
+	fs.StringVar(&s.NATSPrefix, "nats-prefix", wire.SubjectPrefix, "nats: the hub's subject prefix")
 	fs.DurationVar(&s.Resync, "resync", 5*time.Minute, "catch up from the hub's Change Lists this often, healing a lost last notification (0: never)")
 	fs.BoolVar(&s.JSON, "json", false, "print one JSON object per event on standard output, for scripts")
 	fs.StringVar(&s.Progress, "progress", "auto", "catch-up progress: bar, lines, or auto (a bar on a terminal)")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Subjects of the NATS ceilings, on the hub's own embedded server.
@@ -61,7 +63,7 @@ func newNATSBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *natsBenc
 	if b.pubNC, err = nats.Connect(b.hub.NATSURL, nats.Name("rshub-bench-pub")); err != nil {
 		return nil, fmt.Errorf("nats: connect raw publisher: %w", err)
 	}
-	for _, subj := range []string{"rshub.notify." + demoChannel, rawJSSubject, rawCoreSubject, rawHTTPSubject} {
+	for _, subj := range []string{wire.Subject(wire.SubjectPrefix, demoChannel), rawJSSubject, rawCoreSubject, rawHTTPSubject} {
 		if _, err := b.subNC.Subscribe(subj, b.receive); err != nil {
 			return nil, fmt.Errorf("nats: subscribe %s: %w", subj, err)
 		}

@@ -24,7 +24,7 @@ func notification(id int, sent time.Time, from time.Time) []byte {
 	b.Grow(1024)
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-<rs:ln rel="up" href="http://example.org/dataset1/capabilitylist.xml"/>
+<rs:ln rel="up" href="http://example.org/dataset1/capabilities.xml"/>
 `)
 	fmt.Fprintf(&b, `<rs:md capability="change-notification" from="%s" until="%s"/>`+"\n",
 		from.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))

@@ -126,7 +126,7 @@ func (b *rawBroadcast) close() {
 }
 
 // rawFrame is the JSON frame the ceiling broadcasts: the shape and fields
-// of the hub's notification frame (delivery/websocket.md) for the same
+// of the hub's notification frame (package wire) for the same
 // notification, so both write frames of about the same size.
 func rawFrame(id int, seq uint64, sent, from time.Time, topic string) ([]byte, error) {
 	type entry struct {
