@@ -74,7 +74,7 @@ func (c *cursorSaver) final(ctx context.Context, cursor hub.Cursor) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if !q.h.Do(pctx, opCursorWrite, func() error { return q.w.store.PutCursor(pctx, q.id, cursor) }) {
-		q.lg.Warn("cursor not stored; another hub taking the subscription over may deliver again", "seq", cursor.Seq)
+		q.logger.Warn("cursor not stored; another hub taking the subscription over may deliver again", "seq", cursor.Seq)
 		return
 	}
 	c.stored, c.written, c.failures = cursor, time.Now(), 0

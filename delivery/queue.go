@@ -22,7 +22,7 @@ type queue struct {
 	cancel context.CancelFunc
 	wake   chan struct{} // a changed subscription; buffered 1
 	done   chan struct{} // closed when the queue's goroutine has ended
-	lg     *slog.Logger
+	logger *slog.Logger
 	h      *loophealth.Tracker // the store and log calls of this queue that fail
 	// pos is the furthest this queue has delivered, kept across claims:
 	// when the store could not take the cursor before a claim was lost, the
@@ -57,8 +57,8 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 		gen:    gen,
 		sub:    sub,
 	}
-	q.lg = w.lg.With("sub", sub.ID, "callback", clip(sub.Callback))
-	q.h = loophealth.New(q.lg)
+	q.logger = w.logger.With("sub", sub.ID, "callback", clip(sub.Callback))
+	q.h = loophealth.New(q.logger)
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	return q
 }
@@ -131,7 +131,7 @@ func (q *queue) run(ctx context.Context) {
 		reason := q.whileClaimed(ctx, key, ttl)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if err := q.w.store.Release(rctx, key, q.w.cfg.Owner); err != nil {
-			q.lg.Warn("claim not released; it expires by itself", "err", err)
+			q.logger.Warn("claim not released; it expires by itself", "err", err)
 		}
 		cancel()
 		switch reason {
@@ -180,7 +180,7 @@ func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration)
 					continue
 				}
 			}
-			q.lg.Warn("claim lost; stopping delivery", "err", err)
+			q.logger.Warn("claim lost; stopping delivery", "err", err)
 			close(lost)
 			cancel()
 			return
@@ -255,7 +255,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		sub = q.getSub()
 		now := w.cfg.Clock()
 		if !deliverable(sub, now) {
-			q.lg.Info("lease ended; delivery stopped", "expires", sub.Expires)
+			q.logger.Info("lease ended; delivery stopped", "expires", sub.Expires)
 			return stopExpired
 		}
 		changed := w.log.Changed()
@@ -292,7 +292,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		case resultAbandoned:
 			return stopCtx
 		case resultGone:
-			q.lg.Info("callback answered 410 Gone; subscription deleted")
+			q.logger.Info("callback answered 410 Gone; subscription deleted")
 			w.forget(q.id)
 			q.h.Do(ctx, opDelete, func() error {
 				// the first attempt is made even when the engine is stopping
@@ -336,7 +336,7 @@ func (q *queue) waitForMore(ctx context.Context, changed <-chan struct{}, sub hu
 func (q *queue) noteRetention(ctx context.Context, want uint64) {
 	first, _, err := q.w.log.Bounds(ctx)
 	if err == nil && first > want {
-		q.lg.Warn("records removed by retention before delivery; skipping them",
+		q.logger.Warn("records removed by retention before delivery; skipping them",
 			"from", want, "to", first-1)
 	}
 }

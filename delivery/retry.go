@@ -80,7 +80,7 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 			return resultGone
 		}
 		w.obs.Attempted("failed", took, 0)
-		q.lg.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
+		q.logger.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
 		if a.permanent {
 			return q.deadLetter(ctx, rec, n, a)
 		}
@@ -133,7 +133,7 @@ func (q *queue) deadLetter(ctx context.Context, rec hub.Record, n int, last atte
 	if !q.h.Do(ctx, opDeadLetter, func() error { return w.store.AddDeadLetter(ctx, d) }) {
 		return resultAbandoned
 	}
-	q.lg.Warn("delivery given up; dead letter stored", "seq", rec.Seq, "attempts", n, "reason", d.Reason)
+	q.logger.Warn("delivery given up; dead letter stored", "seq", rec.Seq, "attempts", n, "reason", d.Reason)
 	q.update(func(s *SubStats) { s.DeadLetters++ })
 	w.obs.Attempted("dead_letter", 0, 0)
 	return resultDeadLettered

@@ -115,7 +115,7 @@ type Webhooks struct {
 	log      hub.Log
 	store    Store
 	cfg      Config
-	lg       *slog.Logger
+	logger   *slog.Logger
 	limit    *hostLimit
 	breakers *breakerSet
 	obs      Observer
@@ -173,7 +173,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		log:         log,
 		store:       store,
 		cfg:         cfg,
-		lg:          lg,
+		logger:      lg,
 		h:           loophealth.New(lg),
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost),

@@ -92,7 +92,7 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 		ctx:      ctx,
 		cancel:   cancel,
 		h:        loophealth.New(cfg.Logger),
-		stalls:   wsStalls{lg: cfg.Logger},
+		stalls:   wsStalls{logger: cfg.Logger},
 		ready:    make(chan struct{}),
 		sessions: map[*wsSession]struct{}{},
 		liveAll:  map[*wsSession]struct{}{},

@@ -11,11 +11,11 @@ import (
 // per session or attempt: an outage of the log stalls every session in
 // replay at once.
 type wsStalls struct {
-	lg    *slog.Logger
-	mu    sync.Mutex
-	n     int       // sessions stalled
-	since time.Time // when n became non-zero
-	err   error     // the latest error
+	logger *slog.Logger
+	mu     sync.Mutex
+	n      int       // sessions stalled
+	since  time.Time // when n became non-zero
+	err    error     // the latest error
 }
 
 // add counts one more stalled session.
@@ -26,7 +26,7 @@ func (w *wsStalls) add(err error) {
 	w.err = err
 	if w.n == 1 {
 		w.since = time.Now()
-		w.lg.Warn("websocket: sessions cannot replay from the log; retrying with backoff", "err", err)
+		w.logger.Warn("websocket: sessions cannot replay from the log; retrying with backoff", "err", err)
 	}
 }
 
@@ -43,7 +43,7 @@ func (w *wsStalls) remove() {
 	defer w.mu.Unlock()
 	w.n--
 	if w.n == 0 {
-		w.lg.Info("websocket: sessions replay from the log again", "stalled_for", time.Since(w.since).Round(time.Millisecond), "last_err", w.err)
+		w.logger.Info("websocket: sessions replay from the log again", "stalled_for", time.Since(w.since).Round(time.Millisecond), "last_err", w.err)
 		w.since, w.err = time.Time{}, nil
 	}
 }

@@ -145,7 +145,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 		ch.Created = h.cfg.Now().UTC()
 	}
 	if ch.Trust == TrustOpen {
-		h.log.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", Truncate(ch.Topic), "channel", ch.Name)
+		h.logger.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", Truncate(ch.Topic), "channel", ch.Name)
 	}
 	if err := h.cfg.Store.PutChannel(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: store: %w", err)

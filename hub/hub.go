@@ -71,7 +71,7 @@ type Config struct {
 type Hub struct {
 	cfg     Config
 	hubURL  *url.URL
-	log     *slog.Logger
+	logger  *slog.Logger // the slog logger; the notification log is cfg.Log
 	verifyq chan verifyJob
 	obs     Observer
 
@@ -127,7 +127,7 @@ func New(cfg Config) (*Hub, error) {
 	return &Hub{
 		cfg:       cfg,
 		hubURL:    u,
-		log:       cfg.Logger,
+		logger:    cfg.Logger,
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),
 		states:    map[string]*memState{},

@@ -189,7 +189,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 		if gap != nil {
 			gap.Seq = seq
 			h.obs.GapRecorded(in.ch.Name)
-			h.log.Warn("gap in channel history", "channel", in.ch.Name, "from", gap.From, "until", gap.Until, "seq", seq)
+			h.logger.Warn("gap in channel history", "channel", in.ch.Name, "from", gap.From, "until", gap.Until, "seq", seq)
 		}
 		advance(&m.st, rec, gap)
 		m.dirty = true

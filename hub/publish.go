@@ -189,7 +189,7 @@ func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
 		what = u.what
 	}
 	h.obs.Rejected("unavailable")
-	h.log.Error("publish failed", "err", Truncate(err.Error()))
+	h.logger.Error("publish failed", "err", Truncate(err.Error()))
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	plainError(w, http.StatusServiceUnavailable, fmt.Sprintf("%s did not answer: the notification was not stored; retry in %d seconds", what, retryAfter))
 }

@@ -193,7 +193,7 @@ func (h *Hub) FlushStates(ctx context.Context) {
 		})
 		switch {
 		case err != nil:
-			h.log.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
+			h.logger.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
 			if unlock, err := h.lockChannel(context.WithoutCancel(ctx), topic); err == nil {
 				m.dirty = true
 				unlock()
@@ -273,7 +273,7 @@ func (h *Hub) freshState(ctx context.Context, ch Channel, force bool) (m *memSta
 		m.loaded = false
 		return nil, false, unavailable("the log", err)
 	}
-	h.log.Info("continuity reset made through another hub applied", "channel", ch.Name, "until", fmtTime(m.st.LastUntil), "gen", resetGen(&m.st))
+	h.logger.Info("continuity reset made through another hub applied", "channel", ch.Name, "until", fmtTime(m.st.LastUntil), "gen", resetGen(&m.st))
 	return m, true, nil
 }
 
@@ -337,7 +337,7 @@ func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, 
 		return ChannelState{}, unavailable("the state store", fmt.Errorf("store the continuity reset: %w", err))
 	}
 	m.st, m.dirty, m.checked = cloneState(st), false, now
-	h.log.Warn("continuity anchor reset", "channel", ch.Name, "topic", Truncate(ch.Topic),
+	h.logger.Warn("continuity anchor reset", "channel", ch.Name, "topic", Truncate(ch.Topic),
 		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", Truncate(by))
 	return cloneState(st), nil
 }

@@ -129,7 +129,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 // runVerify performs the policy check, the denial or the verification of
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
-	log := h.log.With("mode", j.mode, "topic", Truncate(j.topic), "callback", Truncate(j.callback))
+	logger := h.logger.With("mode", j.mode, "topic", Truncate(j.topic), "callback", Truncate(j.callback))
 	ch, err := h.channelFor(ctx, j.topic)
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
@@ -139,7 +139,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 			reason = pe.Msg
 		case !errors.Is(err, ErrNotFound):
 			reason = "hub error; try again later"
-			log.Error("channel lookup", "err", err)
+			logger.Error("channel lookup", "err", err)
 		}
 		h.deny(ctx, j.callback, j.topic, reason)
 		return
@@ -151,7 +151,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	if j.mode == "subscribe" {
 		_, last, err := h.cfg.Log.Bounds(ctx)
 		if err != nil {
-			log.Error("subscribe: log bounds", "err", err)
+			logger.Error("subscribe: log bounds", "err", err)
 			return
 		}
 		startSeq = last + 1
@@ -160,19 +160,19 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	ok, why := h.verifyIntent(ctx, j, challenge)
 	h.obs.Verified(j.mode, ok)
 	if !ok {
-		log.Info("verification of intent failed; state unchanged", "reason", why)
+		logger.Info("verification of intent failed; state unchanged", "reason", why)
 		return
 	}
 	id := SubscriptionID(j.topic, j.callback)
 	if j.mode == "unsubscribe" {
 		if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
-			log.Error("unsubscribe", "err", err)
+			logger.Error("unsubscribe", "err", err)
 			return
 		}
 		if h.cfg.Activator != nil {
 			h.cfg.Activator.Deactivate(id)
 		}
-		log.Info("unsubscribed")
+		logger.Info("unsubscribed")
 		return
 	}
 	now := h.cfg.Now().UTC()
@@ -181,7 +181,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	case errors.Is(err, ErrNotFound):
 		sub = Subscription{ID: id, Topic: j.topic, Callback: j.callback, Created: now, StartSeq: startSeq}
 	case err != nil:
-		log.Error("subscribe: load", "err", err)
+		logger.Error("subscribe: load", "err", err)
 		return
 	}
 	sub.Channel = ch.Name
@@ -191,13 +191,13 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Expires = Expiry(now, j.lease)
 	sub.State = SubActive
 	if err := h.cfg.Store.PutSubscription(ctx, sub); err != nil {
-		log.Error("subscribe: store", "err", err)
+		logger.Error("subscribe: store", "err", err)
 		return
 	}
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Activate(sub)
 	}
-	log.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
 }
 
 // verifyIntent sends the verification GET and checks that the callback
@@ -230,9 +230,9 @@ func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
 	q.Set("hub.topic", topic)
 	q.Set("hub.reason", reason)
 	if _, _, err := h.callbackGET(ctx, callback, q, 0); err != nil {
-		h.log.Info("denial not delivered", "callback", Truncate(callback), "err", err)
+		h.logger.Info("denial not delivered", "callback", Truncate(callback), "err", err)
 	}
-	h.log.Info("subscription denied", "topic", Truncate(topic), "callback", Truncate(callback), "reason", reason)
+	h.logger.Info("subscription denied", "topic", Truncate(topic), "callback", Truncate(callback), "reason", reason)
 }
 
 // callbackGET sends a GET to callback with q appended to its own query
@@ -306,7 +306,7 @@ func (h *Hub) sweepEvery() time.Duration {
 func (h *Hub) SweepOnce(ctx context.Context) {
 	subs, err := h.cfg.Store.Subscriptions(ctx, "")
 	if err != nil {
-		h.log.Error("lease sweep", "err", err)
+		h.logger.Error("lease sweep", "err", err)
 		return
 	}
 	now := h.cfg.Now()
@@ -321,16 +321,16 @@ func (h *Hub) SweepOnce(ctx context.Context) {
 			s = cur
 			s.State = SubExpired
 			if err := h.cfg.Store.PutSubscription(ctx, s); err != nil {
-				h.log.Error("lease sweep: expire", "id", s.ID, "err", err)
+				h.logger.Error("lease sweep: expire", "id", s.ID, "err", err)
 				continue
 			}
 			if h.cfg.Activator != nil {
 				h.cfg.Activator.Deactivate(s.ID)
 			}
-			h.log.Info("lease ended", "topic", Truncate(s.Topic), "callback", Truncate(s.Callback))
+			h.logger.Info("lease ended", "topic", Truncate(s.Topic), "callback", Truncate(s.Callback))
 		case s.State == SubExpired && now.After(s.Expires.Add(24*time.Hour)):
 			if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
-				h.log.Error("lease sweep: forget", "id", s.ID, "err", err)
+				h.logger.Error("lease sweep: forget", "id", s.ID, "err", err)
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func (p *Pull) writeList(ctx context.Context, w io.Writer, name string, l list, 
 	// within a list: overlapping notifications were left out of it
 	accept := changefeed.NewRotator(changefeed.Rotation{}, true)
 	started := false
-	ew := entryWriter{enc: enc, lg: p}
+	ew := entryWriter{enc: enc, pull: p}
 	err := p.records(ctx, name, l.FirstSeq, l.LastSeq, func(rec hub.Record) error {
 		if !started {
 			if rec.Seq != l.FirstSeq {
@@ -86,7 +86,7 @@ func (p *Pull) writeList(ctx context.Context, w io.Writer, name string, l list, 
 // entryWriter copies the entries of notifications into a Change List.
 type entryWriter struct {
 	enc  *changefeed.Encoder
-	lg   *Pull
+	pull *Pull     // for its logger
 	last time.Time // order key of the last entry written
 }
 
@@ -114,7 +114,7 @@ func (ew *entryWriter) record(rec hub.Record) error {
 	}
 	d = changefeed.NewDecoder(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Lenient})
 	if _, err := d.Header(); err != nil {
-		ew.lg.lg.Warn("notification unreadable, left out of its Change List", "seq", rec.Seq, "channel", rec.Channel, "err", err)
+		ew.pull.logger.Warn("notification unreadable, left out of its Change List", "seq", rec.Seq, "channel", rec.Channel, "err", err)
 		return nil
 	}
 	for i := 0; ; i++ {
@@ -123,7 +123,7 @@ func (ew *entryWriter) record(rec hub.Record) error {
 			return nil
 		}
 		if err != nil {
-			ew.lg.lg.Warn("notification entry unreadable, rest left out", "seq", rec.Seq, "entry", i, "err", err)
+			ew.pull.logger.Warn("notification entry unreadable, rest left out", "seq", rec.Seq, "entry", i, "err", err)
 			return nil
 		}
 		if i < n {
@@ -154,7 +154,7 @@ func (ew *entryWriter) write(e *changefeed.Entry, rec hub.Record, lenient bool) 
 	}
 	if lenient {
 		if !strictEntry(e) || key.Before(ew.last) || key.Before(rec.From) || key.After(rec.Until) {
-			ew.lg.lg.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", clip(e.Loc))
+			ew.pull.logger.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", clip(e.Loc))
 			return nil
 		}
 	}

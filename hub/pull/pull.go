@@ -72,14 +72,14 @@ type Config struct {
 // Pull derives pull-mode ResourceSync documents from the hub's log and
 // serves them over HTTP. It is safe for concurrent use.
 type Pull struct {
-	log   hub.Log
-	chans ChannelLister
-	cfg   Config
-	base  string // BaseURL without a trailing slash
-	lg    *slog.Logger
-	cache *listCache
-	gz    sync.Pool           // *gzip.Writer
-	h     *loophealth.Tracker // reading the log and listing channels, when they fail
+	log    hub.Log
+	chans  ChannelLister
+	cfg    Config
+	base   string // BaseURL without a trailing slash
+	logger *slog.Logger
+	cache  *listCache
+	gz     sync.Pool           // *gzip.Writer
+	h      *loophealth.Tracker // reading the log and listing channels, when they fail
 
 	syncMu sync.Mutex // serialises reading the log
 	mu     sync.RWMutex
@@ -113,15 +113,15 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 		lg = slog.Default()
 	}
 	p := &Pull{
-		log:   log,
-		chans: chans,
-		cfg:   cfg,
-		base:  strings.TrimSuffix(cfg.BaseURL, "/"),
-		lg:    lg.With("component", "pull"),
-		cache: newListCache(cfg.CacheBytes),
-		idx:   newIndex(cfg.Rotation),
+		log:    log,
+		chans:  chans,
+		cfg:    cfg,
+		base:   strings.TrimSuffix(cfg.BaseURL, "/"),
+		logger: lg.With("component", "pull"),
+		cache:  newListCache(cfg.CacheBytes),
+		idx:    newIndex(cfg.Rotation),
 	}
-	p.h = loophealth.New(p.lg)
+	p.h = loophealth.New(p.logger)
 	p.gz.New = func() any {
 		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 		return w

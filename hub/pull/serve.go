@@ -132,7 +132,7 @@ func (p *Pull) serveStored(w http.ResponseWriter, r *http.Request, d doc, gz boo
 		_, err = io.Copy(w, zr)
 	}
 	if err != nil && r.Context().Err() == nil {
-		p.lg.Error("serving a stored Change List", "path", clip(r.URL.Path), "err", err)
+		p.logger.Error("serving a stored Change List", "path", clip(r.URL.Path), "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -146,7 +146,7 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 	}
 	if started {
 		if r.Context().Err() == nil {
-			p.lg.Error("document aborted", "path", clip(r.URL.Path), "err", err)
+			p.logger.Error("document aborted", "path", clip(r.URL.Path), "err", err)
 		}
 		panic(http.ErrAbortHandler)
 	}
@@ -160,10 +160,10 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 		httpError(w, http.StatusNotFound, "this Change List is no longer held by the hub's log")
 	case errors.Is(err, errLog) || r.Context().Err() != nil:
 		// an outage of the log is logged by Sync, once; not per request
-		p.lg.Debug("document failed", "path", clip(r.URL.Path), "err", err)
+		p.logger.Debug("document failed", "path", clip(r.URL.Path), "err", err)
 		unavailable(w, "the log cannot be read right now")
 	default:
-		p.lg.Error("document failed", "path", clip(r.URL.Path), "err", err)
+		p.logger.Error("document failed", "path", clip(r.URL.Path), "err", err)
 		httpError(w, http.StatusInternalServerError, "internal error")
 	}
 }

@@ -45,7 +45,7 @@ func (p *Pull) warmClosed(ctx context.Context) {
 				return
 			}
 			if _, err := p.renderClosed(ctx, ch.Name, closed[i]); err != nil {
-				p.lg.Debug("rendering a closed Change List ahead", "channel", ch.Name, "first_seq", closed[i].FirstSeq, "err", err)
+				p.logger.Debug("rendering a closed Change List ahead", "channel", ch.Name, "first_seq", closed[i].FirstSeq, "err", err)
 				break
 			}
 			n++

@@ -1,0 +1,187 @@
+package layout
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rshub/rshub"
+
+// pkg is what `go list -json` says of one package.
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Imports    []string
+	Standard   bool
+}
+
+// packages lists the module's packages with their direct imports (test
+// files excluded: a test may use whatever helps it).
+func packages(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	all := map[string]pkg{}
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		all[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")] = p
+	}
+	return all
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ours returns the module-relative path of an import, and whether it is
+// one of the module's packages.
+func ours(imp string) (string, bool) {
+	if imp == module {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(imp, module+"/")
+	return rel, ok
+}
+
+func under(rel string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// std reports whether an import path belongs to the standard library
+// (no dot in its first element).
+func std(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func TestHouse_WireImportsOnlyTheStandardLibrary(t *testing.T) {
+	p, ok := packages(t)["wire"]
+	if !ok {
+		t.Fatal("no package wire")
+	}
+	for _, imp := range p.Imports {
+		if !std(imp) {
+			t.Errorf("wire imports %s: the protocol package takes only the standard library", imp)
+		}
+	}
+}
+
+func TestHouse_ChangefeedDoesNoIO(t *testing.T) {
+	p, ok := packages(t)["changefeed"]
+	if !ok {
+		t.Fatal("no package changefeed")
+	}
+	forbidden := regexp.MustCompile(`^(os|os/.*|net|net/.*|syscall|io/fs|io/ioutil|path/filepath|log|log/.*|database/.*|plugin|crypto/rand|math/rand|math/rand/v2)$`)
+	for _, imp := range p.Imports {
+		if _, mine := ours(imp); mine || !std(imp) {
+			t.Errorf("changefeed imports %s: the document model depends on nothing", imp)
+		}
+		if forbidden.MatchString(imp) {
+			t.Errorf("changefeed imports %s: the document model does no I/O beyond io.Reader and io.Writer", imp)
+		}
+	}
+}
+
+func TestHouse_ClientsAndServerStayApart(t *testing.T) {
+	server := []string{"hub", "delivery", "admin", "server", "dashboard", "internal", "cmd/hub", "cmd/rshub-bench"}
+	for rel, p := range packages(t) {
+		for _, imp := range p.Imports {
+			dep, mine := ours(imp)
+			if !mine {
+				continue
+			}
+			switch {
+			case under(rel, "client") && !under(dep, "client", "wire", "changefeed"):
+				t.Errorf("%s imports %s: clients import only wire, changefeed and each other", rel, dep)
+			case under(rel, server...) && under(dep, "client"):
+				t.Errorf("%s imports %s: the server never imports client packages", rel, dep)
+			case under(rel, "examples") && under(dep, "internal"):
+				t.Errorf("%s imports %s: an example must be copyable, so it imports no internal package", rel, dep)
+			}
+		}
+	}
+}
+
+// TestHouse_READMEPackageTableMatchesTheTree: every path the README's
+// package table names exists, and every package of the module is covered
+// by a row (itself, or a directory row ending in "/"); every internal
+// package is named in the internal row.
+func TestHouse_READMEPackageTableMatchesTheTree(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	start := strings.Index(text, "| package | what it owns |")
+	if start < 0 {
+		t.Fatal("README has no package table")
+	}
+	var rows [][2]string
+	for _, line := range strings.Split(text[start:], "\n")[2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		rows = append(rows, [2]string{cells[1], strings.Join(cells[2:], "|")})
+	}
+	tick := regexp.MustCompile("`([^`]+)`")
+	var listed []string
+	internalRow := ""
+	for _, r := range rows {
+		for _, m := range tick.FindAllStringSubmatch(r[0], -1) {
+			path := m[1]
+			if _, err := os.Stat(filepath.Join(root(t), path)); err != nil {
+				t.Errorf("README's package table names %s, which is not in the tree", path)
+			}
+			listed = append(listed, strings.TrimSuffix(path, "/"))
+			if path == "internal/" {
+				internalRow = r[1]
+			}
+		}
+	}
+	for rel := range packages(t) {
+		if rel == "" {
+			continue
+		}
+		if !under(rel, listed...) {
+			t.Errorf("package %s is in no row of README's package table", rel)
+		}
+		if name, ok := strings.CutPrefix(rel, "internal/"); ok && !strings.Contains(internalRow, "`"+name+"`") {
+			t.Errorf("internal package %s is not named in README's internal row", name)
+		}
+	}
+}
