@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -82,6 +83,11 @@ type Subscription struct {
 	Created  time.Time `json:"created"`
 	Verified time.Time `json:"verified"`
 	StartSeq uint64    `json:"startSeq"` // first log sequence this subscription receives
+	// Scheme is how deliveries are signed when Secret is set: "" or
+	// wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth.
+	Scheme string `json:"scheme,omitempty"`
+	// Filter selects the entries delivered; nil delivers every entry.
+	Filter *changefeed.Filter `json:"filter,omitempty"`
 }
 
 // Cursor is a destination's position: the last log sequence handled and the

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxSecret is WebSub's bound: hub.secret MUST be less than 200 bytes.
@@ -24,6 +27,8 @@ type verifyJob struct {
 	callback string
 	secret   string
 	lease    int64
+	scheme   string
+	filter   *changefeed.Filter
 }
 
 // SubscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
@@ -33,6 +38,8 @@ type SubscriptionRequest struct {
 	Callback string
 	Secret   string
 	Lease    int64
+	Scheme   string             // wire.ParamSignatureScheme; "" is WebSub's
+	Filter   *changefeed.Filter // wire.ParamFilterPrefix, wire.ParamFilterChange; nil: every entry
 }
 
 // ParseSubscription checks a subscribe or unsubscribe form against WebSub
@@ -67,6 +74,20 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	}
 	if len(r.Secret) >= maxSecret {
 		return r, fmt.Errorf("hub.secret must be less than %d bytes, got %d", maxSecret, len(r.Secret))
+	}
+	r.Scheme = form.Get(wire.ParamSignatureScheme)
+	if !wire.ValidScheme(r.Scheme) {
+		return r, fmt.Errorf("%s must be %s, %s or %s, got %q", wire.ParamSignatureScheme, wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, Truncate(r.Scheme))
+	}
+	if r.Scheme == wire.SchemeWebSub {
+		r.Scheme = ""
+	}
+	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], strings.Join(form[wire.ParamFilterChange], ","))
+	if err != nil {
+		return r, fmt.Errorf("%s / %s: %w", wire.ParamFilterPrefix, wire.ParamFilterChange, err)
+	}
+	if !f.IsZero() {
+		r.Filter = &f
 	}
 	if r.Mode == "subscribe" {
 		lease, err := leases.Grant(form.Get("hub.lease_seconds"))
@@ -113,7 +134,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 			return
 		}
 	}
-	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease}
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter}
 	select {
 	case h.verifyq <- j:
 	default:
@@ -186,6 +207,8 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	}
 	sub.Channel = ch.Name
 	sub.Secret = j.secret
+	sub.Scheme = j.scheme
+	sub.Filter = j.filter
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)

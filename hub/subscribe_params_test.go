@@ -1,0 +1,45 @@
+package hub_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
+)
+
+func TestParseSubscription_RshubParameters(t *testing.T) {
+	base := func() url.Values {
+		return url.Values{"hub.mode": {"subscribe"}, "hub.topic": {"http://a.example/t"}, "hub.callback": {"http://b.example/cb"}}
+	}
+	f := base()
+	f.Set(wire.ParamSignatureScheme, wire.SchemeBoth)
+	f[wire.ParamFilterPrefix] = []string{"http://a.example/x/", "http://a.example/y/"}
+	f.Set(wire.ParamFilterChange, "created,deleted")
+	r, err := hub.ParseSubscription(f, hub.DefaultLeasePolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scheme != wire.SchemeBoth || r.Filter == nil || len(r.Filter.Prefixes) != 2 || len(r.Filter.Changes) != 2 || r.Filter.Changes[1] != changefeed.Deleted {
+		t.Fatalf("parsed %+v, filter %+v", r, r.Filter)
+	}
+	r, err = hub.ParseSubscription(base(), hub.DefaultLeasePolicy())
+	if err != nil || r.Scheme != "" || r.Filter != nil {
+		t.Fatalf("without rshub parameters: %+v %v, want the WebSub defaults", r, err)
+	}
+	for name, edit := range map[string]func(url.Values){
+		"unknown scheme": func(v url.Values) { v.Set(wire.ParamSignatureScheme, "md5") },
+		"unknown change": func(v url.Values) { v.Set(wire.ParamFilterChange, "moved") },
+		"too many prefixes": func(v url.Values) {
+			v[wire.ParamFilterPrefix] = strings.Split(strings.Repeat("http://p.example/,", changefeed.MaxFilterPrefixes+1), ",")
+		},
+	} {
+		v := base()
+		edit(v)
+		if _, err := hub.ParseSubscription(v, hub.DefaultLeasePolicy()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
