@@ -211,6 +211,7 @@ func (p *process) buildRoutes(context.Context) error {
 	}
 	p.pull.Register(mux)
 	mux.Handle("GET /ws", p.ws)
+	mux.Handle("/events", p.ws.Events()) // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
 	mux.Handle("GET /metrics", p.metrics.Handler())
 	if p.dash != nil {
 		p.dash.Register(mux)
