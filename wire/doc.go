@@ -237,7 +237,11 @@
 // The same history is served as ResourceSync documents at the hub's origin
 // (paths built by the *Path functions, routed with the Pattern* constants,
 // read back with ParsePath); {name} is a channel name, {seq} the log
-// sequence of a list's first notification:
+// sequence of a list's first notification and {k} an archive page, both
+// zero-padded to 20 digits (ListFile: "00000000000000000042.xml") so that
+// a channel's list URLs sort in chronological order. The unpadded names of
+// earlier hubs ("42.xml", ParseLegacyListFile) answer 301 with the padded
+// name:
 //
 //	/.well-known/resourcesync                     Source Description: every channel's Capability List
 //	/channels/{name}/capabilitylist.xml            Capability List

@@ -7,7 +7,8 @@ import (
 )
 
 // Paths of the hub's pull-mode documents and endpoints, at the hub's
-// origin; {name} is a channel name, {file} "<n>.xml" (see ListFile).
+// origin; {name} is a channel name, {file} a zero-padded "<n>.xml" (see
+// ListFile).
 const (
 	// PathWellKnown is the Source Description (ResourceSync §10.2): every
 	// channel's Capability List.
@@ -79,11 +80,40 @@ func ChangeListArchivePagePath(name string, page int) string {
 // TopicPath returns the path of the topic URI of a channel the hub hosts.
 func TopicPath(name string) string { return topicsDir + url.PathEscape(name) }
 
-// ListFile returns the file name of a list or page numbered n: "<n>.xml".
-func ListFile(n uint64) string { return strconv.FormatUint(n, 10) + ".xml" }
+// ListFileDigits is the width of the zero-padded number in a list or
+// archive page file name: every uint64 fits, so the names, and the URLs
+// of one channel's lists, sort in the order of their numbers (which is
+// chronological order), as clients that read an index in URL order expect.
+const ListFileDigits = 20
 
-// ParseListFile reverses ListFile: n from "<n>.xml" in canonical decimal.
+// ListFile returns the file name of a list or page numbered n: n in
+// decimal, zero-padded to ListFileDigits digits, then ".xml"
+// ("00000000000000000042.xml").
+func ListFile(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	return strings.Repeat("0", ListFileDigits-len(s)) + s + ".xml"
+}
+
+// ParseListFile reverses ListFile: n from a file name of exactly
+// ListFileDigits decimal digits and ".xml".
 func ParseListFile(file string) (uint64, bool) {
+	s, ok := strings.CutSuffix(file, ".xml")
+	if !ok || len(s) != ListFileDigits {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// ParseLegacyListFile reads the file names hubs before zero-padding used,
+// "<n>.xml" with n in canonical decimal (no leading zero, no sign). The hub
+// answers such a name with a permanent redirect to ListFile(n).
+func ParseLegacyListFile(file string) (uint64, bool) {
 	s, ok := strings.CutSuffix(file, ".xml")
 	if !ok {
 		return 0, false
@@ -145,7 +175,11 @@ func ParsePath(p string) (_ Path, ok bool) {
 	}
 	channels := strings.Trim(channelsDir, "/")
 	if n >= 4 && at(4) == channels && at(3) != "" {
-		if num, isFile := ParseListFile(at(1)); isFile {
+		num, isFile := ParseListFile(at(1))
+		if !isFile {
+			num, isFile = ParseLegacyListFile(at(1))
+		}
+		if isFile {
 			switch at(2) {
 			case ChangeListDir:
 				return Path{Doc: DocChangeListFile, Channel: at(3), N: num}, true

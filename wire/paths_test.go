@@ -15,6 +15,7 @@ func TestPaths_BuildAndParseBack(t *testing.T) {
 		{CapabilityListPath("arxiv"), Path{Doc: DocCapabilityList, Channel: "arxiv"}},
 		{ChangeListPath("arxiv"), Path{Doc: DocChangeList, Channel: "arxiv"}},
 		{ChangeListFilePath("arxiv", 42), Path{Doc: DocChangeListFile, Channel: "arxiv", N: 42}},
+		{"/channels/arxiv/changelist/42.xml", Path{Doc: DocChangeListFile, Channel: "arxiv", N: 42}}, // legacy name
 		{ChangeListIndexPath("arxiv"), Path{Doc: DocChangeListIndex, Channel: "arxiv"}},
 		{ChangeListArchivePath("arxiv"), Path{Doc: DocChangeListArchive, Channel: "arxiv"}},
 		{ChangeListArchivePagePath("arxiv", 3), Path{Doc: DocChangeListArchivePage, Channel: "arxiv", N: 3}},
@@ -31,10 +32,10 @@ func TestPaths_BuildAndParseBack(t *testing.T) {
 	golden := map[string]string{
 		CapabilityListPath("a"):           "/channels/a/capabilitylist.xml",
 		ChangeListPath("a"):               "/channels/a/changelist.xml",
-		ChangeListFilePath("a", 7):        "/channels/a/changelist/7.xml",
+		ChangeListFilePath("a", 7):        "/channels/a/changelist/00000000000000000007.xml",
 		ChangeListIndexPath("a"):          "/channels/a/changelist-index.xml",
 		ChangeListArchivePath("a"):        "/channels/a/changelist-archive.xml",
-		ChangeListArchivePagePath("a", 2): "/channels/a/changelist-archive/2.xml",
+		ChangeListArchivePagePath("a", 2): "/channels/a/changelist-archive/00000000000000000002.xml",
 		TopicPath("a"):                    "/topics/a",
 	}
 	for got, want := range golden {
@@ -42,7 +43,7 @@ func TestPaths_BuildAndParseBack(t *testing.T) {
 			t.Errorf("path %s, want %s", got, want)
 		}
 	}
-	for _, p := range []string{"/", "/channels/a/other.xml", "/channels//capabilitylist.xml", "/channels/a/changelist/07.xml",
+	for _, p := range []string{"/", "/channels/a/other.xml", "/channels//capabilitylist.xml", "/channels/a/changelist/07.xml", "/channels/a/changelist/0000000000000000007.xml",
 		"/channels/a/changelist/x.xml", "/channels/a/elsewhere/1.xml", "/topics/", "/capabilitylist.xml"} {
 		if got, ok := ParsePath(p); ok {
 			t.Errorf("ParsePath(%q) = %+v, want no match", p, got)
@@ -50,10 +51,33 @@ func TestPaths_BuildAndParseBack(t *testing.T) {
 	}
 }
 
-func TestParseListFile_CanonicalDecimalOnly(t *testing.T) {
-	for file, want := range map[string]bool{"1.xml": true, "18446744073709551615.xml": true, "01.xml": false, "1": false, "+1.xml": false, ".xml": false, "1.XML": false} {
+func TestParseListFile_ZeroPaddedOnly(t *testing.T) {
+	for file, want := range map[string]bool{"00000000000000000001.xml": true, "18446744073709551615.xml": true, "1.xml": false,
+		"0000000000000000001.xml": false, "000000000000000000001.xml": false, "+0000000000000000001.xml": false,
+		"99999999999999999999.xml": false, "00000000000000000001": false, ".xml": false, "00000000000000000001.XML": false} {
 		if _, ok := ParseListFile(file); ok != want {
 			t.Errorf("ParseListFile(%q) ok %v, want %v", file, ok, want)
+		}
+	}
+}
+
+func TestParseLegacyListFile_CanonicalDecimalOnly(t *testing.T) {
+	for file, want := range map[string]bool{"1.xml": true, "18446744073709551615.xml": true, "01.xml": false, "1": false, "+1.xml": false, ".xml": false, "1.XML": false} {
+		if _, ok := ParseLegacyListFile(file); ok != want {
+			t.Errorf("ParseLegacyListFile(%q) ok %v, want %v", file, ok, want)
+		}
+	}
+}
+
+func TestListFile_NamesSortChronologically(t *testing.T) {
+	nums := []uint64{1, 2, 9, 10, 11, 99, 100, 1 << 40, 18446744073709551615}
+	for i := 1; i < len(nums); i++ {
+		a, b := ChangeListFilePath("c", nums[i-1]), ChangeListFilePath("c", nums[i])
+		if a >= b {
+			t.Errorf("%s sorts after %s", a, b)
+		}
+		if n, ok := ParseListFile(ListFile(nums[i])); !ok || n != nums[i] {
+			t.Errorf("ParseListFile(ListFile(%d)) = %d, %v", nums[i], n, ok)
 		}
 	}
 }

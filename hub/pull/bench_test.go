@@ -19,6 +19,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/wire"
 )
 
 // nextOnly hides jslog's Range so Pull reads one Next per record.
@@ -40,7 +41,7 @@ func fullList(b *testing.B, e *env, total, perNote int) string {
 		at = until
 	}
 	e.notify("a", at, at.Add(time.Minute), entries(at, at.Add(time.Minute), perNote, -1))
-	return fmt.Sprintf("%s/channels/a/changelist/%d.xml", e.base, first)
+	return e.base + wire.ChangeListFilePath("a", first)
 }
 
 // heapPeak samples HeapInuse until stop is called and returns the peak

@@ -91,6 +91,9 @@ func (p *Pull) serveOpenList(w http.ResponseWriter, r *http.Request) {
 func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
 	seq, ok := wire.ParseListFile(r.PathValue("file"))
 	if !ok {
+		if redirectLegacy(w, r) {
+			return
+		}
 		httpError(w, http.StatusNotFound, "no such Change List")
 		return
 	}
@@ -218,6 +221,9 @@ func (p *Pull) serveArchive(w http.ResponseWriter, r *http.Request) {
 func (p *Pull) serveArchivePage(w http.ResponseWriter, r *http.Request) {
 	k, ok := wire.ParseListFile(r.PathValue("file"))
 	if !ok {
+		if redirectLegacy(w, r) {
+			return
+		}
 		httpError(w, http.StatusNotFound, "no such archive page")
 		return
 	}
@@ -277,4 +283,19 @@ func (c *countWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// redirectLegacy answers a list or archive page named as hubs before
+// zero-padding named them ("42.xml") with 301 to its name now
+// ("00000000000000000042.xml"), relative to the request's directory, and
+// reports whether it did.
+func redirectLegacy(w http.ResponseWriter, r *http.Request) bool {
+	n, ok := wire.ParseLegacyListFile(r.PathValue("file"))
+	if !ok {
+		return false
+	}
+	w.Header().Set("Location", wire.ListFile(n))
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.WriteHeader(http.StatusMovedPermanently)
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // TestPull_ClientFollowingLinksGetsEveryNotifiedEntryInOrder is the
@@ -99,9 +99,9 @@ func TestPull_ListsRotateByCountAndSourceTime(t *testing.T) {
 		from, until time.Time
 		n           int
 	}{
-		{"/channels/a/changelist/" + u(s1) + ".xml", h(0), h(20), 10},
-		{"/channels/a/changelist/" + u(s3) + ".xml", h(20), h(30), 1},
-		{"/channels/a/changelist/" + u(s4) + ".xml", h(60), time.Time{}, 1},
+		{wire.ChangeListFilePath("a", s1), h(0), h(20), 10},
+		{wire.ChangeListFilePath("a", s3), h(20), h(30), 1},
+		{wire.ChangeListFilePath("a", s4), h(60), time.Time{}, 1},
 	}
 	if len(c.lists) != len(want) {
 		t.Fatalf("%d lists, want %d", len(c.lists), len(want))
@@ -117,19 +117,18 @@ func TestPull_ListsRotateByCountAndSourceTime(t *testing.T) {
 		t.Errorf("open list alias: from %s until %q", open.MD.From.Raw, open.MD.Until.Raw)
 	}
 	idx, _ := e.doc(e.base + "/channels/a/changelist-index.xml")
-	if len(idx.Entries) != 3 || !strings.HasSuffix(idx.Entries[2].Loc, "/changelist/"+u(s4)+".xml") || !idx.Entries[2].MD.Until.IsZero() {
+	if len(idx.Entries) != 3 || !strings.HasSuffix(idx.Entries[2].Loc, wire.ChangeListFilePath("a", s4)) || !idx.Entries[2].MD.Until.IsZero() {
 		t.Errorf("index entries: %+v", idx.Entries)
 	}
 }
 
-func u(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func TestPull_HTTPCachingCompressionAndDiscovery(t *testing.T) {
 	e := newEnv(t, pull.Config{Rotation: changefeed.Rotation{MaxEntries: 5}}, "a")
 	s1 := e.notify("a", t0, t0.Add(time.Minute), entries(t0, t0.Add(time.Minute), 5, 1))
 	e.notify("a", t0.Add(time.Minute), t0.Add(2*time.Minute), entries(t0.Add(time.Minute), t0.Add(2*time.Minute), 3, 2))
 	capURL := e.base + "/channels/a/capabilitylist.xml"
-	closedURL := e.base + "/channels/a/changelist/" + u(s1) + ".xml"
+	closedURL := e.base + wire.ChangeListFilePath("a", s1)
 	docs := []struct {
 		url, cache string
 	}{
@@ -189,9 +188,22 @@ func TestPull_HTTPCachingCompressionAndDiscovery(t *testing.T) {
 	if r, _ := e.get("GET", e.base+"/channels/a/changelist.xml", "If-None-Match", r0.Header.Get("ETag")); r.StatusCode != 200 {
 		t.Errorf("open list after an append: %s, want 200", r.Status)
 	}
-	for _, path := range []string{"/channels/nope/capabilitylist.xml", "/channels/a/changelist/999.xml", "/channels/a/changelist/01.xml", "/channels/a/changelist-archive/9.xml"} {
+	for _, path := range []string{"/channels/nope/capabilitylist.xml", wire.ChangeListFilePath("a", 999), "/channels/a/changelist/01.xml", wire.ChangeListArchivePagePath("a", 9)} {
 		if r, _ := e.get("GET", e.base+path); r.StatusCode != 404 {
 			t.Errorf("GET %s: %s, want 404", path, r.Status)
+		}
+	}
+}
+
+func TestPull_LegacyListNamesRedirectToZeroPadded(t *testing.T) {
+	e := newEnv(t, pull.Config{}, "a")
+	for path, want := range map[string]string{
+		"/channels/a/changelist/999.xml":       wire.ListFile(999),
+		"/channels/a/changelist-archive/9.xml": wire.ListFile(9),
+	} {
+		r, _ := e.get("GET", e.base+path)
+		if r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != want {
+			t.Errorf("GET %s: %s Location %q, want 301 %q", path, r.Status, r.Header.Get("Location"), want)
 		}
 	}
 }
@@ -222,7 +234,7 @@ func TestPull_RetentionDropsListsWhoseRecordsAreGone(t *testing.T) {
 	// lists stop being served, and listed, once the log's bounds are read
 	// again (jslog caches them for jslog.BoundsCacheTTL)
 	testenv.Eventually(t, 5*time.Second, func() bool {
-		r, _ := e.get("GET", e.base+"/channels/a/changelist/"+u(seqs[0])+".xml")
+		r, _ := e.get("GET", e.base+wire.ChangeListFilePath("a", seqs[0]))
 		return r.StatusCode == 404
 	}, "a removed list answers 404")
 	testenv.Eventually(t, 5*time.Second, func() bool {

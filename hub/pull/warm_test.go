@@ -10,6 +10,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // A Change List that closes is rendered ahead by Run, so its first GET is
@@ -24,7 +25,7 @@ func TestPull_ClosedListsRenderedAhead(t *testing.T) {
 	e.notify("a", h(10), h(20), entries(h(10), h(20), 8, 2)) // 16 > 10: the first list closes
 	testenv.Eventually(t, 10*time.Second, func() bool { return e.pull.CacheStats().Lists == 1 }, "closed list never rendered ahead")
 	before := e.pull.CacheStats()
-	resp, body := e.get(http.MethodGet, e.base+"/channels/a/changelist/"+u(s1)+".xml")
+	resp, body := e.get(http.MethodGet, e.base+wire.ChangeListFilePath("a", s1))
 	if resp.StatusCode != 200 || len(body) == 0 {
 		t.Fatalf("GET closed list: %d", resp.StatusCode)
 	}
