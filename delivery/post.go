@@ -72,14 +72,63 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub
 	// the hub's cursor for this notification, so a destination can resume
 	// over any transport (WebSocket since=, NATS start sequence) from it
 	req.Header.Set(wire.HeaderSeq, strconv.FormatUint(rec.Seq, 10))
-	if sub.Secret != "" {
-		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
-		if err != nil {
-			return nil, fmt.Errorf("delivery: %w", err)
-		}
-		req.Header.Set(wire.HeaderSignature, sig)
+	if err := w.sign(req.Header, sub, rec); err != nil {
+		return nil, err
 	}
 	return req, nil
+}
+
+// scheme is the signature scheme of sub's deliveries: the one it asked
+// for, else the engine's Config.Scheme, else wire.SchemeWebSub.
+func (w *Webhooks) scheme(sub hub.Subscription) string {
+	switch {
+	case sub.Scheme != "":
+		return sub.Scheme
+	case w.cfg.Scheme != "":
+		return w.cfg.Scheme
+	}
+	return wire.SchemeWebSub
+}
+
+// sign sets the signature headers of a delivery of rec to sub, when sub
+// has a secret, by its scheme: X-Hub-Signature (wire.SchemeWebSub), the
+// Standard Webhooks headers (wire.SchemeStandard) or both. The webhook-id
+// is the same on every attempt of rec to sub (wire.StandardMessageID);
+// webhook-timestamp is the time of this attempt, so a retry is fresh
+// while a captured attempt goes stale.
+func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec hub.Record) error {
+	if sub.Secret == "" {
+		return nil
+	}
+	var websub, standard bool
+	switch scheme := w.scheme(sub); scheme {
+	case wire.SchemeWebSub:
+		websub = true
+	case wire.SchemeStandard:
+		standard = true
+	case wire.SchemeBoth:
+		websub, standard = true, true
+	default:
+		return fmt.Errorf("delivery: unknown signature scheme %s", quote(scheme))
+	}
+	if websub {
+		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
+		if err != nil {
+			return fmt.Errorf("delivery: %w", err)
+		}
+		h.Set(wire.HeaderSignature, sig)
+	}
+	if standard {
+		id, now := wire.StandardMessageID(sub.ID, rec.Seq), w.cfg.Clock()
+		sig, err := wire.SignStandard(sub.Secret, id, now, rec.Body)
+		if err != nil {
+			return fmt.Errorf("delivery: Standard Webhooks signature: %w", err)
+		}
+		h.Set(wire.HeaderWebhookID, id)
+		h.Set(wire.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+		h.Set(wire.HeaderWebhookSignature, sig)
+	}
+	return nil
 }
 
 // post makes one delivery attempt of rec to sub. With grace, a request in

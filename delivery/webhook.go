@@ -47,6 +47,7 @@ type Config struct {
 	Client    *http.Client // default netguard.NewClient with the default (global-only) policy
 	Schedule  Schedule     // zero: DefaultSchedule
 	SigMethod string       // sha1, sha256 (default), sha384 or sha512
+	Scheme    string       // signs subscriptions that asked for no scheme: wire.SchemeWebSub (default), SchemeStandard or SchemeBoth
 	PerHost   int          // max concurrent requests per callback host (default DefaultPerHost)
 	Breaker   BreakerConfig
 	Reconcile time.Duration // how often subscriptions are re-listed from the store (default 5s)
