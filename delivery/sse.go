@@ -1,11 +1,165 @@
 package delivery
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
-// Events returns the handler of Server-Sent Events sessions (wire.PathEvents):
-// the same sessions as WebSockets, written as a text/event-stream.
-func (ws *WebSockets) Events() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "not implemented yet", http.StatusNotImplemented)
-	})
+	"github.com/rshub/rshub/wire"
+)
+
+// Events returns the handler of Server-Sent Events sessions
+// (wire.PathEvents): the sessions of the WebSocket endpoint, with the same
+// query, origin and token rules, replay, live fan-out, gap frames and send
+// queue, written as a text/event-stream. Each frame is an event whose type
+// is the frame's and whose id is the cursor a client has once it holds the
+// event, so a browser's EventSource resumes after a drop by itself: the
+// Last-Event-ID header it sends takes precedence over since and
+// since_time. A session the hub ends (slow consumer, shutdown, replay
+// failure) gets an end event (wire.End) first. Package wire describes the
+// protocol.
+func (ws *WebSockets) Events() http.Handler { return http.HandlerFunc(ws.serveEvents) }
+
+// serveEvents answers a CORS preflight, refuses what the WebSocket
+// endpoint refuses, as plain HTTP, then runs the session in the request's
+// goroutine.
+func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodOptions:
+		ws.preflight(w, r)
+		return
+	default:
+		w.Header().Set("Allow", "GET, OPTIONS")
+		http.Error(w, "method not allowed: open a session with GET", http.StatusMethodNotAllowed)
+		return
+	}
+	if !ws.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	ws.allowOrigin(w, r)
+	if !ws.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		return
+	}
+	req, err := parseWSQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if id := r.Header.Get(wire.HeaderLastEventID); id != "" {
+		n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("%s: %s is not a sequence number", wire.HeaderLastEventID, quote(id)), http.StatusBadRequest)
+			return
+		}
+		req.since, req.hasSince, req.sinceTime = n, true, time.Time{}
+	}
+	ws.mu.Lock()
+	closed := ws.closed
+	ws.mu.Unlock()
+	if closed {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", wire.ContentTypeEventStream)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx and the like: pass each event on at once
+	w.WriteHeader(http.StatusOK)
+	c := &sseConn{w: w, rc: http.NewResponseController(w), timeout: ws.cfg.WriteTimeout}
+	if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {
+		return
+	}
+	s := newSession(ws, r.Context(), &ws.sseCount, req)
+	s.out = c
+	if !ws.add(s) {
+		c.end(wire.CloseGoingAway, "hub shutting down; resume with since="+strconv.FormatUint(req.since, 10), req.since)
+		return
+	}
+	s.run()
+}
+
+// preflight answers a CORS preflight request from an allowed origin, for
+// clients that send Authorization or Last-Event-ID across origins.
+func (ws *WebSockets) preflight(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") == "" || !ws.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	ws.allowOrigin(w, r)
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "GET")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Last-Event-ID, Cache-Control")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// allowOrigin lets a browser page from the request's Origin, already
+// allowed, read the response (CORS). Without Origin it does nothing.
+func (ws *WebSockets) allowOrigin(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return
+	}
+	w.Header().Set("Access-Control-Allow-Origin", origin)
+	w.Header().Add("Vary", "Origin")
+}
+
+// sseConn writes a session to a Server-Sent Events response: a frame is an
+// event (flushed at once), a keep-alive a comment, the end an end event.
+type sseConn struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration // per write
+	buf     []byte
+}
+
+// write writes b and flushes it, within the write timeout.
+func (c *sseConn) write(b []byte) error {
+	_ = c.rc.SetWriteDeadline(time.Now().Add(c.timeout))
+	if _, err := c.w.Write(b); err != nil {
+		return fmt.Errorf("events: write: %w", err)
+	}
+	if err := c.rc.Flush(); err != nil {
+		return fmt.Errorf("events: flush: %w", err)
+	}
+	return nil
+}
+
+func (c *sseConn) frame(kind string, id uint64, b []byte) error {
+	c.buf = appendEvent(c.buf[:0], kind, id, b)
+	return c.write(c.buf)
+}
+
+func (c *sseConn) encoded(e *encodedFrame) error { return c.write(e.event()) }
+
+func (c *sseConn) keepAlive() error { return c.write([]byte(wire.EventsKeepAlive + "\n\n")) }
+
+// end writes the end event when code is not 0; the response ends when the
+// handler returns.
+func (c *sseConn) end(code int, reason string, pos uint64) {
+	if code != 0 {
+		b := append([]byte("event: "+wire.EventEnd+"\ndata: "), wire.EndFrame(code, reason, pos)...)
+		_ = c.write(append(b, "\n\n"...))
+	}
+}
+
+// abort makes the response's writes fail now; the handler then returns.
+func (c *sseConn) abort() { _ = c.rc.SetWriteDeadline(time.Now()) }
+
+// appendEvent appends the Server-Sent Event of a frame to buf: its type,
+// id and JSON (which holds no line break) as the one data line.
+func appendEvent(buf []byte, kind string, id uint64, json []byte) []byte {
+	buf = append(buf, "event: "...)
+	buf = append(buf, kind...)
+	buf = append(buf, "\nid: "...)
+	buf = strconv.AppendUint(buf, id, 10)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, json...)
+	return append(buf, "\n\n"...)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
@@ -44,17 +45,20 @@ type WSConfig struct {
 	Logger         *slog.Logger
 }
 
-// WebSockets serves WebSocket sessions that replay the log from a cursor
-// and then follow it live. One goroutine per WebSockets fans live records
-// out to every caught-up session; each session has a reader and a writer
-// goroutine. The protocol is described in package wire.
+// WebSockets serves WebSocket sessions, and Server-Sent Events sessions
+// (Events), that replay the log from a cursor and then follow it live. One
+// goroutine per WebSockets fans live records out to every caught-up session
+// of either kind; each WebSocket session has a reader and a writer
+// goroutine, each Server-Sent Events session its request's goroutine. The
+// protocol is described in package wire.
 type WebSockets struct {
 	cfg      WSConfig
 	upgrader websocket.Upgrader
 	ctx      context.Context // ends at Shutdown
 	cancel   context.CancelFunc
 	ready    chan struct{} // closed when the dispatcher knows its position
-	count    atomic.Int64
+	count    atomic.Int64  // open WebSocket sessions
+	sseCount atomic.Int64  // open Server-Sent Events sessions
 	slow     atomic.Uint64
 	rejected atomic.Uint64       // sessions closed for sending what the protocol does not allow
 	done     sync.WaitGroup      // sessions and the dispatcher
@@ -64,12 +68,12 @@ type WebSockets struct {
 	mu         sync.Mutex
 	closed     bool
 	started    bool // the dispatcher runs
-	sessions   map[*wsSession]struct{}
-	liveAll    map[*wsSession]struct{}            // caught-up sessions of every channel
-	liveBy     map[string]map[*wsSession]struct{} // caught-up sessions by channel
-	dispatched uint64                             // last sequence fanned out
-	livePlain  int                                // live sessions without raw
-	liveRaw    int                                // live sessions with raw
+	sessions   map[*session]struct{}
+	liveAll    map[*session]struct{}            // caught-up sessions of every channel
+	liveBy     map[string]map[*session]struct{} // caught-up sessions by channel
+	dispatched uint64                           // last sequence fanned out
+	livePlain  int                              // live sessions without raw
+	liveRaw    int                              // live sessions with raw
 }
 
 // NewWebSockets returns a WebSocket transport reading cfg.Log.
@@ -94,9 +98,9 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 		h:        loophealth.New(cfg.Logger),
 		stalls:   wsStalls{logger: cfg.Logger},
 		ready:    make(chan struct{}),
-		sessions: map[*wsSession]struct{}{},
-		liveAll:  map[*wsSession]struct{}{},
-		liveBy:   map[string]map[*wsSession]struct{}{},
+		sessions: map[*session]struct{}{},
+		liveAll:  map[*session]struct{}{},
+		liveBy:   map[string]map[*session]struct{}{},
 	}
 	ws.upgrader = websocket.Upgrader{
 		HandshakeTimeout: cfg.WriteTimeout,
@@ -108,11 +112,15 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 	return ws
 }
 
-// Count returns the number of open sessions.
+// Count returns the number of open WebSocket sessions.
 func (ws *WebSockets) Count() int { return int(ws.count.Load()) }
 
-// SlowClosed returns how many sessions were closed with
-// wire.CloseSlowConsumer.
+// EventsCount returns the number of open Server-Sent Events sessions.
+func (ws *WebSockets) EventsCount() int { return int(ws.sseCount.Load()) }
+
+// SlowClosed returns how many sessions (of either kind) were closed as slow
+// consumers: wire.CloseSlowConsumer, or the Server-Sent Events end event
+// with that code.
 func (ws *WebSockets) SlowClosed() uint64 { return ws.slow.Load() }
 
 // ProtocolClosed returns how many sessions were closed because their client
@@ -140,6 +148,7 @@ type wsRequest struct {
 	hasSince  bool
 	sinceTime time.Time // zero: none
 	raw       bool
+	filter    changefeed.Filter // entries the session wants; zero: all
 }
 
 // ServeHTTP checks the origin (403) and token (401), parses the query (400)
@@ -170,19 +179,21 @@ func (ws *WebSockets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader answered the client
 	}
-	s := newWSSession(ws, conn, req)
+	s := newSession(ws, context.Background(), &ws.count, req)
+	c := &wsConn{conn: conn, timeout: ws.cfg.WriteTimeout, readerDone: make(chan struct{})}
+	s.out = c
 	if !ws.add(s) {
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(wire.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
 		_ = conn.Close()
 		return
 	}
-	go s.read()
-	go s.write()
+	go c.read(s)
+	go s.run()
 }
 
 // add registers a new session unless the transport is shut down.
-func (ws *WebSockets) add(s *wsSession) bool {
+func (ws *WebSockets) add(s *session) bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.closed {
@@ -194,13 +205,13 @@ func (ws *WebSockets) add(s *wsSession) bool {
 		go ws.dispatch()
 	}
 	ws.sessions[s] = struct{}{}
-	ws.count.Add(1)
+	s.counter.Add(1)
 	ws.done.Add(1)
 	return true
 }
 
 // remove forgets a finished session.
-func (ws *WebSockets) remove(s *wsSession) {
+func (ws *WebSockets) remove(s *session) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if _, ok := ws.sessions[s]; !ok {
@@ -208,22 +219,38 @@ func (ws *WebSockets) remove(s *wsSession) {
 	}
 	delete(ws.sessions, s)
 	ws.leaveLocked(s)
-	ws.count.Add(-1)
+	s.counter.Add(-1)
 	ws.done.Done()
+}
+
+// CloseSessions refuses new sessions and closes every open one with
+// CloseGoingAway and its resume cursor, without waiting for them to end.
+// An http.Server's RegisterOnShutdown takes it: its Shutdown waits for
+// Server-Sent Events responses, which end only when their sessions do.
+func (ws *WebSockets) CloseSessions() {
+	for _, s := range ws.closeAll() {
+		s.close(wire.CloseGoingAway, "hub shutting down; resume with since=%d")
+	}
+}
+
+// closeAll refuses new sessions and returns the open ones.
+func (ws *WebSockets) closeAll() []*session {
+	ws.mu.Lock()
+	ws.closed = true
+	all := make([]*session, 0, len(ws.sessions))
+	for s := range ws.sessions {
+		all = append(all, s)
+	}
+	ws.mu.Unlock()
+	ws.cancel()
+	return all
 }
 
 // Shutdown closes every session with CloseGoingAway and its resume cursor,
 // refuses new ones, and waits for the sessions to end until ctx does, when
 // it closes the remaining connections.
 func (ws *WebSockets) Shutdown(ctx context.Context) {
-	ws.mu.Lock()
-	ws.closed = true
-	all := make([]*wsSession, 0, len(ws.sessions))
-	for s := range ws.sessions {
-		all = append(all, s)
-	}
-	ws.mu.Unlock()
-	ws.cancel()
+	all := ws.closeAll()
 	for _, s := range all {
 		s.close(wire.CloseGoingAway, "hub shutting down; resume with since=%d")
 	}
@@ -233,7 +260,7 @@ func (ws *WebSockets) Shutdown(ctx context.Context) {
 	case <-finished:
 	case <-ctx.Done():
 		for _, s := range all {
-			_ = s.conn.Close()
+			s.out.abort()
 		}
 		<-finished
 	}
@@ -271,11 +298,11 @@ func (ws *WebSockets) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(ws.cfg.Token)) == 1
 }
 
-// parseWSQuery reads channels, since, since_time and raw. Errors quote
-// values clipped, for a 400 answer.
+// parseWSQuery reads channels, since, since_time, raw, prefix and change.
+// Errors quote values clipped, for a 400 answer.
 func parseWSQuery(q url.Values) (wsRequest, error) {
 	var req wsRequest
-	for _, k := range []string{wire.ParamChannels, wire.ParamSince, wire.ParamSinceTime, wire.ParamRaw} {
+	for _, k := range []string{wire.ParamChannels, wire.ParamSince, wire.ParamSinceTime, wire.ParamRaw, wire.ParamChange} {
 		if len(q[k]) > 1 {
 			return req, fmt.Errorf("%s: given %d times, want once", k, len(q[k]))
 		}
@@ -325,5 +352,10 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	default:
 		return req, errors.New("raw: want 1 or 0")
 	}
+	f, err := changefeed.ParseFilter(q[wire.ParamPrefix], q.Get(wire.ParamChange))
+	if err != nil {
+		return req, fmt.Errorf("%s/%s: %s", wire.ParamPrefix, wire.ParamChange, clip(strings.TrimPrefix(err.Error(), "changefeed: filter: ")))
+	}
+	req.filter = f
 	return req, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
@@ -15,30 +16,57 @@ import (
 // signal.
 const dispatchPoll = 5 * time.Second
 
-// wsLive is a record being fanned out, encoded at most once per variant.
-type wsLiveRecord struct {
+// encodedFrame is one frame's JSON with its WebSocket and Server-Sent
+// Events forms, each made at most once, for every session that writes it.
+type encodedFrame struct {
+	kind    string // a wire.Frame* type
+	id      uint64 // the cursor a client holds once it has the frame
+	json    []byte
+	wsOnce  sync.Once
+	pm      *websocket.PreparedMessage
+	sseOnce sync.Once
+	sse     []byte
+}
+
+// prepared returns the frame as a WebSocket text message, nil if it cannot
+// be made.
+func (e *encodedFrame) prepared() *websocket.PreparedMessage {
+	e.wsOnce.Do(func() {
+		e.pm, _ = websocket.NewPreparedMessage(websocket.TextMessage, e.json)
+	})
+	return e.pm
+}
+
+// event returns the frame as a Server-Sent Event.
+func (e *encodedFrame) event() []byte {
+	e.sseOnce.Do(func() { e.sse = appendEvent(nil, e.kind, e.id, e.json) })
+	return e.sse
+}
+
+// liveRecord is a record being fanned out, encoded at most once per
+// variant (with and without raw) for the sessions that do not filter
+// entries.
+type liveRecord struct {
 	rec       hub.Record
 	plainOnce sync.Once
 	rawOnce   sync.Once
-	plain     *websocket.PreparedMessage
-	raw       *websocket.PreparedMessage
+	plain     *encodedFrame
+	raw       *encodedFrame
 }
 
-func (r *wsLiveRecord) frame(raw bool) *websocket.PreparedMessage {
-	once, pm := &r.plainOnce, &r.plain
+// frame returns the record's notification frame, nil if it cannot be
+// encoded.
+func (r *liveRecord) frame(raw bool) *encodedFrame {
+	once, e := &r.plainOnce, &r.plain
 	if raw {
-		once, pm = &r.rawOnce, &r.raw
+		once, e = &r.rawOnce, &r.raw
 	}
 	once.Do(func() {
-		b, err := notificationJSON(r.rec, raw)
-		if err == nil {
-			*pm, err = websocket.NewPreparedMessage(websocket.TextMessage, b)
-		}
-		if err != nil {
-			*pm = nil
+		if b, err := notificationJSON(r.rec, raw, changefeed.Filter{}); err == nil {
+			*e = &encodedFrame{kind: wire.FrameNotification, id: r.rec.Seq, json: b}
 		}
 	})
-	return *pm
+	return *e
 }
 
 // Operations of the dispatcher whose failures its health follows.
@@ -123,12 +151,12 @@ func (ws *WebSockets) dispatchNew() error {
 		if err != nil {
 			return err
 		}
-		var gap *websocket.PreparedMessage
+		var gap *encodedFrame
 		if rec.Seq > next {
-			gap, _ = websocket.NewPreparedMessage(websocket.TextMessage,
-				wire.GapFrame(next, rec.Seq-1, "records removed from the log before they were delivered live"))
+			gap = &encodedFrame{kind: wire.FrameGap, id: rec.Seq - 1,
+				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log before they were delivered live")}
 		}
-		lr := &wsLiveRecord{rec: rec}
+		lr := &liveRecord{rec: rec}
 		plain, raw := ws.liveCounts()
 		if plain > 0 { // encode outside the lock; sessions joining meanwhile encode lazily
 			lr.frame(false)
@@ -143,40 +171,40 @@ func (ws *WebSockets) dispatchNew() error {
 
 // fanOut queues lr (after gap, if any) to the live sessions that want it
 // and advances the dispatcher's position.
-func (ws *WebSockets) fanOut(lr *wsLiveRecord, gap *websocket.PreparedMessage) {
+func (ws *WebSockets) fanOut(lr *liveRecord, gap *encodedFrame) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	seq := lr.rec.Seq
 	if gap != nil {
 		for s := range ws.liveAll {
-			ws.pushLocked(s, seq-1, gap)
+			ws.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
 		}
 		for _, set := range ws.liveBy {
 			for s := range set {
-				ws.pushLocked(s, seq-1, gap)
+				ws.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
 			}
 		}
 	}
 	for s := range ws.liveAll {
 		if s.wants(&lr.rec) {
-			ws.pushLocked(s, seq, lr.frame(s.req.raw))
+			ws.pushLocked(s, liveFrame{pos: seq, lr: lr})
 		}
 	}
 	for s := range ws.liveBy[lr.rec.Channel] {
 		if s.wants(&lr.rec) {
-			ws.pushLocked(s, seq, lr.frame(s.req.raw))
+			ws.pushLocked(s, liveFrame{pos: seq, lr: lr})
 		}
 	}
 	ws.dispatched = seq
 }
 
-// pushLocked queues a frame that brings s to pos, or closes s as a slow
+// pushLocked queues a frame that brings s to f.pos, or closes s as a slow
 // consumer when its queue is full. The caller holds ws.mu.
-func (ws *WebSockets) pushLocked(s *wsSession, pos uint64, pm *websocket.PreparedMessage) {
-	if pos <= s.cursor || pm == nil {
+func (ws *WebSockets) pushLocked(s *session, f liveFrame) {
+	if f.pos <= s.cursor {
 		return
 	}
-	s.cursor = pos
+	s.cursor = f.pos
 	s.mu.Lock()
 	if len(s.queue) >= ws.cfg.SendQueue {
 		s.mu.Unlock()
@@ -185,7 +213,7 @@ func (ws *WebSockets) pushLocked(s *wsSession, pos uint64, pm *websocket.Prepare
 		s.close(wire.CloseSlowConsumer, "slow consumer; resume with since=%d")
 		return
 	}
-	s.queue = append(s.queue, wsFrame{pos: pos, pm: pm})
+	s.queue = append(s.queue, f)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -193,7 +221,8 @@ func (ws *WebSockets) pushLocked(s *wsSession, pos uint64, pm *websocket.Prepare
 	}
 }
 
-// liveCounts returns how many live sessions want plain and raw frames.
+// liveCounts returns how many live sessions want shared plain and raw
+// frames (sessions that filter entries encode their own).
 func (ws *WebSockets) liveCounts() (plain, raw int) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -209,7 +238,7 @@ func (ws *WebSockets) position() uint64 {
 
 // join adds s to the live fan-out at cursor if the dispatcher has not gone
 // past it, and reports whether it did.
-func (ws *WebSockets) join(s *wsSession, cursor uint64) bool {
+func (ws *WebSockets) join(s *session, cursor uint64) bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.dispatched > cursor {
@@ -220,9 +249,11 @@ func (ws *WebSockets) join(s *wsSession, cursor uint64) bool {
 	}
 	s.cursor = cursor
 	s.live = true
-	if s.req.raw {
+	switch {
+	case !s.req.filter.IsZero():
+	case s.req.raw:
 		ws.liveRaw++
-	} else {
+	default:
 		ws.livePlain++
 	}
 	if s.req.all {
@@ -232,7 +263,7 @@ func (ws *WebSockets) join(s *wsSession, cursor uint64) bool {
 	for _, c := range s.req.channels {
 		set := ws.liveBy[c]
 		if set == nil {
-			set = map[*wsSession]struct{}{}
+			set = map[*session]struct{}{}
 			ws.liveBy[c] = set
 		}
 		set[s] = struct{}{}
@@ -241,14 +272,16 @@ func (ws *WebSockets) join(s *wsSession, cursor uint64) bool {
 }
 
 // leaveLocked removes s from the live fan-out. The caller holds ws.mu.
-func (ws *WebSockets) leaveLocked(s *wsSession) {
+func (ws *WebSockets) leaveLocked(s *session) {
 	if !s.live {
 		return
 	}
 	s.live = false
-	if s.req.raw {
+	switch {
+	case !s.req.filter.IsZero():
+	case s.req.raw:
 		ws.liveRaw--
-	} else {
+	default:
 		ws.livePlain--
 	}
 	delete(ws.liveAll, s)

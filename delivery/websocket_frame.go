@@ -24,8 +24,10 @@ func isXML(contentType string) bool {
 
 // notificationJSON encodes rec as a wire.Notification frame; raw adds the
 // stored body. XML bodies are parsed leniently for their entries; a parse
-// failure leaves entries empty and sets error.
-func notificationJSON(rec hub.Record, raw bool) ([]byte, error) {
+// failure leaves entries empty and sets error. A filter that is not zero
+// keeps only the entries it selects (from and until stay), and the raw XML
+// is then the filtered document.
+func notificationJSON(rec hub.Record, raw bool, filter changefeed.Filter) ([]byte, error) {
 	n := wire.Notification{
 		Type:        wire.FrameNotification,
 		Channel:     rec.Channel,
@@ -38,14 +40,25 @@ func notificationJSON(rec hub.Record, raw bool) ([]byte, error) {
 		Entries:     []wire.Entry{},
 	}
 	if isXML(rec.ContentType) {
+		body := rec.Body
 		doc, err := changefeed.Parse(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Lenient})
 		if err != nil {
 			n.Error = fmt.Sprintf("entries not parsed: %v", err)
 		} else {
+			if !filter.IsZero() {
+				doc = filter.Apply(doc)
+				if raw {
+					var buf bytes.Buffer
+					if err := changefeed.Encode(&buf, doc); err != nil {
+						return nil, fmt.Errorf("websocket: encode filtered seq %d: %w", rec.Seq, err)
+					}
+					body = buf.Bytes()
+				}
+			}
 			n.Entries = entriesOf(doc)
 		}
 		if raw {
-			s := string(rec.Body)
+			s := string(body)
 			n.XML = &s
 		}
 	} else if raw {

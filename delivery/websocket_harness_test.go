@@ -77,6 +77,7 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	ws := delivery.NewWebSockets(o.ws)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", ws)
+	mux.Handle("/events", ws.Events())
 	srv := httptest.NewUnstartedServer(mux)
 	if o.sndBufSize > 0 {
 		srv.Listener = smallBufListener{srv.Listener, o.sndBufSize}

@@ -32,9 +32,9 @@ const (
 // only as it is consumed, so an oversized one costs no memory: the reader
 // keeps discarding what the client sends until its close frame answers the
 // hub's, so the close frame is not lost to a reset connection.
-func (s *wsSession) read() {
-	defer close(s.readerDone)
-	c := s.conn
+func (wc *wsConn) read(s *session) {
+	defer close(wc.readerDone)
+	c := wc.conn
 	wait := 2 * s.ws.cfg.PingInterval
 	_ = c.SetReadDeadline(time.Now().Add(wait))
 	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(wait)) })
@@ -57,7 +57,7 @@ func (s *wsSession) read() {
 		rejected = true
 		s.ws.rejected.Add(1)
 		s.ws.cfg.Logger.Info("websocket: client sent a message the protocol does not allow; closing",
-			"remote", s.conn.RemoteAddr().String(), "code", code)
+			"remote", c.RemoteAddr().String(), "code", code)
 		s.close(code, reason)
 		// until the client answers the close frame, within the write timeout
 		_ = c.SetReadDeadline(time.Now().Add(s.ws.cfg.WriteTimeout))

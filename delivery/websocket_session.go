@@ -5,42 +5,61 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
 
-// wsFrame is a live frame queued for a session: a message encoded once for
-// every session that receives it, and the cursor the session reaches by
-// writing it.
-type wsFrame struct {
-	pos uint64
-	pm  *websocket.PreparedMessage
+// sessionOut is what a session writes to: a WebSocket connection or a
+// Server-Sent Events response. Only the session's writer calls it, except
+// abort.
+type sessionOut interface {
+	// frame writes one frame of the given wire.Frame* type whose JSON is b;
+	// id is the cursor the client holds once it has the frame.
+	frame(kind string, id uint64, b []byte) error
+	// encoded writes a frame encoded once for every session that gets it.
+	encoded(e *encodedFrame) error
+	// keepAlive writes a ping or a comment that keeps the connection open.
+	keepAlive() error
+	// end writes the session's last words, when code is not 0 (a WebSocket
+	// close code, with its reason naming the resume cursor pos), and
+	// releases the connection.
+	end(code int, reason string, pos uint64)
+	// abort makes pending and future writes fail now.
+	abort()
 }
 
-// wsSession is one WebSocket connection. Its writer goroutine replays the
-// log from the session's cursor, joins the live fan-out once caught up and
-// then writes the frames the dispatcher queues; its reader goroutine reads
-// control frames. Only the writer writes data frames.
-type wsSession struct {
-	ws         *WebSockets
-	conn       *websocket.Conn
-	req        wsRequest
-	ctx        context.Context // ends when the session closes for any reason
-	cancel     context.CancelFunc
-	wake       chan struct{} // capacity 1: the dispatcher queued frames
-	readerDone chan struct{}
-	ping       *time.Ticker
-	pos        uint64 // writer only: the client has every wanted record up to here
-	fails      int    // writer only: log reads failed in a row during replay
+// liveFrame is a live frame queued for a session: a record (encoded at
+// most once per variant for every session that receives it) or a gap, and
+// the cursor the session reaches by writing it.
+type liveFrame struct {
+	pos uint64
+	lr  *liveRecord
+	gap *encodedFrame
+}
+
+// session is one WebSocket or Server-Sent Events session. Its writer
+// replays the log from the session's cursor, joins the live fan-out once
+// caught up and then writes the frames the dispatcher queues. Only the
+// writer writes data.
+type session struct {
+	ws      *WebSockets
+	out     sessionOut
+	req     wsRequest
+	counter *atomic.Int64   // the transport's count of open sessions
+	ctx     context.Context // ends when the session closes for any reason
+	cancel  context.CancelFunc
+	wake    chan struct{} // capacity 1: the dispatcher queued frames
+	ping    *time.Ticker
+	pos     uint64 // writer only: the client has every wanted record up to here
+	fails   int    // writer only: log reads failed in a row during replay
 
 	mu     sync.Mutex
-	queue  []wsFrame
-	spare  []wsFrame // the drained queue's backing array, reused for the next batch
+	queue  []liveFrame
+	spare  []liveFrame // the drained queue's backing array, reused for the next batch
 	ended  bool
 	code   int    // close code to send, 0 for none
 	reason string // close reason, with one %d for the resume cursor
@@ -49,17 +68,17 @@ type wsSession struct {
 	live   bool   // guarded by ws.mu: in the live fan-out
 }
 
-func newWSSession(ws *WebSockets, conn *websocket.Conn, req wsRequest) *wsSession {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &wsSession{
-		ws: ws, conn: conn, req: req, ctx: ctx, cancel: cancel,
-		wake: make(chan struct{}, 1), readerDone: make(chan struct{}),
+func newSession(ws *WebSockets, parent context.Context, counter *atomic.Int64, req wsRequest) *session {
+	ctx, cancel := context.WithCancel(parent)
+	return &session{
+		ws: ws, req: req, counter: counter, ctx: ctx, cancel: cancel,
+		wake: make(chan struct{}, 1),
 	}
 }
 
 // close ends the session; the first caller chooses the close frame (code 0
 // sends none).
-func (s *wsSession) close(code int, reason string) {
+func (s *session) close(code int, reason string) {
 	s.mu.Lock()
 	if !s.ended {
 		s.ended, s.code, s.reason = true, code, reason
@@ -68,21 +87,21 @@ func (s *wsSession) close(code int, reason string) {
 	s.cancel()
 }
 
-// write runs the session: replay, the live frame, then live frames and
-// pings until the session ends.
-func (s *wsSession) write() {
+// run runs the session: replay, the live frame, then live frames and
+// keep-alives until the session ends; then it ends the connection.
+func (s *session) run() {
 	s.ping = time.NewTicker(s.ws.cfg.PingInterval)
 	defer s.finish()
 	err := s.replay()
 	s.recovered() // a session that ends stalled stalls nothing any more
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.ws.cfg.Logger.Warn("websocket: replay failed", "err", err, "remote", s.conn.RemoteAddr())
+			s.ws.cfg.Logger.Warn("session: replay failed", "err", err)
 			s.close(wire.CloseInternalError, "replay failed; resume with since=%d")
 		}
 		return
 	}
-	if s.send(wire.LiveFrame(s.pos)) != nil {
+	if s.send(wire.FrameLive, s.pos, wire.LiveFrame(s.pos)) != nil {
 		return
 	}
 	for {
@@ -102,14 +121,14 @@ func (s *wsSession) write() {
 }
 
 // writeQueued writes the frames the dispatcher queued.
-func (s *wsSession) writeQueued() error {
+func (s *session) writeQueued() error {
 	// two queues take turns, so a steady stream of frames allocates nothing
 	s.mu.Lock()
 	frames := s.queue
 	s.queue, s.spare = s.spare, nil
 	s.mu.Unlock()
 	defer func() {
-		clear(frames) // drop the frames' messages
+		clear(frames) // drop the frames' records
 		s.mu.Lock()
 		if s.spare == nil {
 			s.spare = frames[:0]
@@ -120,8 +139,7 @@ func (s *wsSession) writeQueued() error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.ws.cfg.WriteTimeout))
-		if err := s.conn.WritePreparedMessage(f.pm); err != nil {
+		if err := s.writeLive(f); err != nil {
 			s.close(0, "")
 			return err
 		}
@@ -130,27 +148,47 @@ func (s *wsSession) writeQueued() error {
 	return nil
 }
 
-// send writes one text frame.
-func (s *wsSession) send(b []byte) error {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.ws.cfg.WriteTimeout))
-	if err := s.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+// writeLive writes one queued frame: shared encodings, or the session's own
+// when it filters entries.
+func (s *session) writeLive(f liveFrame) error {
+	switch {
+	case f.gap != nil:
+		return s.out.encoded(f.gap)
+	case !s.req.filter.IsZero():
+		b, err := notificationJSON(f.lr.rec, s.req.raw, s.req.filter)
+		if err != nil {
+			return err
+		}
+		return s.out.frame(wire.FrameNotification, f.pos, b)
+	default:
+		e := f.lr.frame(s.req.raw)
+		if e == nil {
+			return fmt.Errorf("session: seq %d could not be encoded", f.pos)
+		}
+		return s.out.encoded(e)
+	}
+}
+
+// send writes one frame.
+func (s *session) send(kind string, id uint64, b []byte) error {
+	if err := s.out.frame(kind, id, b); err != nil {
 		s.close(0, "")
 		return err
 	}
 	return nil
 }
 
-func (s *wsSession) writePing() error {
-	if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.ws.cfg.WriteTimeout)); err != nil {
+func (s *session) writePing() error {
+	if err := s.out.keepAlive(); err != nil {
 		s.close(0, "")
 		return err
 	}
 	return nil
 }
 
-// finish sends the close frame chosen by close, waits a while for the
-// client's answer, and releases the connection.
-func (s *wsSession) finish() {
+// finish ends the connection with the cause chosen by close and forgets
+// the session.
+func (s *session) finish() {
 	s.ping.Stop()
 	s.close(0, "") // no-op when a cause was set
 	s.mu.Lock()
@@ -158,24 +196,14 @@ func (s *wsSession) finish() {
 	s.queue, s.spare = nil, nil
 	s.mu.Unlock()
 	if code != 0 {
-		msg := websocket.FormatCloseMessage(code, fmt.Sprintf(reason, s.pos))
-		deadline := time.Now().Add(s.ws.cfg.WriteTimeout)
-		if s.conn.WriteControl(websocket.CloseMessage, msg, deadline) == nil {
-			t := time.NewTimer(time.Until(deadline))
-			select { // the client answers with its close frame
-			case <-s.readerDone:
-			case <-t.C:
-			}
-			t.Stop()
-		}
+		reason = fmt.Sprintf(reason, s.pos)
 	}
-	_ = s.conn.Close()
-	<-s.readerDone
+	s.out.end(code, reason, s.pos)
 	s.ws.remove(s)
 }
 
 // wants reports whether the session's filters select rec.
-func (s *wsSession) wants(rec *hub.Record) bool {
+func (s *session) wants(rec *hub.Record) bool {
 	if !s.req.all {
 		found := false
 		for _, c := range s.req.channels {
@@ -207,7 +235,7 @@ var errLog = errors.New("log unavailable")
 // "nothing more", and the join succeeds only if the dispatcher has not
 // moved past the session's cursor since. While the log fails, replay waits
 // with backoff (pinging the client) and goes on from where it was.
-func (s *wsSession) replay() error {
+func (s *session) replay() error {
 	select {
 	case <-s.ws.ready:
 	case <-s.ctx.Done():
@@ -245,7 +273,7 @@ func (s *wsSession) replay() error {
 
 // replayFrom writes the wanted records after cursor until the log has no
 // more and returns the last sequence it looked at.
-func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
+func (s *session) replayFrom(cursor uint64) (uint64, error) {
 	log := s.ws.cfg.Log
 	channel := ""
 	if !s.req.all && len(s.req.channels) == 1 {
@@ -264,7 +292,7 @@ func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
 			return cursor, nil
 		}
 		if err != nil {
-			return cursor, fmt.Errorf("websocket: replay from %d: %w: %w", cursor+1, errLog, err)
+			return cursor, fmt.Errorf("session: replay from %d: %w: %w", cursor+1, errLog, err)
 		}
 		if rec.Seq > cursor+1 {
 			if err := s.checkHole(channel, cursor, rec.Seq); err != nil {
@@ -275,11 +303,11 @@ func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
 		if !s.wants(&rec) {
 			continue
 		}
-		b, err := notificationJSON(rec, s.req.raw)
+		b, err := notificationJSON(rec, s.req.raw, s.req.filter)
 		if err != nil {
 			return cursor, err
 		}
-		if err := s.send(b); err != nil {
+		if err := s.send(wire.FrameNotification, rec.Seq, b); err != nil {
 			return cursor, err
 		}
 		s.pos = rec.Seq
@@ -288,7 +316,7 @@ func (s *wsSession) replayFrom(cursor uint64) (uint64, error) {
 
 // waitOut reports whether err is the log's and the session, having waited
 // a backoff while answering pings, should try again.
-func (s *wsSession) waitOut(err error) bool {
+func (s *session) waitOut(err error) bool {
 	if !errors.Is(err, errLog) || s.ctx.Err() != nil {
 		return false
 	}
@@ -315,7 +343,7 @@ func (s *wsSession) waitOut(err error) bool {
 }
 
 // recovered ends the session's stall, if any.
-func (s *wsSession) recovered() {
+func (s *session) recovered() {
 	if s.fails > 0 {
 		s.fails = 0
 		s.ws.stalls.remove()
@@ -324,36 +352,36 @@ func (s *wsSession) recovered() {
 
 // checkHole sends a gap frame when the log no longer holds records between
 // cursor and next.
-func (s *wsSession) checkHole(channel string, cursor, next uint64) error {
+func (s *session) checkHole(channel string, cursor, next uint64) error {
 	to := next - 1
 	if channel != "" { // other channels' records fill the hole unless retention removed them
 		first, _, err := s.ws.cfg.Log.Bounds(s.ctx)
 		if err != nil {
-			return fmt.Errorf("websocket: bounds: %w: %w", errLog, err)
+			return fmt.Errorf("session: bounds: %w: %w", errLog, err)
 		}
 		if first <= cursor+1 {
 			return nil
 		}
 		to = min(to, first-1)
 	}
-	return s.send(wire.GapFrame(cursor+1, to, "records removed from the log by retention before they could be replayed"))
+	return s.send(wire.FrameGap, to, wire.GapFrame(cursor+1, to, "records removed from the log by retention before they could be replayed"))
 }
 
 // startCursor turns since, since_time or nothing into the sequence after
 // which replay starts, sending a gap frame first when the cursor is older
 // than what the log holds.
-func (s *wsSession) startCursor() (uint64, error) {
+func (s *session) startCursor() (uint64, error) {
 	log := s.ws.cfg.Log
 	first, last, err := log.Bounds(s.ctx)
 	if err != nil {
-		return 0, fmt.Errorf("websocket: bounds: %w: %w", errLog, err)
+		return 0, fmt.Errorf("session: bounds: %w: %w", errLog, err)
 	}
 	switch {
 	case s.req.hasSince:
 		cursor := s.req.since
 		if first > 0 && cursor+1 < first {
 			msg := fmt.Sprintf("since=%d is older than the log's retention: replay starts at %d", cursor, first)
-			if err := s.send(wire.GapFrame(cursor+1, first-1, msg)); err != nil {
+			if err := s.send(wire.FrameGap, first-1, wire.GapFrame(cursor+1, first-1, msg)); err != nil {
 				return 0, err
 			}
 			cursor = first - 1
@@ -366,7 +394,7 @@ func (s *wsSession) startCursor() (uint64, error) {
 		}
 		if first > 1 && cursor+1 <= first {
 			msg := fmt.Sprintf("since_time is older than the log's retention: records before %d were removed", first)
-			if err := s.send(wire.GapFrame(1, first-1, msg)); err != nil {
+			if err := s.send(wire.FrameGap, first-1, wire.GapFrame(1, first-1, msg)); err != nil {
 				return 0, err
 			}
 			cursor = first - 1
@@ -395,7 +423,7 @@ func cursorForTime(ctx context.Context, log hub.Log, t time.Time, first, last ui
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("websocket: since_time search: %w: %w", errLog, err)
+			return 0, fmt.Errorf("session: since_time search: %w: %w", errLog, err)
 		}
 		if rec.Received.After(threshold) {
 			found, hi = rec.Seq, mid

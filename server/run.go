@@ -220,6 +220,7 @@ func (p *process) buildRoutes(context.Context) error {
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
+	p.srv.RegisterOnShutdown(p.ws.CloseSessions) // Server-Sent Events responses end only with their sessions
 	return nil
 }
 
