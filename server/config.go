@@ -34,6 +34,7 @@ type Config struct {
 	AllowNetworks   string
 	Retry           string
 	SigMethod       string
+	SignatureScheme string // signature scheme of subscriptions that ask for none (wire.SchemeWebSub, SchemeStandard, SchemeBoth)
 	PerHost         int
 	LogFormat       string
 	LogLevel        string
@@ -65,6 +66,7 @@ func Defaults() Config {
 		LeaseDefault:    864000,
 		LeaseMax:        2678400,
 		SigMethod:       "sha256",
+		SignatureScheme: wire.SchemeWebSub,
 		PerHost:         8,
 		LogFormat:       "text",
 		LogLevel:        "info",
@@ -113,6 +115,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--rotate-entries must be 1 to 50000, got %d", s.RotateEntries)
 	case !wire.ValidSigMethod(s.SigMethod):
 		return fmt.Errorf("--signature must be sha1, sha256, sha384 or sha512, got %q", s.SigMethod)
+	case !wire.ValidScheme(s.SignatureScheme):
+		return fmt.Errorf("--signature-scheme must be %s, %s or %s, got %q", wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, s.SignatureScheme)
 	case s.StartupTimeout <= 0:
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
 	case s.MaxOpenChannels < 0:

@@ -61,6 +61,7 @@ func (p *process) buildDelivery(context.Context) error {
 		Client:    p.client,
 		Schedule:  schedule,
 		SigMethod: s.SigMethod,
+		Scheme:    s.SignatureScheme,
 		PerHost:   s.PerHost,
 		Observer:  p.metrics,
 		ClaimTTL:  s.ClaimTTL,

@@ -54,6 +54,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.AllowNetworks, "allow-networks", "", "comma-separated CIDRs callbacks and topics may resolve to despite being non-global (e.g. 127.0.0.0/8 for a local demo)")
 	fs.StringVar(&s.Retry, "retry", "", "webhook retry schedule, e.g. 1s,x2,max=1h,attempts=15,jitter=0.2 (default: the delivery package's)")
 	fs.StringVar(&s.SigMethod, "signature", d.SigMethod, "X-Hub-Signature method: sha1, sha256, sha384 or sha512")
+	fs.StringVar(&s.SignatureScheme, "signature-scheme", d.SignatureScheme, "how webhooks are signed for subscriptions that do not ask (rshub.signature): websub (X-Hub-Signature), standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature; a hub.secret \"whsec_<base64>\" is that key, any other secret its raw bytes) or both")
 	fs.IntVar(&s.PerHost, "per-host", d.PerHost, "concurrent deliveries per callback host")
 	fs.StringVar(&s.LogFormat, "log-format", d.LogFormat, "log format: text or json")
 	fs.StringVar(&s.LogLevel, "log-level", d.LogLevel, "log level: debug, info, warn or error")
