@@ -78,6 +78,10 @@ func (h *Hub) origin() string {
 
 // CheckChannel normalises and validates a channel definition.
 func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
+	ch, err := checkFollow(ch)
+	if err != nil {
+		return ch, err
+	}
 	if ch.Hosted {
 		if ch.Name == "" {
 			return ch, errors.New("a hosted channel needs a name")
@@ -110,8 +114,12 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 			ch.Trust = TrustVerifiedTopic
 		}
 	case TrustToken, TrustVerifiedTopic, TrustOpen:
+	case TrustFollow:
+		if ch.Follow == "" {
+			return ch, errors.New("trust follow needs a Source URL to follow (follow)")
+		}
 	default:
-		return ch, fmt.Errorf("trust %q must be token, verified or open", ch.Trust)
+		return ch, fmt.Errorf("trust %q must be token, verified, open or follow", ch.Trust)
 	}
 	if ch.Trust == TrustToken && len(ch.Token) < 16 {
 		return ch, errors.New("trust token needs a token of at least 16 characters")

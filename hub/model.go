@@ -24,6 +24,18 @@ const (
 	TrustVerifiedTopic Trust = "verified"
 	// TrustOpen accepts any publisher (demos only; logged loudly).
 	TrustOpen Trust = "open"
+	// TrustFollow accepts no publisher: the hub itself follows the
+	// channel's Source (Channel.Follow) and is its only publisher.
+	TrustFollow Trust = "follow"
+)
+
+// Validation modes of a followed channel (Channel.Validation).
+const (
+	// ValidationStrict refuses a fetched document that breaks any rule.
+	ValidationStrict = "strict"
+	// ValidationLenient accepts a fetched document that breaks a rule the
+	// hub can work around, and records every such leniency.
+	ValidationLenient = "lenient"
 )
 
 // Channel is one Change Notification channel: one topic URI, one Source
@@ -36,6 +48,16 @@ type Channel struct {
 	CapabilityList string    `json:"capabilityList,omitempty"` // the Source's Capability List, if known
 	Hosted         bool      `json:"hosted"`                   // the hub answers HEAD/GET on the topic URI itself
 	Created        time.Time `json:"created"`
+	// Follow is the URL of a pull-only Source the hub follows for this
+	// channel: its Source Description, a Capability List, a Change List or
+	// a Change List Index; "" when the Source publishes by itself.
+	Follow string `json:"follow,omitempty"`
+	// PollInterval is how often the hub polls Follow, as a Go duration
+	// ("30s"); "" means DefaultPollInterval.
+	PollInterval string `json:"pollInterval,omitempty"`
+	// Validation is ValidationStrict (the default) or ValidationLenient,
+	// for the documents fetched from Follow.
+	Validation string `json:"validation,omitempty"`
 }
 
 // ChannelState is the mutable progress of a channel: how far its history

@@ -65,6 +65,9 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
+	if ch.Follow != "" {
+		return PublishResult{}, refuse(409, "followed", "the hub follows this channel's Source (%s) itself: it takes no pings", Truncate(ch.Follow))
+	}
 	if ch.Trust == TrustToken {
 		if err := h.checkPublisher(ctx, r, ch); err != nil {
 			return PublishResult{}, err
