@@ -40,6 +40,7 @@ type wsEnvOpts struct {
 	log        jslog.Config
 	ws         delivery.WSConfig
 	sndBufSize int // server socket send buffer; 0: the system's
+	http2      bool // serve TLS with HTTP/2
 	// under and over, when set, wrap the log below the cache (what the
 	// cache follows) and above it (what the transport reads).
 	under, over func(hub.Log) hub.Log
@@ -82,7 +83,12 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	if o.sndBufSize > 0 {
 		srv.Listener = smallBufListener{srv.Listener, o.sndBufSize}
 	}
-	srv.Start()
+	if o.http2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(func() {
 		sctx, scancel := context.WithTimeout(context.Background(), wsTimeout)
 		defer scancel()
