@@ -39,7 +39,7 @@ type wsEnv struct {
 type wsEnvOpts struct {
 	log        jslog.Config
 	ws         delivery.WSConfig
-	sndBufSize int // server socket send buffer; 0: the system's
+	sndBufSize int  // server socket send buffer; 0: the system's
 	http2      bool // serve TLS with HTTP/2
 	// under and over, when set, wrap the log below the cache (what the
 	// cache follows) and above it (what the transport reads).
