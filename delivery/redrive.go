@@ -14,7 +14,8 @@ var ErrRedriveFailed = errors.New("delivery: redrive failed")
 
 // Redrive delivers one dead letter of subscription subID again, once and
 // out of band: the subscription's queue goes on from its cursor meanwhile.
-// On a 2xx the dead letter is deleted. A 410 Gone ends the subscription.
+// The notification is filtered as the subscription's deliveries are
+// (filter.go). On a 2xx the dead letter is deleted. A 410 Gone ends the subscription.
 // Any other outcome returns an error matching ErrRedriveFailed and keeps
 // the dead letter. Unknown subscriptions or dead letters give an error
 // matching hub.ErrNotFound.
@@ -61,6 +62,10 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 	}
 	if err != nil {
 		return fmt.Errorf("delivery: redrive: reading record %d: %w", d.Seq, err)
+	}
+	rec, err = w.filters.filteredRecord(rec, sub.Filter)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRedriveFailed, err)
 	}
 	host := hostOf(sub.Callback)
 	release, err := w.limit.acquire(ctx, host)

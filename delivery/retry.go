@@ -18,8 +18,9 @@ const (
 	resultAbandoned                  // the queue is stopping: leave the cursor
 )
 
-// deliver POSTs rec until the callback accepts it, answers 410, the
-// schedule is exhausted (then it stores a dead letter) or ctx ends.
+// deliver POSTs rec, filtered for the subscription (filter.go), until the
+// callback accepts it, answers 410, the schedule is exhausted (then it
+// stores a dead letter, of the stored sequence) or ctx ends.
 // Attempts wait for a slot of the host's concurrency limit and are held
 // back while the host's circuit is open; time held back counts against
 // the schedule's MaxElapsed but not against its Attempts, so with no
@@ -51,8 +52,13 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 			continue
 		}
 		sub := q.getSub()
+		out, err := w.filters.filteredRecord(rec, sub.Filter)
+		if err != nil {
+			release()
+			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
+		}
 		t0 := time.Now()
-		a := w.post(ctx, sub, rec, true)
+		a := w.post(ctx, sub, out, true)
 		took := time.Since(t0)
 		release()
 		now := w.cfg.Clock()

@@ -95,7 +95,9 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 // reads its channel from the stored cursor (or StartSeq) and delivers
 // every record at least once, in log order, one at a time:
 //
-//   - POST to the callback exactly as given, the stored body, the record's
+//   - POST to the callback exactly as given, the stored body (with only
+//     the entries the subscription's Filter selects, when it has one; see
+//     filter.go), the record's
 //     Content-Type, one Link header (rel="self", rel="hub" and, when the
 //     Source sent one, rel="resourcesync"), Rshub-Seq, and X-Hub-Signature
 //     when the subscription has a secret. Redirects are not followed.
@@ -122,6 +124,7 @@ type Webhooks struct {
 	obs      Observer
 	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
+	filters  filterCache         // filtered bodies, shared by the queues
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
