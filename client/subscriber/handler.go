@@ -31,6 +31,12 @@ type Notification struct {
 	Body                     []byte
 	Document                 *changefeed.Document // the parsed body
 	Signed                   bool                 // the signature was present and valid
+	// Scheme is the signature that was verified: wire.SchemeWebSub
+	// (X-Hub-Signature) or wire.SchemeStandard; "" when not signed.
+	Scheme string
+	// MessageID is the webhook-id of a delivery verified under
+	// wire.SchemeStandard: the same on every retry of one notification.
+	MessageID string
 }
 
 // Config configures a Handler.
@@ -49,6 +55,23 @@ type Config struct {
 	MaxBody  int64        // default DefaultMaxBody
 	Logger   *slog.Logger // default: discard
 	Now      func() time.Time
+	// Signatures says which signatures a delivery to a subscription with
+	// a secret must carry; default AcceptEither.
+	Signatures SignaturePolicy
+	// Tolerance is how far a webhook-timestamp may be from Now, in either
+	// direction (default wire.DefaultTolerance, five minutes).
+	Tolerance time.Duration
+	// MaxReplayIDs bounds the webhook-ids remembered to refuse repeats;
+	// default DefaultMaxReplayIDs. Each is kept for its timestamp plus
+	// Tolerance.
+	MaxReplayIDs int
+	// OnDiscard, when set, is told of each delivery answered 2xx but not
+	// handed to OnNotification, and why: a signature that does not verify
+	// (errors wrapping wire.ErrNotSigned or wire.ErrSignatureMismatch), a
+	// stale timestamp (wire.ErrStaleTimestamp), a repeated webhook-id
+	// (ErrReplayed), a body that is not a ResourceSync document. It is
+	// called from the HTTP handler's goroutine.
+	OnDiscard func(s Subscription, err error)
 }
 
 // Handler serves callbacks and keeps the table of subscriptions it made.
@@ -60,6 +83,7 @@ type Handler struct {
 	// verification by id.
 	subs    map[string]*Subscription
 	pending map[string]*intent
+	replay  *replayCache // webhook-ids taken, per subscription
 }
 
 // intent is a subscribe or unsubscribe request awaiting verification.
@@ -93,7 +117,16 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, subs: map[string]*Subscription{}, pending: map[string]*intent{}}, nil
+	switch cfg.Signatures {
+	case AcceptEither, RequireStandard, AcceptWebSub:
+	default:
+		return nil, fmt.Errorf("subscriber: unknown Config.Signatures %v", cfg.Signatures)
+	}
+	cfg.Tolerance = tolerance(cfg.Tolerance)
+	if cfg.MaxReplayIDs <= 0 {
+		cfg.MaxReplayIDs = DefaultMaxReplayIDs
+	}
+	return &Handler{cfg: cfg, subs: map[string]*Subscription{}, pending: map[string]*intent{}, replay: newReplayCache(cfg.MaxReplayIDs)}, nil
 }
 
 // ServeHTTP answers verification and denial GETs and delivery POSTs.
@@ -204,38 +237,58 @@ func (h *Handler) serveDelivery(w http.ResponseWriter, r *http.Request) {
 	}
 	log := h.cfg.Logger.With("sub", id, "topic", s.Topic)
 	n := &Notification{Subscription: s, ContentType: r.Header.Get("Content-Type"), Body: body}
+	var v verified
 	if s.Secret != "" {
-		if err := wire.Verify(r.Header.Get(wire.HeaderSignature), s.Secret, body); err != nil {
+		v, err = h.verify(s, r.Header, body)
+		if errors.Is(err, ErrReplayCacheFull) {
+			log.Warn("delivery postponed", "err", err)
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if err != nil {
 			// WebSub §8: ignore locally; a 2xx keeps the hub from retrying
-			// something that will never verify
-			log.Warn("delivery discarded", "err", err)
+			// something that will never verify (and answers a repeat
+			// the hub sent because it lost the first answer)
+			h.discard(log, s, err)
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		n.Signed = true
+		n.Signed, n.Scheme, n.MessageID = true, v.scheme, v.msgID
 	}
 	links := wire.ParseLinks(r.Header.Values(wire.HeaderLink))
 	n.Topic, n.Hub, n.ResourceSync = wire.FirstLink(links, wire.RelSelf), wire.FirstLink(links, wire.RelHub), wire.FirstLink(links, wire.RelResourceSync)
 	if !isXML(n.ContentType) {
-		log.Warn("delivery discarded: not XML", "content_type", n.ContentType)
+		h.discard(log, s, fmt.Errorf("subscriber: not XML: Content-Type %q", n.ContentType))
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: h.mode(), MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		log.Warn("delivery discarded: not a valid ResourceSync document", "err", err)
+		h.discard(log, s, fmt.Errorf("subscriber: not a valid ResourceSync document: %w", err))
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	n.Document = doc
 	if h.cfg.OnNotification != nil {
 		if err := h.cfg.OnNotification(r.Context(), n); err != nil {
+			if v.scheme == wire.SchemeStandard {
+				h.replay.forget(v.key) // the hub's retry must be taken
+			}
 			log.Warn("notification not taken; the hub will retry", "err", err)
 			http.Error(w, "not taken: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// discard logs a delivery answered 2xx but not taken, and reports it.
+func (h *Handler) discard(log *slog.Logger, s Subscription, err error) {
+	log.Warn("delivery discarded", "err", err)
+	if h.cfg.OnDiscard != nil {
+		h.cfg.OnDiscard(s, err)
+	}
 }
 
 // isXML reports whether a media type is XML.

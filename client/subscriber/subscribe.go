@@ -3,6 +3,7 @@ package subscriber
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // DefaultVerifyTimeout bounds the wait for the hub's verification GET.
@@ -26,6 +30,12 @@ type Subscription struct {
 	Secret   string        `json:"secret,omitempty"`
 	Lease    time.Duration `json:"lease"`    // granted by the hub
 	Verified time.Time     `json:"verified"` // when the hub verified it
+	// Scheme is the signature scheme asked of the hub
+	// (wire.ParamSignatureScheme); "" asked for none.
+	Scheme string `json:"scheme,omitempty"`
+	// Filter is the entry filter asked of the hub (wire.ParamFilterPrefix,
+	// wire.ParamFilterChange); nil asked for none.
+	Filter *changefeed.Filter `json:"filter,omitempty"`
 }
 
 // Expires returns when the lease ends.
@@ -43,6 +53,27 @@ type SubscribeOptions struct {
 	// VerifyTimeout bounds the wait for verification; default
 	// DefaultVerifyTimeout.
 	VerifyTimeout time.Duration
+	// Scheme asks the hub to sign deliveries with wire.SchemeWebSub
+	// (X-Hub-Signature), wire.SchemeStandard (Standard Webhooks) or
+	// wire.SchemeBoth, sent as wire.ParamSignatureScheme; "" asks nothing
+	// (the hub's default). A hub that does not know the parameter ignores
+	// it and signs with X-Hub-Signature. With SchemeStandard or SchemeBoth
+	// a random secret is a Standard Webhooks secret, "whsec_<base64 of 32
+	// bytes>".
+	Scheme string
+	// Filter asks the hub to deliver only the entries it selects, sent as
+	// wire.ParamFilterPrefix (one per prefix) and wire.ParamFilterChange
+	// (comma-separated); the zero Filter asks nothing. A hub that does not
+	// know the parameters ignores them and delivers every entry.
+	Filter changefeed.Filter
+}
+
+// RandomStandardSecret returns a new Standard Webhooks secret:
+// "whsec_" and the standard base64 of 32 random bytes.
+func RandomStandardSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return wire.StandardSecretPrefix + base64.StdEncoding.EncodeToString(b)
 }
 
 // RandomToken returns n random bytes in hex.
@@ -66,12 +97,23 @@ func (h *Handler) CallbackFor(id string) string {
 // with the same ID renews the subscription (WebSub §5.1: the hub replaces
 // it once verified); deliveries for it are accepted throughout.
 func (h *Handler) Subscribe(ctx context.Context, hub, topic string, opt SubscribeOptions) (Subscription, error) {
-	s := Subscription{ID: opt.ID, Hub: hub, Topic: topic, Secret: opt.Secret}
+	if !wire.ValidScheme(opt.Scheme) {
+		return Subscription{}, fmt.Errorf("subscriber: SubscribeOptions.Scheme must be %s, %s or %s, got %q", wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, opt.Scheme)
+	}
+	s := Subscription{ID: opt.ID, Hub: hub, Topic: topic, Secret: opt.Secret, Scheme: opt.Scheme}
+	if !opt.Filter.IsZero() {
+		f := opt.Filter
+		s.Filter = &f
+	}
 	if s.ID == "" {
 		s.ID = RandomToken(12)
 	}
 	if s.Secret == "" && !opt.NoSecret {
-		s.Secret = RandomToken(24)
+		if opt.Scheme == wire.SchemeStandard || opt.Scheme == wire.SchemeBoth {
+			s.Secret = RandomStandardSecret()
+		} else {
+			s.Secret = RandomToken(24)
+		}
 	}
 	if opt.NoSecret {
 		s.Secret = ""
@@ -83,6 +125,12 @@ func (h *Handler) Subscribe(ctx context.Context, hub, topic string, opt Subscrib
 	}
 	if s.Secret != "" {
 		form.Set("hub.secret", s.Secret)
+	}
+	if s.Scheme != "" {
+		form.Set(wire.ParamSignatureScheme, s.Scheme)
+	}
+	if s.Filter != nil {
+		setFilter(form, *s.Filter)
 	}
 	v, err := h.request(ctx, s, "subscribe", form, opt.VerifyTimeout)
 	if err != nil {
@@ -223,7 +271,7 @@ func (h *Handler) KeepAlive(ctx context.Context, id string, lease time.Duration,
 				case <-t.C:
 				}
 			}
-			ns, err := h.Subscribe(ctx, s.Hub, s.Topic, SubscribeOptions{ID: s.ID, Secret: s.Secret, NoSecret: s.Secret == "", Lease: lease})
+			ns, err := h.Subscribe(ctx, s.Hub, s.Topic, s.RenewOptions(lease))
 			if err == nil {
 				if renewed != nil {
 					renewed(ns)
@@ -238,6 +286,32 @@ func (h *Handler) KeepAlive(ctx context.Context, id string, lease time.Duration,
 			h.cfg.Logger.Warn("renewal failed, retrying", "sub", id, "in", pause, "err", err)
 			at = h.cfg.Now().Add(pause)
 		}
+	}
+}
+
+// RenewOptions returns the options that subscribe s again as it is, asking
+// for lease: same id, secret, scheme and filter (a hub replaces a
+// subscription with what its renewal asks, so a renewal that left out the
+// scheme or filter would drop them).
+func (s Subscription) RenewOptions(lease time.Duration) SubscribeOptions {
+	opt := SubscribeOptions{ID: s.ID, Secret: s.Secret, NoSecret: s.Secret == "", Lease: lease, Scheme: s.Scheme}
+	if s.Filter != nil {
+		opt.Filter = *s.Filter
+	}
+	return opt
+}
+
+// setFilter adds f's subscription parameters to form.
+func setFilter(form url.Values, f changefeed.Filter) {
+	for _, p := range f.Prefixes {
+		form.Add(wire.ParamFilterPrefix, p)
+	}
+	if len(f.Changes) > 0 {
+		cs := make([]string, len(f.Changes))
+		for i, c := range f.Changes {
+			cs[i] = string(c)
+		}
+		form.Set(wire.ParamFilterChange, strings.Join(cs, ","))
 	}
 }
 
