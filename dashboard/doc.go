@@ -1,5 +1,7 @@
 // Package dashboard serves the hub's browser dashboard: a live feed of
-// notifications over the hub's WebSocket endpoint, channels with their
+// notifications over the hub's WebSocket endpoint (or, when WebSockets
+// cannot connect from the page, its Server-Sent Events endpoint, whose
+// EventSource resumes by itself with Last-Event-ID), channels with their
 // publish rate, last until and gaps, subscriptions with their delivery
 // health and dead letters (with a redrive button each), and a throughput
 // chart of the last minutes.

@@ -1,5 +1,6 @@
 // app.js runs the dashboard: the admin token, polling of the admin API and
-// of the throughput ring, the WebSocket live feed, and rendering. Every
+// of the throughput ring, the live feed (a WebSocket, or Server-Sent Events
+// when WebSockets cannot connect), and rendering. Every
 // value from the hub is put in the page as text, never as HTML.
 "use strict";
 (() => {
@@ -14,7 +15,7 @@
   const state = {
     token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
     channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
-    ws: null, wsRetry: 1000, lastSeq: 0, received: 0, live: false, redriving: new Set(),
+    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, live: false, redriving: new Set(),
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -324,35 +325,104 @@
     return u.toString();
   }
 
+  function eventsURL(since) {
+    const u = new URL("../events", location.href);
+    u.searchParams.set("channels", "*");
+    u.searchParams.set("since", String(since));
+    if (state.wsToken) u.searchParams.set("token", state.wsToken);
+    return u.toString();
+  }
+
+  // startSeq is where a new session starts: after the last notification
+  // seen, or REPLAY notifications back on page load.
+  function startSeq() {
+    if (state.lastSeq !== 0) return state.lastSeq;
+    const top = Math.max(0, ...state.channels.map(c => (c.state && c.state.lastSeq) || 0));
+    return Math.max(0, top - REPLAY);
+  }
+
+  // onFrame handles a frame of either transport.
+  function onFrame(f, via) {
+    if (f.type === "notification") addNotification(f);
+    else if (f.type === "gap") addGap(f);
+    else if (f.type === "live") {
+      state.lastSeq = Math.max(state.lastSeq, f.seq);
+      state.live = true;
+      setPill("#ws-status", "ok", "feed: live" + via);
+    }
+  }
+
+  function setTransport(t) {
+    state.transport = t;
+    document.body.dataset.feed = t;
+  }
+
   function connect() {
     if (!state.started) return;
-    let since = state.lastSeq;
-    if (since === 0) {
-      const top = Math.max(0, ...state.channels.map(c => (c.state && c.state.lastSeq) || 0));
-      since = Math.max(0, top - REPLAY);
-    }
+    if (state.transport === "sse") { connectEvents(); return; }
+    setTransport("websocket");
     setPill("#ws-status", "idle", "feed: connecting…");
     state.live = false;
-    const ws = new WebSocket(wsURL(since));
+    const ws = new WebSocket(wsURL(startSeq()));
     state.ws = ws;
-    ws.onopen = () => { state.wsRetry = 1000; setPill("#ws-status", "warn", "feed: replaying…"); };
+    ws.onopen = () => { state.wsOpened = true; state.wsRetry = 1000; setPill("#ws-status", "warn", "feed: replaying…"); };
     ws.onmessage = ev => {
       let f;
       try { f = JSON.parse(ev.data); } catch { return; }
-      if (f.type === "notification") addNotification(f);
-      else if (f.type === "gap") addGap(f);
-      else if (f.type === "live") {
-        state.lastSeq = Math.max(state.lastSeq, f.seq);
-        state.live = true;
-        setPill("#ws-status", "ok", "feed: live");
-      }
+      onFrame(f, "");
     };
     ws.onclose = ev => {
       if (state.ws !== ws) return;
       state.ws = null;
       if (!state.started) return;
+      if (!state.wsOpened && typeof EventSource !== "undefined") {
+        // WebSockets never connected from this page (a proxy or firewall
+        // that blocks them): Server-Sent Events carry the same feed.
+        setTransport("sse");
+        connectEvents();
+        return;
+      }
       const why = ev.reason ? " (" + ev.reason + ")" : "";
       setPill("#ws-status", "bad", "feed: disconnected" + why + ", retrying");
+      setTimeout(connect, state.wsRetry);
+      state.wsRetry = Math.min(state.wsRetry * 2, 10000);
+    };
+  }
+
+  // connectEvents follows the feed with an EventSource, which reconnects by
+  // itself after a drop and resumes with Last-Event-ID (the hub prefers it
+  // to since); only when the hub refuses a reconnection (an answer other
+  // than 200) does the page start a new one, from the last seq it has.
+  function connectEvents() {
+    const via = " (Server-Sent Events)";
+    setPill("#ws-status", "idle", "feed: connecting" + via + "…");
+    state.live = false;
+    const es = new EventSource(eventsURL(startSeq()));
+    state.es = es;
+    const handle = ev => {
+      if (state.es !== es) return;
+      let f;
+      try { f = JSON.parse(ev.data); } catch { return; }
+      onFrame(f, via);
+    };
+    for (const type of ["notification", "gap", "live"]) es.addEventListener(type, handle);
+    es.addEventListener("end", ev => {
+      let f = {};
+      try { f = JSON.parse(ev.data); } catch { /* keep the default */ }
+      state.live = false;
+      setPill("#ws-status", "bad", "feed: ended" + (f.reason ? " (" + f.reason + ")" : "") + ", resuming");
+    });
+    es.onopen = () => { state.wsRetry = 1000; setPill("#ws-status", "warn", "feed: replaying" + via + "…"); };
+    es.onerror = () => {
+      if (state.es !== es) return;
+      state.live = false;
+      if (es.readyState !== EventSource.CLOSED) {
+        setPill("#ws-status", "bad", "feed: disconnected, reconnecting" + via);
+        return;
+      }
+      state.es = null;
+      if (!state.started) return;
+      setPill("#ws-status", "bad", "feed: refused, retrying" + via);
       setTimeout(connect, state.wsRetry);
       state.wsRetry = Math.min(state.wsRetry * 2, 10000);
     };
@@ -421,6 +491,7 @@
     state.started = false;
     clearInterval(state.pollTimer);
     if (state.ws) { const ws = state.ws; state.ws = null; ws.close(); }
+    if (state.es) { const es = state.es; state.es = null; es.close(); }
     setPill("#ws-status", "idle", "feed: stopped");
   }
 
