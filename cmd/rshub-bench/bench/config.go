@@ -14,12 +14,13 @@ import (
 const (
 	ScenarioWebhook   = "webhook"
 	ScenarioWebSocket = "websocket"
+	ScenarioSSE       = "sse"
 	ScenarioNATS      = "nats"
 )
 
 // AllScenarios returns every scenario in the order they run.
 func AllScenarios() []string {
-	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioNATS}
+	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS}
 }
 
 // Config is one benchmark invocation. ParseFlags fills it from the command
@@ -87,12 +88,12 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	d := Defaults()
 	fs := flag.NewFlagSet("rshub-bench", flag.ContinueOnError)
 	fs.SetOutput(out)
-	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, nats")
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, sse, nats")
 	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
 	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
 	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
 	fs.IntVar(&c.PerHost, "per-host", d.PerHost, "webhook: hub's concurrent deliveries per callback host; the ceiling uses callback-servers × per-host workers")
-	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket: client connections (run in a child process)")
+	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket and sse: client connections (websocket: in a child process)")
 	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
 	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
 	fs.DurationVar(&c.DurationCap, "duration-cap", d.DurationCap, "longest wait for the receipts of one measurement; a measurement that hits it is reported incomplete")

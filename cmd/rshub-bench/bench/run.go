@@ -65,6 +65,9 @@ func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scena
 	case ScenarioWebSocket:
 		b, err := newWSBench(ctx, cfg, lg)
 		return b, wsNotes(cfg), err
+	case ScenarioSSE:
+		b, err := newSSEBench(ctx, cfg, lg)
+		return b, sseNotes(cfg), err
 	case ScenarioNATS:
 		b, err := newNATSBench(ctx, cfg, lg)
 		return b, natsNotes(), err
