@@ -1,6 +1,7 @@
 // Package admin is the hub operator's HTTP API under /admin/: channels and
 // their continuity anchors, subscriptions, dead letters and their redrive,
-// and the webhook delivery engine's per-subscription health.
+// the webhook delivery engine's per-subscription health, and the follower's
+// status per followed channel (polls, bytes, errors, leniencies).
 //
 // It sits above the hub and the delivery engines and reads both through the
 // small interfaces it declares: [Hub] (a *hub.Hub), [Store] (a hub.Store)
@@ -23,6 +24,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/follow"
 )
 
 // Channels is what the admin API needs of the hub to show and change
@@ -75,6 +77,17 @@ type Deliveries interface {
 	Redrive(ctx context.Context, subID, deadLetterID string) error
 }
 
+// Follows is the follower engine as the admin API uses it;
+// *follow.Engine implements it.
+type Follows interface {
+	// Status returns the status of a followed channel, if this hub follows it.
+	Status(name string) (follow.Status, bool)
+	// Statuses returns the status of every followed channel.
+	Statuses() []follow.Status
+	// PollNow makes a followed channel's follower poll at once.
+	PollNow(name string) bool
+}
+
 // Config configures an API. Token, Hub and Store are required.
 type Config struct {
 	// Token is the admin token every request must carry as
@@ -85,7 +98,10 @@ type Config struct {
 	// Deliveries is the webhook delivery engine; without it the API
 	// reports no deliveries and answers a redrive 501.
 	Deliveries Deliveries
-	Logger     *slog.Logger
+	// Follows is the follower engine; without it the API shows no follow
+	// status and answers GET /admin/follow with [].
+	Follows Follows
+	Logger  *slog.Logger
 }
 
 // API is the admin API.
@@ -122,6 +138,8 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /admin/subscriptions/{id}/deadletters", a.handle(a.deadLetters))
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", a.handle(a.redrive))
 	mux.Handle("GET /admin/deliveries", a.handle(a.deliveries))
+	mux.Handle("GET /admin/follow", a.handle(a.follows))
+	mux.Handle("POST /admin/channels/{name}/follow/poll", a.handle(a.pollNow))
 }
 
 // retryAfter is the Retry-After, in seconds, of a 503 when the store or

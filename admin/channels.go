@@ -6,15 +6,19 @@ import (
 	"net/http"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/follow"
 )
 
 // maxChannelBody bounds the JSON body of a new channel.
 const maxChannelBody = 64 << 10
 
-// ChannelView is a channel with its progress, as the admin API shows it.
+// ChannelView is a channel with its progress, as the admin API shows it;
+// a followed channel has the follower's status (Follow), when this hub
+// process runs its follower.
 type ChannelView struct {
 	hub.Channel
-	State hub.ChannelState `json:"state"`
+	State  hub.ChannelState `json:"state"`
+	Follow *follow.Status   `json:"followStatus,omitempty"`
 }
 
 // MarshalJSON writes the view with the state's gaps and resets as [] when
@@ -27,8 +31,9 @@ func (v ChannelView) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		hub.Channel
-		State state `json:"state"`
-	}{v.Channel, state{v.State, nonNil(v.State.Gaps), nonNil(v.State.Resets)}})
+		State  state          `json:"state"`
+		Follow *follow.Status `json:"followStatus,omitempty"`
+	}{v.Channel, state{v.State, nonNil(v.State.Gaps), nonNil(v.State.Resets)}, v.Follow})
 }
 
 // redactChannel hides the publisher token.
@@ -59,7 +64,34 @@ func (a *API) view(r *http.Request, c hub.Channel) (ChannelView, error) {
 	if err != nil && !errors.Is(err, hub.ErrNotFound) {
 		return ChannelView{}, err
 	}
-	return ChannelView{Channel: redactChannel(c), State: st}, nil
+	v := ChannelView{Channel: redactChannel(c), State: st}
+	if a.cfg.Follows != nil && c.Follow != "" {
+		if fs, ok := a.cfg.Follows.Status(c.Name); ok {
+			v.Follow = &fs
+		}
+	}
+	return v, nil
+}
+
+// follows lists the follower's status of every followed channel.
+func (a *API) follows(*http.Request) (any, error) {
+	if a.cfg.Follows == nil {
+		return []follow.Status{}, nil
+	}
+	return nonNil(a.cfg.Follows.Statuses()), nil
+}
+
+// pollNow makes a followed channel's follower poll at once: 202, or 409
+// when this hub does not follow the channel.
+func (a *API) pollNow(r *http.Request) (any, error) {
+	c, err := a.pathChannel(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.cfg.Follows == nil || c.Follow == "" || !a.cfg.Follows.PollNow(c.Name) {
+		return nil, &apiError{http.StatusConflict, "this hub does not follow channel " + c.Name}
+	}
+	return ok{map[string]string{"channel": c.Name, "poll": "requested"}}, nil
 }
 
 func (a *API) listChannels(r *http.Request) (any, error) {

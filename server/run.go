@@ -14,6 +14,7 @@ import (
 	"github.com/rshub/rshub/dashboard"
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/follow"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/hub/pull"
@@ -45,6 +46,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		p.buildClient,
 		p.buildDelivery,
 		p.buildHub,
+		p.buildFollow,
 		p.buildPull,
 		p.buildWebSockets,
 		p.buildRoutes,
@@ -79,6 +81,7 @@ type process struct {
 	obs     hub.Observer
 	hooks   *delivery.Webhooks
 	hub     *hub.Hub
+	follow  *follow.Engine
 	pull    *pull.Pull
 	ws      *delivery.WebSockets
 	health  *health
@@ -160,6 +163,7 @@ func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan erro
 		"hub":       p.hub.Run,
 		"webhooks":  p.hooks.Run,
 		"pull mode": p.pull.Run,
+		"follow":    p.follow.Run,
 		"health":    func(ctx context.Context) error { p.health.run(ctx); return nil },
 	}
 	for name, runner := range engines {
@@ -202,6 +206,7 @@ func (p *process) buildRoutes(context.Context) error {
 			Hub:        p.hub,
 			Store:      p.store,
 			Deliveries: p.hooks,
+			Follows:    p.follow,
 			Logger:     p.logger.With("component", "admin"),
 		})
 		if err != nil {

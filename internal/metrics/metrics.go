@@ -49,6 +49,7 @@ type Metrics struct {
 	deliveryTime  prometheus.Histogram
 	deliveryLag   prometheus.Histogram
 	gauges        *gauges
+	follow        follow
 }
 
 // New registers every collector, including the Go runtime and process
@@ -72,6 +73,7 @@ func New(src Sources) *Metrics {
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.gauges = newGauges(src)
 	f(m.gauges)
+	m.follow = newFollow(m.reg)
 	return m
 }
 

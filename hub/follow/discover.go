@@ -1,0 +1,129 @@
+package follow
+
+import (
+	"net/url"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
+)
+
+// Plan is what a follower reads on each poll: an index of Change Lists, an
+// archive of closed ones, and the open Change List ("" when unknown).
+type Plan struct {
+	CapabilityList string `json:"capabilityList,omitempty"`
+	ChangeList     string `json:"changeList,omitempty"`
+	Index          string `json:"index,omitempty"`
+	Archive        string `json:"archive,omitempty"`
+}
+
+// Empty reports whether the plan names nothing to read.
+func (p Plan) Empty() bool { return p.ChangeList == "" && p.Index == "" && p.Archive == "" }
+
+// merge fills p's empty fields from q.
+func (p Plan) merge(q Plan) Plan {
+	fill := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	fill(&p.CapabilityList, q.CapabilityList)
+	fill(&p.ChangeList, q.ChangeList)
+	fill(&p.Index, q.Index)
+	fill(&p.Archive, q.Archive)
+	return p
+}
+
+// Step is what one fetched document says: what to read on each poll, and
+// which documents to fetch next to learn more.
+type Step struct {
+	Plan Plan
+	Next []string
+}
+
+// Classify reads one document fetched from u during discovery: doc is the
+// parsed document, nil when the body is not ResourceSync (an HTML page, an
+// error), and links the response's Link header values. It is pure.
+//
+//   - not ResourceSync: the Link rel="resourcesync" (a Capability List)
+//     and rel="describedby" (a Source Description) targets, to fetch;
+//   - Source Description: its first Capability List, to fetch;
+//   - Capability List: its changelist entry, to fetch (a Change List or a
+//     Change List Index), and its changelist-archive entry;
+//   - Change List: itself; its rel="index" Index and rel="archives"
+//     archive; its rel="up" Capability List, to fetch;
+//   - Change List Index: itself, its rel="archives" archive and its rel="up"
+//     Capability List, to fetch;
+//   - Change List Archive or Archive Index: itself and its rel="up"
+//     Capability List, to fetch.
+func Classify(u string, links []string, doc *changefeed.Document) Step {
+	base, _ := url.Parse(u)
+	abs := func(ref string) string {
+		if ref == "" || base == nil {
+			return ref
+		}
+		r, err := url.Parse(ref)
+		if err != nil {
+			return ""
+		}
+		return base.ResolveReference(r).String()
+	}
+	var s Step
+	next := func(ref string) {
+		if ref = abs(ref); ref != "" {
+			s.Next = append(s.Next, ref)
+		}
+	}
+	if doc == nil {
+		parsed := wire.ParseLinks(links)
+		for _, rel := range []string{wire.RelResourceSync, "describedby"} {
+			for _, l := range wire.LinksRel(parsed, rel) {
+				next(l)
+			}
+		}
+		return s
+	}
+	switch capa := doc.MD.Capability; {
+	case capa == changefeed.CapDescription:
+		for _, e := range doc.Entries {
+			if e.MD == nil || e.MD.Capability == "" || e.MD.Capability == changefeed.CapCapabilityList {
+				next(e.Loc)
+				break
+			}
+		}
+	case capa == changefeed.CapCapabilityList:
+		s.Plan.CapabilityList = u
+		for _, e := range doc.Entries {
+			if e.MD == nil {
+				continue
+			}
+			switch e.MD.Capability {
+			case changefeed.CapChangeList:
+				next(e.Loc)
+			case changefeed.CapChangeListArchive:
+				s.Plan.Archive = abs(e.Loc)
+			}
+		}
+	case capa == changefeed.CapChangeList && doc.Kind == changefeed.URLSet:
+		s.Plan.ChangeList = u
+		s.Plan.Index = abs(doc.Link("index"))
+		s.Plan.Archive = abs(doc.Link("archives"))
+		next(doc.Link("up"))
+	case capa == changefeed.CapChangeList:
+		s.Plan.Index = u
+		s.Plan.Archive = abs(doc.Link("archives"))
+		next(doc.Link("up"))
+	case capa == changefeed.CapChangeListArchive:
+		s.Plan.Archive = u
+		next(doc.Link("up"))
+	}
+	return s
+}
+
+// wellKnown returns the Source Description URL of u's origin.
+func wellKnown(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return ""
+	}
+	return p.Scheme + "://" + p.Host + wire.PathWellKnown
+}

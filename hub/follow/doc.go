@@ -1,0 +1,37 @@
+// Package follow makes pull-only ResourceSync Sources push-capable: for
+// every channel with a Source URL (hub.Channel.Follow) the hub polls the
+// Source's documents and publishes the entries it has not seen as change
+// notifications, with contiguous from and until.
+//
+// Discovery starts at the Source URL and reads what it finds: HTTP Link
+// headers (rel="resourcesync" to a Capability List, rel="describedby" to
+// a Source Description), the Source Description at /.well-known/resourcesync
+// of the Source's origin, a Capability List's changelist (a Change List or
+// a Change List Index) and changelist-archive entries, a Change List's or
+// Index's rel="up" Capability List and rel="archives" archive. The result
+// is a Plan: an Index, an Archive, and/or an open Change List.
+//
+// Each poll reads the Plan's index or archive (conditional GETs with ETag
+// and Last-Modified, so an unchanged document costs a 304), picks the
+// lists that may hold entries after the channel's continuity anchor, and
+// reads them oldest first, a closed list to its end before the next one:
+// when the Source rotates its open list between two polls, nothing written
+// to the old list after the previous poll is lost. Lists that end at or
+// before the anchor are skipped, so a Source whose history reaches back
+// before the anchor is read from the anchor on. The publishing itself is
+// hub.PublishFollowed, the thin-ping Change List diff.
+//
+// The follower's position is the channel's anchor, which the hub derives
+// from its log: a restarted hub starts again where its log ends, with no
+// state of its own beyond validators and caches it can lose.
+//
+// Polls come every channel's PollInterval plus up to 10% jitter; never
+// before a document's Cache-Control max-age or a Retry-After has passed
+// (both capped at MaxWait); after errors with exponential backoff up to
+// MaxBackoff. Every fetch goes through the hub's SSRF-guarded client and
+// the hub's body limit. With several hub processes, one follows each
+// channel at a time (an expiring claim in the store).
+//
+// The pure parts (Classify, SelectLists, NextDelay, ParseMaxAge,
+// ParseRetryAfter) are table-tested; Engine is the thin I/O loop around them.
+package follow

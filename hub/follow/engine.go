@@ -1,0 +1,253 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+)
+
+// Hub is what the engine needs of the hub; *hub.Hub implements it.
+type Hub interface {
+	// Continuity returns the channel's state; LastUntil is its anchor.
+	Continuity(ctx context.Context, ch hub.Channel) (hub.ChannelState, error)
+	// PublishFollowed publishes a fetched Change List's new entries.
+	PublishFollowed(ctx context.Context, ch hub.Channel, doc *changefeed.Document) (hub.PublishResult, error)
+}
+
+// Store is what the engine needs of the hub's state store; every
+// hub.Store implements it.
+type Store interface {
+	Channels(ctx context.Context) ([]hub.Channel, error)
+	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, key, owner string) error
+}
+
+// Observer receives the engine's events, for metrics. Implementations must
+// be safe for concurrent use and must not block.
+type Observer interface {
+	// Polled is called after each poll with outcome "ok" or "error".
+	Polled(channel, outcome string)
+	// Fetched is called after each poll with the body bytes it fetched.
+	Fetched(channel string, bytes int)
+	// Leniency is called for each leniency (rule) in a fetched document.
+	Leniency(channel, rule string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Polled(string, string)   {}
+func (nopObserver) Fetched(string, int)     {}
+func (nopObserver) Leniency(string, string) {}
+
+// Config configures an Engine. Hub, Store and Client are required.
+type Config struct {
+	Hub   Hub
+	Store Store
+	// Client makes every fetch: the hub's SSRF-guarded client
+	// (hub.Config.Client), which refuses non-global addresses unless
+	// allowed and never follows redirects.
+	Client *http.Client
+	// MaxBody limits each fetched document (default 10 MiB, as the hub's).
+	MaxBody int64
+	// FetchTimeout bounds each GET (default 30 s).
+	FetchTimeout time.Duration
+	// MaxBackoff bounds the wait after failed polls (default 10 min).
+	MaxBackoff time.Duration
+	// MaxWait bounds how long a max-age or Retry-After postpones a poll
+	// (default 1 hour).
+	MaxWait time.Duration
+	// Reconcile is how often the engine reads the channels to start and
+	// stop followers (default 5 s).
+	Reconcile time.Duration
+	// Owner names this hub process in the follow claims; ClaimTTL is their
+	// least lifetime (default 30 s; at least three poll intervals).
+	Owner    string
+	ClaimTTL time.Duration
+	Observer Observer
+	Logger   *slog.Logger
+	// Now is the clock of the status (default time.Now); Rand gives the
+	// jitter, in [0, 1) (default math/rand/v2).
+	Now  func() time.Time
+	Rand func() float64
+}
+
+// Engine runs one follower per followed channel.
+type Engine struct {
+	cfg    Config
+	logger *slog.Logger
+
+	mu        sync.Mutex
+	followers map[string]*running // by channel name
+}
+
+type running struct {
+	f      *follower
+	key    string // what the follower was started with
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New validates cfg and returns an Engine; Run starts it.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Hub == nil || cfg.Store == nil || cfg.Client == nil {
+		return nil, errors.New("follow: Hub, Store and Client are required")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 10 << 20
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = 30 * time.Second
+	}
+	if cfg.Reconcile <= 0 {
+		cfg.Reconcile = 5 * time.Second
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = 30 * time.Second
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = "rshub"
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	return &Engine{cfg: cfg, logger: cfg.Logger, followers: map[string]*running{}}, nil
+}
+
+func (e *Engine) observe() Observer { return e.cfg.Observer }
+func (e *Engine) rand() float64     { return e.cfg.Rand() }
+
+// Run follows the followed channels until ctx ends, reading the channels
+// every Reconcile to start, restart (changed settings) and stop followers.
+func (e *Engine) Run(ctx context.Context) error {
+	tick := time.NewTicker(e.cfg.Reconcile)
+	defer tick.Stop()
+	defer e.stopAll()
+	for {
+		e.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// reconcile starts and stops followers to match the store's channels.
+func (e *Engine) reconcile(ctx context.Context) {
+	chs, err := e.cfg.Store.Channels(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.logger.Warn("follow: listing channels failed; retrying", "err", err)
+		}
+		return
+	}
+	want := map[string]hub.Channel{}
+	for _, ch := range chs {
+		if ch.Follow != "" {
+			want[ch.Name] = ch
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, r := range e.followers {
+		if ch, ok := want[name]; !ok || key(ch) != r.key {
+			r.cancel()
+			<-r.done
+			delete(e.followers, name)
+			_ = e.cfg.Store.Release(context.WithoutCancel(ctx), "follow/"+name, e.cfg.Owner)
+		}
+	}
+	for name, ch := range want {
+		if _, ok := e.followers[name]; ok {
+			continue
+		}
+		fctx, cancel := context.WithCancel(ctx)
+		r := &running{f: newFollower(e, ch), key: key(ch), cancel: cancel, done: make(chan struct{})}
+		e.followers[name] = r
+		go func() {
+			defer close(r.done)
+			r.f.run(fctx)
+		}()
+		e.logger.Info("follow: following", "channel", name, "source", ch.Follow, "interval", ch.PollEvery(), "validation", ch.Validation)
+	}
+}
+
+// key is what a follower depends on: a change restarts it.
+func key(ch hub.Channel) string {
+	return ch.Topic + "\x00" + ch.Follow + "\x00" + ch.PollInterval + "\x00" + ch.Validation
+}
+
+func (e *Engine) stopAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, r := range e.followers {
+		r.cancel()
+		<-r.done
+		_ = e.cfg.Store.Release(context.Background(), "follow/"+name, e.cfg.Owner)
+		delete(e.followers, name)
+	}
+}
+
+// Statuses returns the status of every channel this engine follows,
+// ordered by channel name.
+func (e *Engine) Statuses() []Status {
+	e.mu.Lock()
+	out := make([]Status, 0, len(e.followers))
+	for _, r := range e.followers {
+		out = append(out, r.f.status())
+	}
+	e.mu.Unlock()
+	slices.SortFunc(out, func(a, b Status) int {
+		if a.Channel < b.Channel {
+			return -1
+		}
+		if a.Channel > b.Channel {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Status returns the status of the channel named name, if followed.
+func (e *Engine) Status(name string) (Status, bool) {
+	e.mu.Lock()
+	r, ok := e.followers[name]
+	e.mu.Unlock()
+	if !ok {
+		return Status{}, false
+	}
+	return r.f.status(), true
+}
+
+// PollNow makes the follower of the channel named name poll at once and
+// reports whether the channel is followed.
+func (e *Engine) PollNow(name string) bool {
+	e.mu.Lock()
+	r, ok := e.followers[name]
+	e.mu.Unlock()
+	if ok {
+		select {
+		case r.f.poke <- struct{}{}:
+		default:
+		}
+	}
+	return ok
+}

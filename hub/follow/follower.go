@@ -1,0 +1,352 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+)
+
+// maxDiscoverySteps bounds the documents one discovery fetches.
+const maxDiscoverySteps = 8
+
+// listing is an index or archive as last read: whether it is an index of
+// archive pages, and its lists.
+type listing struct {
+	pages bool
+	refs  []ListRef
+}
+
+// follower follows one channel's Source. Its fields are used by its own
+// goroutine only, except st (under mu).
+type follower struct {
+	e      *Engine
+	ch     hub.Channel
+	logger *slog.Logger
+	fetch  *fetcher
+	plan   Plan
+	done   map[string]bool    // closed lists and pages read to their end
+	cached map[string]listing // indexes and archives, for a 304
+	poke   chan struct{}
+
+	mu sync.Mutex
+	st Status
+}
+
+func newFollower(e *Engine, ch hub.Channel) *follower {
+	return &follower{
+		e:      e,
+		ch:     ch,
+		logger: e.logger.With("channel", ch.Name),
+		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: e.cfg.FetchTimeout, now: e.cfg.Now, memo: map[string]validators{}},
+		done:   map[string]bool{},
+		cached: map[string]listing{},
+		poke:   make(chan struct{}, 1),
+		st: Status{Channel: ch.Name, Source: ch.Follow, Validation: ch.Validation, Interval: ch.PollEvery().String(),
+			Leniencies: []LeniencyCount{}},
+	}
+}
+
+// status returns a copy of the follower's status.
+func (f *follower) status() Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.st.clone()
+}
+
+// run polls until ctx ends.
+func (f *follower) run(ctx context.Context) {
+	timing := Timing{Interval: f.ch.PollEvery(), MaxBackoff: f.e.cfg.MaxBackoff, MaxWait: f.e.cfg.MaxWait}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-f.poke:
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		delay := f.turn(ctx, timing)
+		f.mu.Lock()
+		f.st.NextPoll = f.e.cfg.Now().Add(delay)
+		f.mu.Unlock()
+		timer.Reset(delay)
+	}
+}
+
+// turn claims the channel and polls once; it returns the wait before the
+// next turn.
+func (f *follower) turn(ctx context.Context, timing Timing) time.Duration {
+	ttl := max(f.e.cfg.ClaimTTL, 3*timing.Interval)
+	owner, err := f.e.cfg.Store.Claim(ctx, "follow/"+f.ch.Name, f.e.cfg.Owner, ttl)
+	if err == nil && !owner {
+		f.mu.Lock()
+		f.st.Owner = false
+		f.mu.Unlock()
+		return NextDelay(timing, 0, 0, 0, f.e.rand())
+	}
+	var pollErr error
+	if err != nil {
+		pollErr = fmt.Errorf("claim: %w", err)
+	} else {
+		pollErr = f.poll(ctx)
+	}
+	if ctx.Err() != nil {
+		return 0
+	}
+	now := f.e.cfg.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.Owner = err == nil
+	f.st.Polls++
+	f.st.LastPoll = now
+	f.st.Plan = f.plan
+	f.st.Requests, f.st.NotModified, f.st.Bytes = f.fetch.requests, f.fetch.notModified, f.fetch.bytes
+	var retry time.Duration
+	if pollErr != nil {
+		f.st.Errors++
+		f.st.Failures++
+		f.st.LastError = clip(pollErr.Error())
+		var se *StatusError
+		if errors.As(pollErr, &se) {
+			retry = se.RetryAfter
+		}
+		f.logger.Warn("follow: poll failed; backing off", "failures", f.st.Failures, "err", f.st.LastError)
+		f.e.observe().Polled(f.ch.Name, "error")
+	} else {
+		if f.st.Failures > 0 {
+			f.logger.Info("follow: polling works again", "after_failures", f.st.Failures)
+		}
+		f.st.Failures = 0
+		f.st.LastError = ""
+		f.st.LastSuccess = now
+		f.e.observe().Polled(f.ch.Name, "ok")
+	}
+	maxAge := max(f.fetch.maxAge, 0)
+	return NextDelay(timing, f.st.Failures, maxAge, retry, f.e.rand())
+}
+
+// poll reads the Source once: discovery when there is no plan yet, then
+// every list that may hold entries after the channel's anchor, oldest
+// first.
+func (f *follower) poll(ctx context.Context) error {
+	f.fetch.maxAge = -1
+	before := f.fetch.bytes
+	defer func() { f.e.observe().Fetched(f.ch.Name, int(f.fetch.bytes-before)) }()
+	if f.plan.Empty() {
+		plan, err := f.discover(ctx)
+		if err != nil {
+			return err
+		}
+		f.plan = plan
+		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive)
+	}
+	st, err := f.e.cfg.Hub.Continuity(ctx, f.ch)
+	if err != nil {
+		return fmt.Errorf("the channel's anchor: %w", err)
+	}
+	anchor := st.LastUntil
+	var refs []ListRef
+	if f.plan.Archive != "" {
+		ls, err := f.listing(ctx, f.plan.Archive)
+		if err != nil {
+			return err
+		}
+		if ls.pages {
+			for _, page := range SelectLists(ls.refs, anchor, f.done) {
+				pl, err := f.listing(ctx, page.URL)
+				if err != nil {
+					return err
+				}
+				refs = append(refs, pl.refs...)
+			}
+		} else {
+			refs = append(refs, ls.refs...)
+		}
+	}
+	switch {
+	case f.plan.Index != "":
+		ls, err := f.listing(ctx, f.plan.Index)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ls.refs...)
+	case f.plan.ChangeList != "":
+		refs = append(refs, ListRef{URL: f.plan.ChangeList})
+	}
+	for _, r := range SelectLists(refs, anchor, f.done) {
+		if err := f.readList(ctx, r, anchor); err != nil {
+			return err
+		}
+	}
+	f.prune(refs)
+	return nil
+}
+
+// prune forgets what the follower knows of lists no longer named.
+func (f *follower) prune(refs []ListRef) {
+	named := map[string]bool{f.plan.Archive: true, f.plan.Index: true, f.plan.ChangeList: true}
+	for _, r := range refs {
+		named[r.URL] = true
+	}
+	for u := range f.done {
+		if !named[u] {
+			delete(f.done, u)
+		}
+	}
+	for u := range f.fetch.memo {
+		if !named[u] && f.cached[u].refs == nil {
+			delete(f.fetch.memo, u)
+		}
+	}
+}
+
+// parse reads a fetched body in the channel's validation mode, recording
+// leniencies.
+func (f *follower) parse(u string, body []byte) (*changefeed.Document, error) {
+	doc, ls, err := hub.ParseFollowed(body, u, f.ch.Lenient(), f.e.cfg.MaxBody)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clip(u), err)
+	}
+	if len(ls) > 0 {
+		f.mu.Lock()
+		f.st.addLeniencies(ls, f.e.cfg.Now())
+		f.mu.Unlock()
+		for _, l := range ls {
+			f.e.observe().Leniency(f.ch.Name, l.Rule)
+			f.logger.Info("follow: leniency", "url", clip(u), "rule", l.Rule, "msg", l.Msg)
+		}
+	}
+	return doc, nil
+}
+
+// listing reads an index, archive or archive page, conditionally.
+func (f *follower) listing(ctx context.Context, u string) (listing, error) {
+	resp, err := f.fetch.get(ctx, u, f.cached[u].refs != nil)
+	if err != nil {
+		return listing{}, f.lost(u, err)
+	}
+	if resp.notModified {
+		return f.cached[u], nil
+	}
+	doc, err := f.parse(u, resp.body)
+	if err != nil {
+		return listing{}, err
+	}
+	ls := listing{pages: doc.Kind == changefeed.SitemapIndex && doc.MD.Capability == changefeed.CapChangeListArchive, refs: refsOf(doc, u)}
+	if ls.refs == nil {
+		ls.refs = []ListRef{}
+	}
+	f.cached[u] = ls
+	f.fetch.keep(resp)
+	return ls, nil
+}
+
+// readList reads one Change List, conditionally, and publishes what is
+// new in it. A closed list read to its end is not read again.
+func (f *follower) readList(ctx context.Context, r ListRef, anchor time.Time) error {
+	resp, err := f.fetch.get(ctx, r.URL, true)
+	if err != nil {
+		return f.lost(r.URL, err)
+	}
+	if resp.notModified {
+		return nil
+	}
+	doc, err := f.parse(r.URL, resp.body)
+	if err != nil {
+		return err
+	}
+	if f.plan.Index == "" && f.plan.Archive == "" && !anchor.IsZero() && doc.MD.From.Time.After(anchor) {
+		f.logger.Warn("follow: the Source's Change List starts after the channel's anchor and the Source offers no index or archive: what it wrote in between cannot be read",
+			"anchor", anchor, "from", doc.MD.From.Time)
+	}
+	res, err := f.e.cfg.Hub.PublishFollowed(ctx, f.ch, doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", clip(r.URL), err)
+	}
+	f.fetch.keep(resp)
+	if !res.Unchanged {
+		f.mu.Lock()
+		f.st.Lists++
+		f.mu.Unlock()
+	}
+	if !doc.MD.Until.IsZero() {
+		f.done[r.URL] = true
+	}
+	return nil
+}
+
+// lost handles a failed fetch of u: a document the plan names that is gone
+// (404, 410) makes the next poll discover again.
+func (f *follower) lost(u string, err error) error {
+	var se *StatusError
+	if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) &&
+		(u == f.plan.ChangeList || u == f.plan.Index || u == f.plan.Archive) {
+		f.plan = Plan{}
+		f.cached = map[string]listing{}
+	}
+	return err
+}
+
+// discover finds what to read, starting at the Source URL (Classify).
+func (f *follower) discover(ctx context.Context) (Plan, error) {
+	queue := []string{f.ch.Follow}
+	seen := map[string]bool{}
+	wk := wellKnown(f.ch.Follow)
+	triedWK := false
+	var plan Plan
+	var firstErr error
+	for steps := 0; len(queue) > 0 && steps < maxDiscoverySteps; steps++ {
+		u := queue[0]
+		queue = queue[1:]
+		if seen[u] {
+			steps--
+			continue
+		}
+		seen[u] = true
+		triedWK = triedWK || u == wk
+		step, err := f.discoverOne(ctx, u)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		plan = plan.merge(step.Plan)
+		queue = append(queue, step.Next...)
+		if len(queue) == 0 && plan.Empty() && !triedWK && wk != "" {
+			queue = append(queue, wk)
+		}
+	}
+	if plan.Empty() {
+		if firstErr != nil {
+			return plan, fmt.Errorf("discovery from %s: %w", clip(f.ch.Follow), firstErr)
+		}
+		return plan, fmt.Errorf("discovery from %s found no Change List, Change List Index or archive", clip(f.ch.Follow))
+	}
+	return plan, nil
+}
+
+// discoverOne fetches one document of discovery and classifies it.
+func (f *follower) discoverOne(ctx context.Context, u string) (Step, error) {
+	resp, err := f.fetch.get(ctx, u, false)
+	if err != nil {
+		return Step{}, err
+	}
+	links := resp.header.Values("Link")
+	if !changefeed.Sniff(resp.body).ResourceSync {
+		return Classify(u, links, nil), nil
+	}
+	doc, err := f.parse(u, resp.body)
+	if err != nil {
+		return Classify(u, links, nil), err
+	}
+	return Classify(u, links, doc), nil
+}
