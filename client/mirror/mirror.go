@@ -36,6 +36,17 @@ type Config struct {
 	// transport error or 5xx; default 4.
 	Attempts int
 	Now      func() time.Time
+	// Filter restricts the mirror to the entries it selects (loc
+	// prefixes, change types; the zero Filter selects every entry). It is
+	// applied here, by the consumer, to every notification whatever its
+	// transport and to the baseline and the Change Lists of catch-ups, so
+	// a filtered mirror ends equal to the Source restricted to the
+	// filter. RunWebhook also asks the hub to filter (wire.ParamFilterPrefix,
+	// wire.ParamFilterChange) and RunWebSocket sends it as the session's
+	// query (wire.ParamPrefix, wire.ParamChange), which saves traffic;
+	// NATS subjects carry every entry. A state file remembers the filter
+	// it was made with: opening it with another one is refused.
+	Filter changefeed.Filter
 }
 
 // Update is one notification to apply.
@@ -96,7 +107,15 @@ func Open(cfg Config) (*Mirror, error) {
 	if st.Topic != "" && st.Topic != cfg.Topic {
 		return nil, fmt.Errorf("mirror: state file %s belongs to topic %s, not %s", cfg.StatePath, st.Topic, cfg.Topic)
 	}
+	if st.Baselined && filterKey(st.Filter) != filterKey(&cfg.Filter) {
+		return nil, fmt.Errorf("mirror: state file %s was made with filter %s, not %s: use a new mirror directory and state file", cfg.StatePath, filterKey(st.Filter), filterKey(&cfg.Filter))
+	}
 	st.Topic, st.Hub = cfg.Topic, cfg.Hub
+	st.Filter = nil
+	if !cfg.Filter.IsZero() {
+		f := cfg.Filter
+		st.Filter = &f
+	}
 	return &Mirror{cfg: cfg, st: st}, nil
 }
 
@@ -182,6 +201,9 @@ func (m *Mirror) Apply(ctx context.Context, u Update) error {
 	var todo []*changefeed.Entry
 	for i := range u.Doc.Entries {
 		e := &u.Doc.Entries[i]
+		if !m.cfg.Filter.Match(e) {
+			continue
+		}
 		if t := changeTime(e); t.IsZero() || !t.Before(p) {
 			todo = append(todo, e)
 		}
@@ -223,12 +245,17 @@ func (m *Mirror) baseline(ctx context.Context) error {
 				}
 			}
 		}
+		kept := entries[:0]
 		for _, e := range entries {
 			if e.MD == nil {
 				e.MD = &changefeed.MD{Length: -1}
 			}
 			e.MD.Change = changefeed.Created
+			if m.cfg.Filter.Match(e) {
+				kept = append(kept, e)
+			}
 		}
+		entries = kept
 		if err := m.applyEntries(ctx, entries, func(done int) {
 			m.emit(Event{Kind: EventProgress, Done: done, Total: len(entries), Message: "baseline"})
 		}); err != nil {
@@ -280,7 +307,7 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 			if t.After(maxSeen) {
 				maxSeen = t
 			}
-			if (!t.IsZero() && t.Before(p)) || (bounded && t.After(bound)) {
+			if (!t.IsZero() && t.Before(p)) || (bounded && t.After(bound)) || !m.cfg.Filter.Match(e) {
 				return nil
 			}
 			if j, ok := last[e.Loc]; ok {

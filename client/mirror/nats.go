@@ -24,7 +24,9 @@ type NATSConfig struct {
 
 // RunNATS consumes the channel's subject from the hub's JetStream stream,
 // replaying after the state's sequence (or from the stream's start), and
-// applies each notification until ctx ends. An ordered consumer resumes by
+// applies each notification until ctx ends. NATS subjects carry every
+// entry: Config.Filter is applied here, by the consumer, before the
+// notification is applied (with its from and until, so continuity holds). An ordered consumer resumes by
 // itself after a connection loss.
 func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 	if cfg.Stream == "" {
@@ -95,6 +97,7 @@ func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NA
 			m.emit(Event{Kind: EventSkipped, Seq: md.Sequence.Stream, Message: "unreadable notification: " + err.Error()})
 			continue
 		}
+		doc = m.cfg.Filter.Apply(doc)
 		if err := m.ApplyRetrying(ctx, UpdateOf(doc, md.Sequence.Stream, "nats")); err != nil {
 			return got, err
 		}

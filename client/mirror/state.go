@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/subscriber"
 )
 
@@ -28,6 +29,8 @@ type State struct {
 	Subscription *subscriber.Subscription `json:"subscription,omitempty"`
 	// Applied counts the notifications applied through a transport.
 	Applied uint64 `json:"applied,omitempty"`
+	// Filter is the Config.Filter the mirror was made with; nil: none.
+	Filter *changefeed.Filter `json:"filter,omitempty"`
 }
 
 // LoadState reads a state file; a missing file is the zero State.

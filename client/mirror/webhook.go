@@ -48,7 +48,9 @@ type WebhookConfig struct {
 // RunWebhook serves WebSub callbacks on cfg.Listener, subscribes to the
 // topic with a random secret (reusing the subscription kept in the state
 // file, so a restart keeps its callback URL), renews it before the lease
-// ends and applies every delivery, until ctx ends. With
+// ends and applies every delivery, until ctx ends. Config.Filter is sent
+// as subscription parameters (the hub then delivers only the matching
+// entries, with each notification's window) and applied here too. With
 // UnsubscribeOnExit it unsubscribes before returning.
 func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 	callback := cfg.CallbackURL
@@ -83,7 +85,7 @@ func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 		_ = srv.Shutdown(sctx)
 	}()
 
-	opt := subscriber.SubscribeOptions{Lease: cfg.Lease}
+	opt := subscriber.SubscribeOptions{Lease: cfg.Lease, Filter: m.cfg.Filter}
 	if prev := m.State().Subscription; prev != nil && prev.Hub == m.cfg.Hub && prev.Topic == m.cfg.Topic {
 		h.Restore(*prev)
 		opt.ID, opt.Secret = prev.ID, prev.Secret

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -22,8 +23,9 @@ type WebSocketConfig struct {
 }
 
 // wsURL builds the session URL: replay after seq when known, else after
-// the Source time P, else from the start of the log.
-func wsURL(hub, channel string, seq uint64, p time.Time) (string, error) {
+// the Source time P, else from the start of the log; only the entries f
+// selects (the zero Filter: every entry).
+func wsURL(hub, channel string, seq uint64, p time.Time, f changefeed.Filter) (string, error) {
 	s := wire.Session{Channels: []string{channel}, Raw: true}
 	switch {
 	case seq > 0 || p.IsZero():
@@ -35,12 +37,24 @@ func wsURL(hub, channel string, seq uint64, p time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mirror: %w", err)
 	}
-	return u, nil
+	if f.IsZero() {
+		return u, nil
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("mirror: %w", err)
+	}
+	q := pu.Query()
+	addFilterQuery(q, f)
+	pu.RawQuery = q.Encode()
+	return pu.String(), nil
 }
 
 // RunWebSocket consumes the hub's WebSocket for the channel: it replays
 // from the state's sequence (or Source time), then follows live, applying
-// each notification; it reconnects after failures, until ctx ends. Call
+// each notification (Config.Filter is sent as the session's prefix and
+// change parameters, and applied here too, so a hub that ignores them
+// does no harm); it reconnects after failures, until ctx ends. Call
 // Start (or Run with a nil channel) for the baseline.
 func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
 	if err := m.retry(ctx, "start-up catch-up", func() error { return m.Start(ctx) }); err != nil {
@@ -65,7 +79,7 @@ func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
 // wsSession runs one connection; ok says it delivered something.
 func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, error) {
 	st := m.State()
-	target, err := wsURL(cfg.Hub, cfg.Channel, st.Seq, st.Until)
+	target, err := wsURL(cfg.Hub, cfg.Channel, st.Seq, st.Until, m.cfg.Filter)
 	if err != nil {
 		return false, err
 	}

@@ -20,7 +20,7 @@ func TestHelp_DocumentsEveryFlagWithItsEnvironmentVariable(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v", err)
 	}
-	for _, f := range []string{"source", "hub", "topic", "mirror", "state", "transport", "listen", "callback-url", "unsubscribe-on-exit", "nats-url", "json", "resync", "base-url"} {
+	for _, f := range []string{"source", "hub", "topic", "mirror", "state", "transport", "listen", "callback-url", "unsubscribe-on-exit", "nats-url", "json", "resync", "base-url", "filter-prefix", "filter-change"} {
 		if !strings.Contains(out.String(), "--"+f+" ") || !strings.Contains(out.String(), "RSHUB_SUBSCRIBER_"+strings.ToUpper(strings.ReplaceAll(f, "-", "_"))) {
 			t.Errorf("--help does not document --%s and its variable", f)
 		}

@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	m, err := mirror.Open(mirror.Config{
 		Dir: s.Mirror, StatePath: s.State, BaseURL: s.BaseURL, Hub: hub, Topic: topic,
 		HubCapabilityList: hubCL, ResourceList: resourceList, Client: client, Logger: logger, Events: p.event,
+		Filter: s.Filter,
 	})
 	if err != nil {
 		return err

@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/internal/config"
 	"github.com/rshub/rshub/wire"
 )
@@ -38,6 +40,9 @@ type settings struct {
 	Progress          string
 	LogLevel          string
 	ConfigFile        string
+	FilterPrefixes    listFlag
+	FilterChange      string
+	Filter            changefeed.Filter // from FilterPrefixes and FilterChange, by check
 }
 
 const intro = `subscriber keeps a local directory in step with a ResourceSync Source
@@ -47,6 +52,12 @@ Change Lists; a state file lets a restart resume.
 
   subscriber --source http://source.example/ --mirror ./mirror --callback-url https://me.example/callback
   subscriber --hub http://127.0.0.1:8080/ --topic http://127.0.0.1:8080/topics/demo --mirror ./m --transport websocket
+  subscriber --source http://source.example/ --mirror ./docs --filter-prefix http://source.example/docs/
+
+With --filter-prefix or --filter-change the mirror holds only the matching
+resources; each notification still moves it through its whole window, so
+gaps are still found. A mirror directory made with one filter refuses
+another.
 
 Every setting is a flag, an environment variable, or a key of the JSON file
 given with --config (in that order of precedence).
@@ -81,12 +92,38 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.BoolVar(&s.JSON, "json", false, "print one JSON object per event on standard output, for scripts")
 	fs.StringVar(&s.Progress, "progress", "auto", "catch-up progress: bar, lines, or auto (a bar on a terminal)")
 	fs.StringVar(&s.LogLevel, "log-level", "warn", "log level on standard error: debug, info, warn or error")
+	fs.Var(&s.FilterPrefixes, "filter-prefix", "mirror only the resources whose loc starts with this `prefix` (a URI prefix); repeatable or comma-separated. Webhook: sent to the hub as rshub.filter.prefix; websocket: as the session's prefix parameter; nats: applied here (subjects carry every entry). Applied here for every transport and to catch-ups too")
+	fs.StringVar(&s.FilterChange, "filter-change", "", "mirror only these changes: comma-separated created, updated, deleted; sent and applied like --filter-prefix (rshub.filter.change, change)")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
 		return s, err
 	}
-	return s, s.check()
+	if err := s.check(); err != nil {
+		return s, err
+	}
+	f, err := changefeed.ParseFilter(s.FilterPrefixes, s.FilterChange)
+	if err != nil {
+		return s, fmt.Errorf("--filter-prefix / --filter-change: %w", err)
+	}
+	s.Filter = f
+	return s, nil
+}
+
+// listFlag is a flag given several times or as a comma-separated list (as
+// an environment variable or a config file list is).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// Set adds the comma-separated values of v.
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
 }
 
 // check refuses incomplete or contradictory settings.
