@@ -16,13 +16,14 @@ func (p *process) buildFollow(context.Context) error {
 		owner = host + "@" + p.ln.Addr().String()
 	}
 	e, err := follow.New(follow.Config{
-		Hub:      p.hub,
-		Store:    p.store,
-		Client:   p.client,
-		MaxBody:  p.cfg.MaxBody,
-		Owner:    owner,
-		Observer: p.metrics,
-		Logger:   p.logger.With("component", "follow"),
+		Hub:       p.hub,
+		Store:     p.store,
+		Client:    p.client,
+		MaxBody:   p.cfg.MaxBody,
+		Reconcile: p.cfg.Reconcile,
+		Owner:     owner,
+		Observer:  p.metrics,
+		Logger:    p.logger.With("component", "follow"),
 	})
 	p.follow = e
 	return err

@@ -57,7 +57,8 @@ type Config struct {
 	Client *http.Client
 	// MaxBody limits each fetched document (default 10 MiB, as the hub's).
 	MaxBody int64
-	// FetchTimeout bounds each GET (default 30 s).
+	// FetchTimeout bounds each GET (default 30 s; ten poll intervals, at
+	// least a second, when that is shorter).
 	FetchTimeout time.Duration
 	// MaxBackoff bounds the wait after failed polls (default 10 min).
 	MaxBackoff time.Duration

@@ -21,6 +21,7 @@ type response struct {
 	notModified bool
 	body        []byte
 	header      http.Header
+	maxAge      time.Duration // Cache-Control max-age, 0 when none
 }
 
 // StatusError is a fetch answered with a status that is not 2xx or 304.
@@ -47,7 +48,6 @@ type fetcher struct {
 	memo    map[string]validators
 
 	requests, notModified, bytes uint64
-	maxAge                       time.Duration // smallest max-age seen in this poll, -1 none
 }
 
 // get fetches u, conditionally when conditional is set and validators are
@@ -74,13 +74,11 @@ func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response
 		return response{}, fmt.Errorf("GET %s: %w", clip(u), err)
 	}
 	defer resp.Body.Close()
-	if age := ParseMaxAge(resp.Header.Get("Cache-Control")); age > 0 && (f.maxAge < 0 || age < f.maxAge) {
-		f.maxAge = age
-	}
+	age := ParseMaxAge(resp.Header.Get("Cache-Control"))
 	switch {
 	case resp.StatusCode == http.StatusNotModified:
 		f.notModified++
-		return response{url: u, notModified: true, header: resp.Header}, nil
+		return response{url: u, notModified: true, header: resp.Header, maxAge: age}, nil
 	case resp.StatusCode/100 != 2:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return response{}, &StatusError{URL: u, Status: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), f.now())}
@@ -93,7 +91,7 @@ func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response
 	if int64(len(body)) > f.maxBody {
 		return response{}, fmt.Errorf("GET %s: %w (%d bytes)", clip(u), errTooLarge, f.maxBody)
 	}
-	return response{url: u, body: body, header: resp.Header}, nil
+	return response{url: u, body: body, header: resp.Header, maxAge: age}, nil
 }
 
 // keep remembers the validators of a response whose content was used, so

@@ -34,9 +34,20 @@ type follower struct {
 	done   map[string]bool    // closed lists and pages read to their end
 	cached map[string]listing // indexes and archives, for a 304
 	poke   chan struct{}
+	// age is the smallest Cache-Control max-age of this poll's documents
+	// that may change (indexes, archives, open lists; 0 for one without),
+	// -1 before the first: the next poll comes no earlier.
+	age time.Duration
 
 	mu sync.Mutex
 	st Status
+}
+
+// fetchTimeout bounds each GET of a channel polled every interval: the
+// engine's FetchTimeout, or ten intervals (at least a second) when that is
+// shorter, so a Source that hangs delays a frequent poll little.
+func fetchTimeout(limit, interval time.Duration) time.Duration {
+	return min(limit, max(time.Second, 10*interval))
 }
 
 func newFollower(e *Engine, ch hub.Channel) *follower {
@@ -44,7 +55,7 @@ func newFollower(e *Engine, ch hub.Channel) *follower {
 		e:      e,
 		ch:     ch,
 		logger: e.logger.With("channel", ch.Name),
-		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: e.cfg.FetchTimeout, now: e.cfg.Now, memo: map[string]validators{}},
+		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: fetchTimeout(e.cfg.FetchTimeout, ch.PollEvery()), now: e.cfg.Now, memo: map[string]validators{}},
 		done:   map[string]bool{},
 		cached: map[string]listing{},
 		poke:   make(chan struct{}, 1),
@@ -132,15 +143,14 @@ func (f *follower) turn(ctx context.Context, timing Timing) time.Duration {
 		f.st.LastSuccess = now
 		f.e.observe().Polled(f.ch.Name, "ok")
 	}
-	maxAge := max(f.fetch.maxAge, 0)
-	return NextDelay(timing, f.st.Failures, maxAge, retry, f.e.rand())
+	return NextDelay(timing, f.st.Failures, max(f.age, 0), retry, f.e.rand())
 }
 
 // poll reads the Source once: discovery when there is no plan yet, then
 // every list that may hold entries after the channel's anchor, oldest
 // first.
 func (f *follower) poll(ctx context.Context) error {
-	f.fetch.maxAge = -1
+	f.age = -1
 	before := f.fetch.bytes
 	defer func() { f.e.observe().Fetched(f.ch.Name, int(f.fetch.bytes-before)) }()
 	if f.plan.Empty() {
@@ -236,6 +246,7 @@ func (f *follower) listing(ctx context.Context, u string) (listing, error) {
 	if err != nil {
 		return listing{}, f.lost(u, err)
 	}
+	f.noteAge(resp.maxAge)
 	if resp.notModified {
 		return f.cached[u], nil
 	}
@@ -260,11 +271,17 @@ func (f *follower) readList(ctx context.Context, r ListRef, anchor time.Time) er
 		return f.lost(r.URL, err)
 	}
 	if resp.notModified {
+		if r.Until.IsZero() {
+			f.noteAge(resp.maxAge)
+		}
 		return nil
 	}
 	doc, err := f.parse(r.URL, resp.body)
 	if err != nil {
 		return err
+	}
+	if doc.MD.Until.IsZero() {
+		f.noteAge(resp.maxAge)
 	}
 	if f.plan.Index == "" && f.plan.Archive == "" && !anchor.IsZero() && doc.MD.From.Time.After(anchor) {
 		f.logger.Warn("follow: the Source's Change List starts after the channel's anchor and the Source offers no index or archive: what it wrote in between cannot be read",
@@ -284,6 +301,13 @@ func (f *follower) readList(ctx context.Context, r ListRef, anchor time.Time) er
 		f.done[r.URL] = true
 	}
 	return nil
+}
+
+// noteAge takes the max-age of a document that may change into the poll's.
+func (f *follower) noteAge(a time.Duration) {
+	if f.age < 0 || a < f.age {
+		f.age = a
+	}
 }
 
 // lost handles a failed fetch of u: a document the plan names that is gone

@@ -1,0 +1,298 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/examples/pullsource"
+	"github.com/rshub/rshub/server"
+	"github.com/rshub/rshub/server/servertest"
+)
+
+// followSource serves a pullsource.Source on a fixed loopback address and
+// can be stopped and started again there (a Source restart).
+type followSource struct {
+	t    *testing.T
+	src  *pullsource.Source
+	addr string
+	srv  *http.Server
+}
+
+func startFollowSource(t *testing.T, cfg pullsource.Config) *followSource {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &followSource{t: t, src: pullsource.New(cfg), addr: ln.Addr().String()}
+	s.src.SetBase("http://" + s.addr)
+	s.serve(ln)
+	t.Cleanup(func() { _ = s.srv.Close() })
+	return s
+}
+
+func (s *followSource) serve(ln net.Listener) {
+	s.srv = &http.Server{Handler: s.src, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+}
+
+// restart closes the Source's server (and its connections) and serves the
+// same history on the same address again.
+func (s *followSource) restart() {
+	s.t.Helper()
+	_ = s.srv.Close()
+	var ln net.Listener
+	waitFor(s.t, 5*time.Second, "the Source's address is free again", func() bool {
+		var err error
+		ln, err = net.Listen("tcp", s.addr)
+		return err == nil
+	})
+	s.serve(ln)
+}
+
+// followReceiver is a webhook destination that records every entry it
+// receives, in order, and checks that from/until are contiguous.
+type followReceiver struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	entries  []pullsource.Change
+	lastTill time.Time
+	errs     []string
+	verified bool
+}
+
+func newFollowReceiver(t *testing.T) *followReceiver {
+	r := &followReceiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet {
+			r.mu.Lock()
+			r.verified = true
+			r.mu.Unlock()
+			_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			r.errs = append(r.errs, err.Error())
+			return
+		}
+		if !r.lastTill.IsZero() && !doc.MD.From.Time.Equal(r.lastTill) {
+			r.errs = append(r.errs, fmt.Sprintf("from %s is not the previous until %s", doc.MD.From.Time, r.lastTill))
+		}
+		r.lastTill = doc.MD.Until.Time
+		for _, e := range doc.Entries {
+			r.entries = append(r.entries, pullsource.Change{Loc: e.Loc, Change: e.MD.Change, DateTime: e.MD.DateTime.Time})
+		}
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *followReceiver) got() ([]pullsource.Change, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]pullsource.Change(nil), r.entries...), append([]string(nil), r.errs...)
+}
+
+// waitFor waits for cond, checking it every few milliseconds, until the
+// deadline; no sleep stands for synchronisation.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s", within, what)
+		}
+		<-tick.C
+	}
+}
+
+type followHub struct {
+	url, token string
+}
+
+func (h followHub) do(t *testing.T, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, strings.TrimSuffix(h.url, "/")+path, rd)
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+func startFollowHub(t *testing.T) followHub {
+	token := "follow-admin-token-0123456789"
+	s := servertest.Start(t, nil, func(c *server.Config) {
+		c.AdminToken, c.AllowNetworks, c.Retry = token, "127.0.0.0/8", "10ms,x2,max=50ms,attempts=50"
+		c.Reconcile = 50 * time.Millisecond
+	})
+	return followHub{url: s.HubURL, token: token}
+}
+
+// followChannel creates a followed channel and subscribes rcv to it.
+func followChannel(t *testing.T, h followHub, ch map[string]any, rcv *followReceiver) string {
+	t.Helper()
+	code, body := h.do(t, http.MethodPost, "/admin/channels", ch)
+	if code != http.StatusCreated {
+		t.Fatalf("POST /admin/channels: %d %s", code, body)
+	}
+	var got struct{ Topic string }
+	_ = json.Unmarshal(body, &got)
+	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {got.Topic}, "hub.callback": {rcv.srv.URL + "/cb"}}
+	resp, err := http.PostForm(h.url, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("subscribe: %s", resp.Status)
+	}
+	waitFor(t, 10*time.Second, "the subscription is active", func() bool {
+		_, b := h.do(t, http.MethodGet, "/admin/subscriptions", nil)
+		return bytes.Contains(b, []byte(`"active"`))
+	})
+	return got.Topic
+}
+
+// caughtUp waits until rcv holds exactly the Source's history.
+func caughtUp(t *testing.T, src *pullsource.Source, rcv *followReceiver, what string) {
+	t.Helper()
+	want := src.History()
+	waitFor(t, 20*time.Second, what+": the subscriber has the Source's history", func() bool {
+		got, _ := rcv.got()
+		return len(got) >= len(want)
+	})
+	got, errs := rcv.got()
+	if len(errs) > 0 {
+		t.Fatalf("%s: receiver: %v", what, errs)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d entries, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Loc != want[i].Loc || got[i].Change != want[i].Change || !got[i].DateTime.Equal(want[i].DateTime) {
+			t.Fatalf("%s: entry %d is %+v, want %+v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestFollow_SubscriberEndsWithTheSourceHistoryAcrossRotationsRestartsAndErrors(t *testing.T) {
+	src := startFollowSource(t, pullsource.Config{RotateEvery: 4})
+	h := startFollowHub(t)
+	rcv := newFollowReceiver(t)
+	// the Source URL is the origin: discovery goes through /.well-known/resourcesync
+	followChannel(t, h, map[string]any{"name": "pulled", "follow": "http://" + src.addr + "/", "pollInterval": "20ms"}, rcv)
+
+	src.src.Change(3)
+	caughtUp(t, src.src, rcv, "first changes")
+	for round := range 5 {
+		src.src.Change(5 + round) // several rotations between two polls, or none
+		caughtUp(t, src.src, rcv, fmt.Sprintf("round %d", round))
+	}
+	src.restart()
+	src.src.Change(7)
+	caughtUp(t, src.src, rcv, "after a Source restart")
+
+	for _, fault := range []pullsource.Fault{pullsource.Fault5xx, pullsource.FaultGarbage, pullsource.FaultTimeout} {
+		src.src.SetFault(fault)
+		src.src.Change(6)
+		waitFor(t, 10*time.Second, "the follower records an error", func() bool {
+			_, b := h.do(t, http.MethodGet, "/admin/channels/pulled", nil)
+			var v struct {
+				FollowStatus struct{ Failures int } `json:"followStatus"`
+			}
+			_ = json.Unmarshal(b, &v)
+			return v.FollowStatus.Failures > 0
+		})
+		src.src.SetFault(pullsource.FaultNone)
+		caughtUp(t, src.src, rcv, fmt.Sprintf("after fault %d", fault))
+	}
+
+	type status struct {
+		Channel                                    string
+		Polls, Requests, NotModified, Bytes, Lists uint64
+		Errors                                     uint64
+	}
+	var st []status
+	read := func() status {
+		_, b := h.do(t, http.MethodGet, "/admin/follow", nil)
+		if err := json.Unmarshal(b, &st); err != nil || len(st) != 1 {
+			t.Fatalf("GET /admin/follow: %v %s", err, b)
+		}
+		return st[0]
+	}
+	// with nothing new, polls cost conditional GETs answered 304
+	idle := read()
+	waitFor(t, 10*time.Second, "idle polls are answered 304", func() bool {
+		now := read()
+		return now.Polls >= idle.Polls+5 && now.NotModified >= idle.NotModified+5
+	})
+	reqs, sent := src.src.Stats()
+	t.Logf("follow figures: %d changes in %d lists; hub: %d polls, %d GETs (%d answered 304), %d bytes fetched, %d lists published, %d failed polls; Source: %d requests, %d body bytes sent",
+		len(src.src.History()), src.src.Lists(), st[0].Polls, st[0].Requests, st[0].NotModified, st[0].Bytes, st[0].Lists, st[0].Errors, reqs, sent)
+	if st[0].NotModified == 0 || st[0].Errors < 3 {
+		t.Errorf("status %+v: want conditional GETs answered 304 and the three faults counted", st[0])
+	}
+}
+
+func TestFollow_LenientChannelRecordsLeniencies(t *testing.T) {
+	src := startFollowSource(t, pullsource.Config{RotateEvery: 3, OmitFrom: true})
+	h := startFollowHub(t)
+	rcv := newFollowReceiver(t)
+	followChannel(t, h, map[string]any{"name": "strict", "follow": "http://" + src.addr + "/capabilitylist.xml", "pollInterval": "20ms"}, newFollowReceiver(t))
+	followChannel(t, h, map[string]any{"name": "lenient", "follow": "http://" + src.addr + "/capabilitylist.xml", "pollInterval": "20ms", "validation": "lenient"}, rcv)
+	src.src.Change(8)
+	caughtUp(t, src.src, rcv, "lenient channel")
+
+	_, b := h.do(t, http.MethodGet, "/admin/channels/lenient", nil)
+	var v struct {
+		FollowStatus struct {
+			Leniencies []struct {
+				Rule  string
+				Count uint64
+			}
+		} `json:"followStatus"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || len(v.FollowStatus.Leniencies) == 0 || v.FollowStatus.Leniencies[0].Rule != string(changefeed.RuleRootAttributes) {
+		t.Fatalf("lenient channel view: %v %s", err, b)
+	}
+	waitFor(t, 10*time.Second, "the strict channel refuses the Source", func() bool {
+		_, b := h.do(t, http.MethodGet, "/admin/channels/strict", nil)
+		return bytes.Contains(b, []byte("root-attributes")) && bytes.Contains(b, []byte(`"lastError"`))
+	})
+	resp, err := http.Get(h.url + "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m, _ := io.ReadAll(resp.Body)
+	if !bytes.Contains(m, []byte(`rshub_leniencies_total{channel="lenient",rule="root-attributes"}`)) {
+		t.Errorf("metrics lack rshub_leniencies_total for the lenient channel")
+	}
+}
