@@ -1,0 +1,210 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+)
+
+// fakeHub publishes like the hub's Change List diff: entries after the
+// anchor, the anchor moving to the last entry or the list's until.
+type fakeHub struct {
+	mu     sync.Mutex
+	anchor time.Time
+	got    []string
+}
+
+func (h *fakeHub) Continuity(context.Context, hub.Channel) (hub.ChannelState, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return hub.ChannelState{LastUntil: h.anchor}, nil
+}
+
+func (h *fakeHub) PublishFollowed(_ context.Context, _ hub.Channel, doc *changefeed.Document) (hub.PublishResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, e := range doc.Entries {
+		if t := e.MD.DateTime.Time; t.After(h.anchor) {
+			h.got = append(h.got, e.Loc)
+			h.anchor = t
+			n++
+		}
+	}
+	if doc.MD.Until.Time.After(h.anchor) && n > 0 {
+		h.anchor = doc.MD.Until.Time
+	}
+	return hub.PublishResult{Unchanged: n == 0}, nil
+}
+
+type fakeStore struct{}
+
+func (fakeStore) Channels(context.Context) ([]hub.Channel, error) { return nil, nil }
+func (fakeStore) Claim(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
+func (fakeStore) Release(context.Context, string, string) error { return nil }
+
+// docSource serves documents from a map, with ETags, 304s and faults.
+type docSource struct {
+	mu     sync.Mutex
+	docs   map[string]string
+	status int
+	hits   map[string]int
+}
+
+func (s *docSource) set(path, body string) {
+	s.mu.Lock()
+	s.docs[path] = body
+	s.mu.Unlock()
+}
+
+func (s *docSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hits[r.URL.Path]++
+	if s.status != 0 {
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(s.status)
+		return
+	}
+	body, ok := s.docs[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	etag := fmt.Sprintf(`"%d-%d"`, len(body), strings.Count(body, "<url>"))
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	_, _ = w.Write([]byte(body))
+}
+
+func cl(from, until string, entries ...string) string {
+	u := ""
+	if until != "" {
+		u = ` until="` + until + `"`
+	}
+	var b strings.Builder
+	b.WriteString(rsHead + `<rs:md capability="changelist" from="` + from + `"` + u + `/>`)
+	for _, e := range entries {
+		loc, dt, _ := strings.Cut(e, "@")
+		b.WriteString(`<url><loc>http://s.example/` + loc + `</loc><rs:md change="updated" datetime="` + dt + `"/></url>`)
+	}
+	return b.String() + `</urlset>`
+}
+
+func index(base string, lists ...[3]string) string {
+	var b strings.Builder
+	b.WriteString(idxHead + `<rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>`)
+	for _, l := range lists {
+		u := ""
+		if l[2] != "" {
+			u = ` until="` + l[2] + `"`
+		}
+		b.WriteString(`<sitemap><loc>` + base + l[0] + `</loc><rs:md capability="changelist" from="` + l[1] + `"` + u + `/></sitemap>`)
+	}
+	return b.String() + `</sitemapindex>`
+}
+
+type rig struct {
+	src *docSource
+	srv *httptest.Server
+	hub *fakeHub
+	e   *Engine
+}
+
+func newRig(t *testing.T) *rig {
+	src := &docSource{docs: map[string]string{}, hits: map[string]int{}}
+	srv := httptest.NewServer(src)
+	t.Cleanup(srv.Close)
+	h := &fakeHub{}
+	e, err := New(Config{Hub: h, Store: fakeStore{}, Client: srv.Client(), Logger: slog.New(slog.DiscardHandler), Rand: func() float64 { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{src: src, srv: srv, hub: h, e: e}
+}
+
+func (r *rig) follower() *follower {
+	return newFollower(r.e, hub.Channel{Name: "c", Follow: r.srv.URL + "/idx.xml", PollInterval: "1s", Validation: hub.ValidationStrict})
+}
+
+const (
+	t0 = "2024-01-01T00:00:00Z"
+	t1 = "2024-01-01T00:00:01Z"
+	t2 = "2024-01-01T00:00:02Z"
+	t3 = "2024-01-01T00:00:03Z"
+	t4 = "2024-01-01T00:00:04Z"
+)
+
+func TestFollower_ReadsAClosedListToItsEndBeforeTheNextOne(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.src.set("/idx.xml", index(r.srv.URL, [3]string{"/1.xml", t0, ""}))
+	r.src.set("/1.xml", cl(t0, "", "a@"+t1))
+	f := r.follower()
+	if err := f.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// between two polls list 1 grows, closes, and list 2 opens
+	r.src.set("/1.xml", cl(t0, t3, "a@"+t1, "b@"+t2, "c@"+t3))
+	r.src.set("/2.xml", cl(t3, "", "d@"+t4))
+	r.src.set("/idx.xml", index(r.srv.URL, [3]string{"/1.xml", t0, t3}, [3]string{"/2.xml", t3, ""}))
+	if err := f.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := "http://s.example/a http://s.example/b http://s.example/c http://s.example/d"
+	if got := strings.Join(r.hub.got, " "); got != want {
+		t.Fatalf("published %s, want %s", got, want)
+	}
+	// nothing new: the index and the open list answer 304, the closed list is not read again
+	before := r.src.hits["/1.xml"]
+	if err := f.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.fetch.notModified != 2 || r.src.hits["/1.xml"] != before {
+		t.Errorf("idle poll: %d answered 304 (want 2), closed list read %d more times", f.fetch.notModified, r.src.hits["/1.xml"]-before)
+	}
+	// a restarted follower (no memory) starts from the anchor: closed
+	// lists ending at or before it are not read, nothing is repeated
+	g := r.follower()
+	before = r.src.hits["/1.xml"]
+	if err := g.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.hub.got, " "); got != want || r.src.hits["/1.xml"] != before {
+		t.Errorf("after a restart: published %s; closed list read %d times", got, r.src.hits["/1.xml"]-before)
+	}
+}
+
+func TestFollower_BacksOffOnErrorsAndHonoursRetryAfter(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.src.set("/idx.xml", index(r.srv.URL))
+	r.src.status = http.StatusInternalServerError
+	f := r.follower()
+	timing := Timing{Interval: time.Second, MaxBackoff: time.Minute, MaxWait: time.Minute}
+	var got []time.Duration
+	for range 3 {
+		got = append(got, f.turn(ctx, timing))
+	}
+	if got[0] != 7*time.Second || got[1] != 7*time.Second || got[2] != 8*time.Second {
+		t.Errorf("delays after failures %v, want Retry-After 7s, 7s, then backoff 8s", got)
+	}
+	r.src.status = 0
+	if d := f.turn(ctx, timing); d != time.Second || f.status().Failures != 0 || f.status().Errors != 3 {
+		t.Errorf("after recovery: delay %s, status %+v", d, f.status())
+	}
+}
