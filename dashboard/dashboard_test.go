@@ -42,6 +42,7 @@ func TestDashboard_ServesThePageWithoutToken(t *testing.T) {
 		"/dashboard/app.js":        "askToken",
 		"/dashboard/chart.js":      "rshubChart",
 		"/dashboard/continuity.js": "rshubContinuity",
+		"/dashboard/follow.js":     "Followed Sources",
 		"/dashboard/style.css":     "#feed",
 	} {
 		resp, body := get(t, srv.URL+path, "")
