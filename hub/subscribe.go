@@ -79,8 +79,10 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	if !wire.ValidScheme(r.Scheme) {
 		return r, fmt.Errorf("%s must be %s, %s or %s, got %q", wire.ParamSignatureScheme, wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, Truncate(r.Scheme))
 	}
-	if r.Scheme == wire.SchemeWebSub {
-		r.Scheme = ""
+	if strings.HasPrefix(r.Secret, wire.StandardSecretPrefix) {
+		if _, err := wire.StandardKey(r.Secret); err != nil {
+			return r, fmt.Errorf("hub.secret: %w", err)
+		}
 	}
 	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], strings.Join(form[wire.ParamFilterChange], ","))
 	if err != nil {

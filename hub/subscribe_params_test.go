@@ -25,6 +25,11 @@ func TestParseSubscription_RshubParameters(t *testing.T) {
 	if r.Scheme != wire.SchemeBoth || r.Filter == nil || len(r.Filter.Prefixes) != 2 || len(r.Filter.Changes) != 2 || r.Filter.Changes[1] != changefeed.Deleted {
 		t.Fatalf("parsed %+v, filter %+v", r, r.Filter)
 	}
+	f = base()
+	f.Set(wire.ParamSignatureScheme, wire.SchemeWebSub)
+	if r, err := hub.ParseSubscription(f, hub.DefaultLeasePolicy()); err != nil || r.Scheme != wire.SchemeWebSub {
+		t.Fatalf("an explicit websub scheme: %q %v; it must win over a hub default", r.Scheme, err)
+	}
 	r, err = hub.ParseSubscription(base(), hub.DefaultLeasePolicy())
 	if err != nil || r.Scheme != "" || r.Filter != nil {
 		t.Fatalf("without rshub parameters: %+v %v, want the WebSub defaults", r, err)
