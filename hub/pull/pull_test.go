@@ -122,7 +122,6 @@ func TestPull_ListsRotateByCountAndSourceTime(t *testing.T) {
 	}
 }
 
-
 func TestPull_HTTPCachingCompressionAndDiscovery(t *testing.T) {
 	e := newEnv(t, pull.Config{Rotation: changefeed.Rotation{MaxEntries: 5}}, "a")
 	s1 := e.notify("a", t0, t0.Add(time.Minute), entries(t0, t0.Add(time.Minute), 5, 1))
