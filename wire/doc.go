@@ -126,6 +126,8 @@
 //	            receipt time). Not together with since.
 //	raw         "1" adds the stored body: xml for XML notifications, body
 //	            for other content.
+//	prefix      repeatable, and change, comma-separated: keep only the
+//	            matching entries (see Filters).
 //	token       the hub's WebSocket token when one is configured;
 //	            "Authorization: Bearer <token>" works too.
 //
@@ -232,6 +234,70 @@
 // sent, or the live frame's seq): reconnecting with since=N continues
 // without loss or duplicate.
 //
+// # Filters
+//
+// A WebSocket or Server-Sent Events session may keep only some entries of
+// each notification with the query parameters ParamPrefix ("prefix",
+// repeatable: entries whose loc starts with one of them) and ParamChange
+// ("change", comma-separated created, updated, deleted), both at once
+// meaning both must hold; at most 32 prefixes of 2048 bytes each, and an
+// unknown change type is a 400. A filtered notification frame carries only
+// the matching entries, with the notification's original from and until,
+// so a destination's continuity check still holds; with raw=1 its xml is
+// the filtered document. A notification with no matching entry is still
+// sent, with entries [], so the session's cursors stay contiguous. Frames
+// other than notifications are not filtered.
+//
+// # Server-Sent Events
+//
+// The same sessions are served as Server-Sent Events at PathEvents
+// ("/events"), for browsers' EventSource and for networks that do not
+// pass WebSockets (EventsURL):
+//
+//	GET /events?channels=arxiv&since=1234&prefix=https://example.org/a/&token=...
+//
+// with the query parameters of /ws, the same origin and token rules (the
+// token in the query: EventSource cannot send headers) and the same
+// refusals as plain HTTP before the stream starts (403, 401, 400, 503; 405
+// for a method other than GET and OPTIONS, which answers a CORS preflight
+// from an allowed origin). The Last-Event-ID header (HeaderLastEventID), which
+// an EventSource sends when it reconnects, is read as since and takes
+// precedence over since and since_time in the query, so a reconnection
+// with the original URL resumes where the last one ended.
+//
+// The response is 200 with Content-Type text/event-stream
+// (ContentTypeEventStream), Cache-Control no-cache and X-Accel-Buffering
+// no (proxies pass each event on at once), with an Access-Control-Allow-Origin
+// naming the request's Origin when there is one. It starts with
+// "retry: 2000" (EventsRetry); then every frame of a WebSocket session is
+// one event, flushed as it is written:
+//
+//	event: notification
+//	id: 1235
+//	data: {"type":"notification","channel":"arxiv","seq":1235,...}
+//
+// The event type is the frame's type (EventNotification, EventGap,
+// EventLive), the data line the same JSON as the WebSocket frame, and id
+// the cursor the client holds once it has the event: the seq of a
+// notification and of a live frame, missing_to_seq of a gap. Replay, the
+// live seam (no loss, no duplicate), gap events and the bounded queue of
+// live events are those of WebSocket sessions: both kinds share one
+// fan-out. A comment line (EventsKeepAlive) is sent every ping interval.
+// The stream carries no hop-by-hop header and works over HTTP/1.1 and
+// HTTP/2 and through ordinary reverse proxies.
+//
+// When the hub ends a stream it first sends an end event (End):
+//
+//	event: end
+//	data: {"type":"end","code":4008,"reason":"slow consumer; resume with since=1300","since":1300}
+//
+// with the WebSocket close code and reason of the same case: 4008 the
+// session's queue of live events filled up (a client too slow to read),
+// 1001 the hub is shutting down, 1011 replay failed. The end event has no
+// id; since equals the id of the last event with one. An EventSource then
+// reconnects by itself after the retry delay with that Last-Event-ID and
+// loses nothing; other clients reconnect with since=<since>.
+//
 // # Pull mode
 //
 // The same history is served as ResourceSync documents at the hub's origin
@@ -252,6 +318,7 @@
 //	/channels/{name}/changelist-archive/{k}.xml    archive page k (1-based)
 //	/topics/{name}                                 topic URI of a channel the hub hosts
 //	/ws                                            WebSocket sessions
+//	/events                                        Server-Sent Events sessions
 //
 // A Capability List lists changelist, changelist-archive and the
 // change-notification channel (its topic URI, with rs:ln rel="hub").
