@@ -58,6 +58,11 @@ type Channel struct {
 	// Validation is ValidationStrict (the default) or ValidationLenient,
 	// for the documents fetched from Follow.
 	Validation string `json:"validation,omitempty"`
+	// DescribedBy is the URL of a document describing the channel's
+	// dataset (VoID-style RDF: title, description, rights holder, contact,
+	// license, provenance); the Capability List and the Source
+	// Description's entry link to it with rel="describedby". "" when none.
+	DescribedBy string `json:"describedBy,omitempty"`
 }
 
 // ChannelState is the mutable progress of a channel: how far its history
@@ -110,6 +115,9 @@ type Subscription struct {
 	Scheme string `json:"scheme,omitempty"`
 	// Filter selects the entries delivered; nil delivers every entry.
 	Filter *changefeed.Filter `json:"filter,omitempty"`
+	// Coalesce is the subscription's choice about coalesced catch-up:
+	// "" (the hub's setting), wire.CoalesceOn or wire.CoalesceOff.
+	Coalesce string `json:"coalesce,omitempty"`
 }
 
 // Cursor is a destination's position: the last log sequence handled and the

@@ -29,6 +29,7 @@ type verifyJob struct {
 	lease    int64
 	scheme   string
 	filter   *changefeed.Filter
+	coalesce string
 }
 
 // SubscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
@@ -40,6 +41,7 @@ type SubscriptionRequest struct {
 	Lease    int64
 	Scheme   string             // wire.ParamSignatureScheme; "" is WebSub's
 	Filter   *changefeed.Filter // wire.ParamFilterPrefix, wire.ParamFilterChange; nil: every entry
+	Coalesce string             // wire.ParamCoalesce; "" is the hub's setting
 }
 
 // ParseSubscription checks a subscribe or unsubscribe form against WebSub
@@ -83,6 +85,11 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 		if _, err := wire.StandardKey(r.Secret); err != nil {
 			return r, fmt.Errorf("hub.secret: %w", err)
 		}
+	}
+	switch r.Coalesce = form.Get(wire.ParamCoalesce); r.Coalesce {
+	case "", wire.CoalesceOn, wire.CoalesceOff:
+	default:
+		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, Truncate(r.Coalesce))
 	}
 	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], strings.Join(form[wire.ParamFilterChange], ","))
 	if err != nil {
@@ -136,7 +143,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 			return
 		}
 	}
-	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter}
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
 	select {
 	case h.verifyq <- j:
 	default:
@@ -211,6 +218,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Secret = j.secret
 	sub.Scheme = j.scheme
 	sub.Filter = j.filter
+	sub.Coalesce = j.coalesce
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)

@@ -15,6 +15,17 @@ const (
 	// ParamFilterChange, a comma-separated list of created, updated and
 	// deleted, delivers only the entries with one of those changes.
 	ParamFilterChange = "rshub.filter.change"
+	// ParamCoalesce opts a subscription in (CoalesceOn) or out
+	// (CoalesceOff) of coalesced catch-up: when its backlog passes the
+	// hub's threshold it receives one notification per run covering the
+	// run's window with the net change per resource, instead of each.
+	ParamCoalesce = "rshub.coalesce"
+)
+
+// Values of ParamCoalesce.
+const (
+	CoalesceOn  = "on"
+	CoalesceOff = "off"
 )
 
 // Signature schemes, the values of ParamSignatureScheme.
