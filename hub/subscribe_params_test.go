@@ -35,8 +35,9 @@ func TestParseSubscription_RshubParameters(t *testing.T) {
 		t.Fatalf("without rshub parameters: %+v %v, want the WebSub defaults", r, err)
 	}
 	for name, edit := range map[string]func(url.Values){
-		"unknown scheme": func(v url.Values) { v.Set(wire.ParamSignatureScheme, "md5") },
-		"unknown change": func(v url.Values) { v.Set(wire.ParamFilterChange, "moved") },
+		"unknown scheme":   func(v url.Values) { v.Set(wire.ParamSignatureScheme, "md5") },
+		"unknown change":   func(v url.Values) { v.Set(wire.ParamFilterChange, "moved") },
+		"unknown coalesce": func(v url.Values) { v.Set(wire.ParamCoalesce, "yes") },
 		"too many prefixes": func(v url.Values) {
 			v[wire.ParamFilterPrefix] = strings.Split(strings.Repeat("http://p.example/,", changefeed.MaxFilterPrefixes+1), ",")
 		},
