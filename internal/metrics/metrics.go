@@ -29,6 +29,8 @@ type SubGauge struct {
 type Sources struct {
 	Subscriptions func() []SubGauge
 	WebSockets    func() int
+	// Events counts open Server-Sent Events streams.
+	Events func() int
 	// WebSocketsRefused counts WebSocket clients closed for sending what
 	// the protocol does not allow.
 	WebSocketsRefused func() uint64
