@@ -129,6 +129,7 @@ func (p *process) buildWebSockets(context.Context) error {
 	p.metrics.SetSources(metrics.Sources{
 		LogSize:           p.notifications.Size,
 		WebSockets:        p.ws.Count,
+		Events:            p.ws.EventsCount,
 		WebSocketsRefused: p.ws.ProtocolClosed,
 		Subscriptions: func() []metrics.SubGauge {
 			stats := hooks.Stats()

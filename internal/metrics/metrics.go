@@ -131,10 +131,10 @@ func (m *Metrics) Attempted(outcome string, took, sinceReceived time.Duration) {
 
 // gauges reads the engines' current figures at scrape time.
 type gauges struct {
-	mu                           sync.Mutex
-	src                          Sources
-	backlog, dead, ws, wsRefused *prometheus.Desc
-	logMsgs, logBytes            *prometheus.Desc
+	mu                                   sync.Mutex
+	src                                  Sources
+	backlog, dead, ws, wsRefused, events *prometheus.Desc
+	logMsgs, logBytes                    *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -143,6 +143,7 @@ func newGauges(src Sources) *gauges {
 		backlog:   prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
 		dead:      prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
 		ws:        prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
+		events:    prometheus.NewDesc("rshub_events_connections", "Open Server-Sent Events streams.", nil, nil),
 		wsRefused: prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
 		logMsgs:   prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
 		logBytes:  prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
@@ -150,7 +151,7 @@ func newGauges(src Sources) *gauges {
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.logMsgs, g.logBytes} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes} {
 		ch <- d
 	}
 }
@@ -167,6 +168,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	}
 	if src.WebSockets != nil {
 		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(src.WebSockets()))
+	}
+	if src.Events != nil {
+		ch <- prometheus.MustNewConstMetric(g.events, prometheus.GaugeValue, float64(src.Events()))
 	}
 	if src.WebSocketsRefused != nil {
 		ch <- prometheus.MustNewConstMetric(g.wsRefused, prometheus.CounterValue, float64(src.WebSocketsRefused()))

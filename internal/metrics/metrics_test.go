@@ -15,6 +15,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2}}
 		},
 		WebSockets:        func() int { return 3 },
+		Events:            func() int { return 5 },
 		WebSocketsRefused: func() uint64 { return 7 },
 		LogSize:           func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 	})
@@ -42,6 +43,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_subscription_backlog{channel="demo",state="failing",subscription="s1"} 7`,
 		`rshub_subscription_dead_letters{channel="demo",subscription="s1"} 2`,
 		`rshub_websocket_connections 3`,
+		`rshub_events_connections 5`,
 		`rshub_websocket_protocol_closed_total 7`,
 		`rshub_log_messages 42`,
 		`rshub_log_bytes 4096`,
