@@ -19,7 +19,8 @@ import (
 // fleetCmd is a command from the parent to the client fleet child, one
 // JSON object per line on the child's stdin.
 type fleetCmd struct {
-	Op          string `json:"op"` // connect, expect, wait, close
+	Op          string `json:"op"`             // connect, expect, wait, close
+	Kind        string `json:"kind,omitempty"` // connect: "" for WebSocket, "sse" for Server-Sent Events
 	URL         string `json:"url,omitempty"`
 	N           int    `json:"n,omitempty"`
 	Base        int    `json:"base,omitempty"`
@@ -42,7 +43,7 @@ type fleetReply struct {
 	Max       int64  `json:"max,omitempty"`
 }
 
-// RunFleet is the WebSocket client fleet child process: it reads commands
+// RunFleet is the WebSocket and Server-Sent Events client fleet child process: it reads commands
 // from in and answers each on out until in ends or ctx does. The fleet
 // runs in its own process so that the hub's memory per connection is the
 // hub's alone and client work has its own scheduler.
@@ -78,13 +79,18 @@ type fleet struct {
 }
 
 type fleetConn struct {
-	c    *websocket.Conn
-	done chan struct{} // the reader ended
+	c      *websocket.Conn    // a WebSocket, or nil for a stream
+	cancel context.CancelFunc // ends a Server-Sent Events stream
+	done   chan struct{}      // the reader ended
 }
 
 func (f *fleet) do(ctx context.Context, c fleetCmd) fleetReply {
 	switch c.Op {
 	case "connect":
+		if c.Kind == kindSSE {
+			n, err := f.connectSSE(ctx, c.URL, c.N, max(c.Concurrency, 1))
+			return fleetReply{Connected: n, Err: errString(err)}
+		}
 		n, err := f.connect(ctx, c.URL, c.N, max(c.Concurrency, 1))
 		return fleetReply{Connected: n, Err: errString(err)}
 	case "expect":
@@ -215,6 +221,11 @@ func (f *fleet) closeAll() int {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if fc.c == nil {
+				fc.cancel()
+				<-fc.done
+				return
+			}
 			msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bench done")
 			_ = fc.c.WriteControl(websocket.CloseMessage, msg, time.Now().Add(2*time.Second))
 			select {

@@ -9,54 +9,48 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rshub/rshub/wire"
 )
 
 // sseBench is the Server-Sent Events fan-out scenario: Config.Clients
-// streams on the hub's /events, against a hub-less net/http server that
-// writes the same events to the same clients.
+// streams from the same child process as the websocket scenario's clients
+// on the hub's /events, against a hub-less net/http server that writes the
+// same events to the same clients. It shares the websocket scenario's
+// fleet, measurement and memory accounting.
 type sseBench struct {
-	cfg    Config
-	lg     *slog.Logger
-	hub    *hubProc
-	pub    *publisher
-	nextID int
-	rawSeq uint64
+	*wsBench
 }
 
-func newSSEBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *sseBench, err error) {
-	// this process holds both ends of every stream
-	if err := ensureFiles(2*uint64(cfg.Clients) + 4096); err != nil {
-		return nil, fmt.Errorf("sse: %w", err)
-	}
-	b := &sseBench{cfg: cfg, lg: lg}
-	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose}, lg); err != nil {
+func newSSEBench(ctx context.Context, cfg Config, lg *slog.Logger) (*sseBench, error) {
+	w, err := newWSBench(ctx, cfg, lg)
+	if err != nil {
 		return nil, err
 	}
-	b.pub = newPublisher(b.hub)
-	return b, nil
-}
-
-func (b *sseBench) close() {
-	if b.hub != nil {
-		b.hub.close()
-	}
+	w.kind = kindSSE
+	return &sseBench{w}, nil
 }
 
 func sseNotes(cfg Config) []string {
 	return []string{
-		fmt.Sprintf("sse: %d Server-Sent Events streams from goroutines of this process (the hub runs here too), all on /events?channels=%s; the ceiling is a hub-less net/http server with a 256-event queue per stream, writing and flushing a pre-encoded event of the hub's shape to each; compare deliveries/s with the websocket scenario of the same run", cfg.Clients, demoChannel),
-		"sse: deliveries/s and latencies are measured as for websocket",
+		fmt.Sprintf("sse: %d Server-Sent Events streams in the websocket scenario's child process, all on /events?channels=%s; the ceiling is a hub-less net/http server with a 256-event queue per stream, writing and flushing a pre-encoded event of the hub's shape to each; compare deliveries/s with the websocket scenario of the same run", cfg.Clients, demoChannel),
+		"sse: deliveries/s, latencies and memory per idle stream are measured as for websocket",
 	}
 }
 
 // run measures the hub, then the raw server, with the same clients.
 func (b *sseBench) run(ctx context.Context) ([]sample, error) {
-	n := b.cfg.Notifications
-	hubRes, err := b.phase(ctx, "http://"+b.hub.Addr+wire.PathEvents+"?channels="+demoChannel, n, b.pub.publish)
+	n, clients := b.cfg.Notifications, b.cfg.Clients
+	hubCount := func() int { return b.hubGauge(ctx, "rshub_events_connections") }
+	hubMem, err := b.connectIdle(ctx, "http://"+b.hub.Addr+wire.PathEvents+"?channels="+demoChannel, hubCount)
+	if err != nil {
+		return nil, fmt.Errorf("sse hub: %w", err)
+	}
+	hubRes, err := b.measure(ctx, n, 0, b.pub.publish)
+	if cerr := b.disconnect(ctx, hubCount); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sse hub: %w", err)
 	}
@@ -65,7 +59,11 @@ func (b *sseBench) run(ctx context.Context) ([]sample, error) {
 		return nil, err
 	}
 	defer raw.close()
-	rawRes, err := b.phase(ctx, raw.url, n, func(_ context.Context, id int) (time.Time, error) {
+	rawMem, err := b.connectIdle(ctx, raw.url, raw.count)
+	if err != nil {
+		return nil, fmt.Errorf("sse ceiling: %w", err)
+	}
+	rawRes, err := b.measure(ctx, n, 0, func(_ context.Context, id int) (time.Time, error) {
 		b.rawSeq++
 		sent := time.Now()
 		frame, err := rawFrame(id, b.rawSeq, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC), b.hub.Topic)
@@ -75,6 +73,9 @@ func (b *sseBench) run(ctx context.Context) ([]sample, error) {
 		raw.broadcast([]byte("event: notification\nid: " + fmt.Sprint(b.rawSeq) + "\ndata: " + string(frame) + "\n\n"))
 		return sent, nil
 	})
+	if cerr := b.disconnect(ctx, raw.count); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sse ceiling: %w", err)
 	}
@@ -82,70 +83,9 @@ func (b *sseBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "deliveries/s", Unit: "1/s", Better: "higher", Target: &Target{Kind: TargetRatioMin, Value: 0.7}, Hub: hubRes.rate, Ceiling: rawRes.rate},
 		{Name: "p50 publish→event", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P50), Ceiling: ms(rawRes.t.Latency.P50)},
 		{Name: "p99 publish→event", Unit: "ms", Better: "lower", Hub: ms(hubRes.t.Latency.P99), Ceiling: ms(rawRes.t.Latency.P99)},
+		{Name: "heap+stack per idle stream", Unit: "B", Better: "lower",
+			Hub: perConn(hubMem[0].HeapStack, hubMem[1].HeapStack, clients), Ceiling: perConn(rawMem[0].HeapStack, rawMem[1].HeapStack, clients)},
 	}, nil
-}
-
-// phase connects every client to url, waits until each has its first
-// event, publishes n notifications back to back, waits for every receipt
-// and disconnects.
-func (b *sseBench) phase(ctx context.Context, url string, n int, publish func(context.Context, int) (time.Time, error)) (fanout, error) {
-	pctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	var current atomic.Pointer[receipts]
-	var ready atomic.Int64
-	errc := make(chan error, 1)
-	sem := make(chan struct{}, 64)
-	t0 := time.Now()
-	for i := range b.cfg.Clients {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := readEvents(pctx, url, i, func() { <-sem; ready.Add(1) }, func(data []byte, now time.Time) {
-				if id, sent, ok := parseMark(data); ok {
-					if rc := current.Load(); rc != nil {
-						rc.record(i, id, sent, now)
-					}
-				}
-			})
-			if err != nil && pctx.Err() == nil {
-				select {
-				case errc <- fmt.Errorf("client %d: %w", i, err):
-				default:
-				}
-			}
-		}()
-	}
-	if err := waitFor(ctx, b.cfg.DurationCap, func() bool { return ready.Load() >= int64(b.cfg.Clients) || len(errc) > 0 }); err != nil {
-		return fanout{}, fmt.Errorf("%d of %d streams open: %w", ready.Load(), b.cfg.Clients, err)
-	}
-	select {
-	case err := <-errc:
-		return fanout{}, err
-	default:
-	}
-	b.lg.Info("sse: clients connected", "url", url, "clients", b.cfg.Clients, "took", time.Since(t0).Round(time.Millisecond))
-	base := b.nextID
-	b.nextID += n
-	rc := newReceipts(b.cfg.Clients, base, n)
-	current.Store(rc)
-	var first time.Time
-	err := schedule(ctx, n, 0, func(k int) error {
-		sent, err := publish(ctx, base+k)
-		if k == 0 {
-			first = sent
-		}
-		return err
-	})
-	if err == nil {
-		err = rc.wait(ctx, b.cfg.DurationCap)
-	}
-	t := rc.tally()
-	if err != nil {
-		return fanout{}, fmt.Errorf("%w (%d of %d receipts)", err, t.Count, t.Want)
-	}
-	return fanout{t: t, rate: Rate(t.Count, t.Last.Sub(first))}, nil
 }
 
 // readEvents opens one stream (from one of 127.0.0.1-127.0.0.4, to widen
@@ -253,6 +193,13 @@ func (r *rawEvents) broadcast(ev []byte) {
 		default:
 		}
 	}
+}
+
+// count returns how many streams are open.
+func (r *rawEvents) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.conns)
 }
 
 func (r *rawEvents) close() {

@@ -20,6 +20,7 @@ type wsBench struct {
 	hub    *hubProc
 	pub    *publisher
 	fleet  *fleetProc
+	kind   string // the fleet's connections: "" WebSockets, kindSSE streams
 	nextID int
 	rawSeq uint64
 }
@@ -67,7 +68,7 @@ func wsNotes(cfg Config) []string {
 func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 	n, clients := b.cfg.Notifications, b.cfg.Clients
 	wsURL := "ws://" + b.hub.Addr + "/ws?channels=" + demoChannel
-	hubMem, err := b.connectIdle(ctx, wsURL, func() int { return b.hubSessions(ctx) })
+	hubMem, err := b.connectIdle(ctx, wsURL, func() int { return b.hubGauge(ctx, "rshub_websocket_connections") })
 	if err != nil {
 		return nil, fmt.Errorf("websocket hub: %w", err)
 	}
@@ -77,7 +78,7 @@ func (b *wsBench) run(ctx context.Context) ([]sample, error) {
 	if err == nil {
 		hubHalf, err = b.measure(ctx, nHalf, interval, b.pub.publish)
 	}
-	if cerr := b.disconnect(ctx, func() int { return b.hubSessions(ctx) }); err == nil {
+	if cerr := b.disconnect(ctx, func() int { return b.hubGauge(ctx, "rshub_websocket_connections") }); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -136,14 +137,14 @@ func (b *wsBench) connectIdle(ctx context.Context, url string, count func() int)
 	var mem [2]memory
 	mem[0] = readMemory()
 	t0 := time.Now()
-	r, err := b.fleet.call(ctx, fleetCmd{Op: "connect", URL: url, N: b.cfg.Clients, Concurrency: 64}, b.cfg.DurationCap+15*time.Second)
+	r, err := b.fleet.call(ctx, fleetCmd{Op: "connect", Kind: b.kind, URL: url, N: b.cfg.Clients, Concurrency: 64}, b.cfg.DurationCap+15*time.Second)
 	if err != nil {
 		return mem, err
 	}
 	if err := waitFor(ctx, b.cfg.DurationCap, func() bool { return count() >= b.cfg.Clients }); err != nil {
 		return mem, fmt.Errorf("%d clients connected, server counts %d: %w", r.Connected, count(), err)
 	}
-	b.lg.Info("websocket: clients connected", "url", url, "clients", r.Connected, "took", time.Since(t0).Round(time.Millisecond))
+	b.lg.Info(b.name()+": clients connected", "url", url, "clients", r.Connected, "took", time.Since(t0).Round(time.Millisecond))
 	time.Sleep(200 * time.Millisecond) // let session start-up work finish
 	mem[1] = readMemory()
 	return mem, nil
@@ -189,9 +190,9 @@ func (b *wsBench) measure(ctx context.Context, n int, interval time.Duration, pu
 	return fanout{t: t, rate: Rate(t.Count, t.Last.Sub(first))}, nil
 }
 
-// hubSessions reads the hub's rshub_websocket_connections gauge; -1 when
-// it cannot.
-func (b *wsBench) hubSessions(ctx context.Context) int {
+// hubGauge reads one of the hub's gauges (rshub_websocket_connections,
+// rshub_events_connections); -1 when it cannot.
+func (b *wsBench) hubGauge(ctx context.Context, name string) int {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.hub.URL+"metrics", nil)
 	if err != nil {
 		return -1
@@ -204,7 +205,7 @@ func (b *wsBench) hubSessions(ctx context.Context) int {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "rshub_websocket_connections "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
 				return -1
@@ -229,4 +230,12 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// name is the scenario's name in logs.
+func (b *wsBench) name() string {
+	if b.kind == kindSSE {
+		return "sse"
+	}
+	return "websocket"
 }
