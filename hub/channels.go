@@ -96,6 +96,9 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 	if ch.Topic == "" {
 		return ch, errors.New("topic is required")
 	}
+	if err := checkDescribedBy(ch.DescribedBy); err != nil {
+		return ch, err
+	}
 	u, err := url.Parse(ch.Topic)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return ch, fmt.Errorf("topic %q must be an absolute http(s) URL", ch.Topic)
@@ -129,6 +132,22 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 		return ch, errors.New("a hosted channel needs trust token or open")
 	}
 	return ch, nil
+}
+
+// checkDescribedBy validates a channel's dataset description URL: empty,
+// or an absolute http(s) URL within MaxTopicLen (it goes into documents
+// and Link headers as it is).
+func checkDescribedBy(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if err := checkLen("the dataset description URL (describedBy)", raw, MaxTopicLen); err != nil {
+		return err
+	}
+	if err := checkHTTPURL(raw); err != nil {
+		return fmt.Errorf("describedBy: %w", err)
+	}
+	return nil
 }
 
 // PutChannel validates and stores a channel, refusing a name already used by

@@ -96,8 +96,9 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveTopic answers HEAD and GET on a topic the hub hosts (RS Change
-// Notification 1.0.1 §4.1): 200, application/xml, Link self and hub, and the
-// channel's most recent notification as the body.
+// Notification 1.0.1 §4.1): 200, application/xml, Link self and hub (and
+// resourcesync, and describedby when the channel names a dataset
+// description), and the channel's most recent notification as the body.
 func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -115,7 +116,11 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("Link", FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList))
+	links := FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList)
+	if ch.DescribedBy != "" {
+		links += ", " + wire.FormatLinks(wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}})
+	}
+	w.Header().Set("Link", links)
 	w.Header().Set("Cache-Control", "no-cache")
 	var body []byte
 	if st, err := h.ChannelState(r.Context(), ch.Topic); err == nil && st.LastSeq > 0 {

@@ -310,6 +310,7 @@
 // name:
 //
 //	/.well-known/resourcesync                     Source Description: every channel's Capability List
+//	/robots.txt                                    a Sitemap line for the Source Description and each Capability List
 //	/channels/{name}/capabilitylist.xml            Capability List
 //	/channels/{name}/changelist.xml                the open Change List (alias)
 //	/channels/{name}/changelist/{seq}.xml          a Change List, open or closed (stable name)
@@ -322,4 +323,23 @@
 //
 // A Capability List lists changelist, changelist-archive and the
 // change-notification channel (its topic URI, with rs:ln rel="hub").
+//
+// A channel may name a dataset description (its describedBy: a document,
+// VoID-style RDF for example, describing the dataset the channel
+// publishes). The channel's Capability List root and its entry in the
+// Source Description then carry rs:ln rel="describedby" to it; without one
+// neither has a describedby link.
+//
+// Discovery starts from any of the entry points ResourceSync §12 names:
+// the Source Description at PathWellKnown, the Sitemap lines of
+// PathRobots, or the Link header every channel document carries:
+//
+//	Link: <capability list>; rel="resourcesync", <parent>; rel="up", <description>; rel="describedby"
+//
+// rel="resourcesync" (RelResourceSync) names the channel's Capability List;
+// rel="up" (RelUp) the same parent as the document's rs:ln rel="up" (the
+// Source Description for a Capability List, the Capability List for the
+// rest); rel="describedby" (RelDescribedBy) is there when the channel has
+// a dataset description. A hosted topic answers with self, hub,
+// resourcesync and, when the channel has one, describedby.
 package wire

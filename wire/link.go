@@ -7,6 +7,8 @@ const (
 	RelSelf         = "self"         // the topic URI
 	RelHub          = "hub"          // the hub URL
 	RelResourceSync = "resourcesync" // the Source's Capability List
+	RelUp           = "up"           // a document's parent (ResourceSync navigation)
+	RelDescribedBy  = "describedby"  // a document describing the channel's dataset
 )
 
 // HeaderLink is the header of a publish and of a webhook delivery that

@@ -14,6 +14,11 @@ const (
 	// channel's Capability List.
 	PathWellKnown = "/.well-known/resourcesync"
 
+	// PathRobots is the hub's robots.txt: a Sitemap line for the Source
+	// Description and for every channel's Capability List (ResourceSync
+	// §12.2, the robots.txt entry point).
+	PathRobots = "/robots.txt"
+
 	channelsDir = "/channels/"
 	topicsDir   = "/topics/"
 
@@ -38,6 +43,7 @@ const (
 // ServeMux patterns of the documents and endpoints.
 const (
 	PatternSourceDescription     = PathWellKnown
+	PatternRobots                = PathRobots
 	PatternCapabilityList        = channelsDir + "{name}/" + CapabilityListFile
 	PatternChangeList            = channelsDir + "{name}/" + ChangeListFile
 	PatternChangeListFile        = channelsDir + "{name}/" + ChangeListDir + "/{file}"

@@ -37,6 +37,7 @@ func TestPaths_BuildAndParseBack(t *testing.T) {
 		ChangeListArchivePath("a"):        "/channels/a/changelist-archive.xml",
 		ChangeListArchivePagePath("a", 2): "/channels/a/changelist-archive/00000000000000000002.xml",
 		TopicPath("a"):                    "/topics/a",
+		PatternRobots:                     "/robots.txt",
 	}
 	for got, want := range golden {
 		if got != want {

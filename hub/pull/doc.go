@@ -17,8 +17,14 @@
 // The Capability List's changelist entry points at the index once a channel
 // has more than one list, else at the open list; it lists the
 // changelist-archive once a list is closed, and the change-notification
-// channel (topic URI, rs:ln rel="hub"). Every channel document carries
-// Link: <capability list>; rel="resourcesync".
+// channel (topic URI, rs:ln rel="hub"). A channel with a dataset
+// description (hub.Channel.DescribedBy) has rs:ln rel="describedby" to it
+// on its Capability List root and on its Source Description entry. Every
+// channel document carries a Link header: <capability list>;
+// rel="resourcesync", the document's parent with rel="up", and the dataset
+// description with rel="describedby" when there is one. robots.txt at the
+// root names the Source Description and every Capability List in Sitemap
+// lines.
 //
 // # Lists, index and archive
 //

@@ -147,6 +147,9 @@ func (p *Pull) writeCapabilityList(w io.Writer, ch hub.Channel, closed []list, h
 	h := &changefeed.Header{Kind: changefeed.URLSet, MD: md()}
 	h.MD.Capability = changefeed.CapCapabilityList
 	h.Links = append(h.Links, link("up", p.descriptionURL()))
+	if ch.DescribedBy != "" {
+		h.Links = append(h.Links, link("describedby", ch.DescribedBy))
+	}
 	enc := changefeed.NewEncoder(w)
 	if err := enc.WriteHeader(h); err != nil {
 		return err
@@ -181,7 +184,9 @@ func (p *Pull) writeCapabilityList(w io.Writer, ch hub.Channel, closed []list, h
 }
 
 // writeDescription writes the Source Description listing every channel's
-// Capability List.
+// Capability List, each with rs:ln rel="describedby" to the channel's
+// dataset description when it has one (and none otherwise: the
+// describedby of an entry describes the dataset, never the list itself).
 func (p *Pull) writeDescription(w io.Writer, chans []hub.Channel) error {
 	h := &changefeed.Header{Kind: changefeed.URLSet, MD: md()}
 	h.MD.Capability = changefeed.CapDescription
@@ -193,12 +198,24 @@ func (p *Pull) writeDescription(w io.Writer, chans []hub.Channel) error {
 		e := changefeed.Entry{Loc: p.capabilityURL(ch.Name), MD: new(changefeed.MD)}
 		*e.MD = md()
 		e.MD.Capability = changefeed.CapCapabilityList
-		if ch.CapabilityList != "" {
-			e.Links = []changefeed.Link{link("describedby", ch.CapabilityList)}
+		if ch.DescribedBy != "" {
+			e.Links = []changefeed.Link{link("describedby", ch.DescribedBy)}
 		}
 		if err := enc.WriteEntry(&e); err != nil {
 			return err
 		}
 	}
 	return enc.Close()
+}
+
+// linkHeader returns the Link header of a document of channel ch: its
+// Capability List (rel="resourcesync", ResourceSync §12.2), the document's
+// parent up (rel="up", the target of its rs:ln rel="up") and, when the
+// channel has one, its dataset description (rel="describedby").
+func (p *Pull) linkHeader(ch hub.Channel, up string) string {
+	return wire.FormatLinks(
+		wire.Link{Href: p.capabilityURL(ch.Name), Rels: []string{wire.RelResourceSync}},
+		wire.Link{Href: up, Rels: []string{wire.RelUp}},
+		wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}},
+	)
 }

@@ -47,7 +47,7 @@ func (p *Pull) serveDescription(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := []any{"description", p.cfgTag()}
 	for _, ch := range chans {
-		parts = append(parts, ch.Name, ch.CapabilityList)
+		parts = append(parts, ch.Name, ch.DescribedBy)
 	}
 	p.serve(w, r, doc{
 		etag:  tag(parts...),
@@ -64,10 +64,10 @@ func (p *Pull) serveCapabilityList(w http.ResponseWriter, r *http.Request) {
 	}
 	closed, open, hasOpen := p.snapshot(ch.Name)
 	p.serve(w, r, doc{
-		etag:     tag("capabilitylist", p.cfgTag(), ch.Name, ch.Topic, len(closed) > 0, hasOpen, len(closed) > 1),
+		etag:     tag("capabilitylist", p.cfgTag(), ch.Name, ch.Topic, ch.DescribedBy, len(closed) > 0, hasOpen, len(closed) > 1),
 		modified: latest(closed, open, hasOpen),
 		cache:    shortLived,
-		capList:  p.capabilityURL(ch.Name),
+		link:     p.linkHeader(ch, p.descriptionURL()),
 		write:    func(out io.Writer) error { return p.writeCapabilityList(out, ch, closed, hasOpen) },
 	})
 }
@@ -83,7 +83,7 @@ func (p *Pull) serveOpenList(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "the channel has no open Change List")
 		return
 	}
-	p.serveListDoc(w, r, ch.Name, open, len(closed) > 0)
+	p.serveListDoc(w, r, ch, open, len(closed) > 0)
 }
 
 // serveList serves the Change List named by the sequence of its first
@@ -120,19 +120,20 @@ func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	closed, _, _ := p.snapshot(ch.Name)
-	p.serveListDoc(w, r, ch.Name, l, len(closed) > 0)
+	p.serveListDoc(w, r, ch, l, len(closed) > 0)
 }
 
-// serveListDoc serves Change List l of channel name.
-func (p *Pull) serveListDoc(w http.ResponseWriter, r *http.Request, name string, l list, hasArchive bool) {
+// serveListDoc serves Change List l of channel ch.
+func (p *Pull) serveListDoc(w http.ResponseWriter, r *http.Request, ch hub.Channel, l list, hasArchive bool) {
 	ctx := r.Context()
+	name := ch.Name
 	hasIndex := l.Closed || hasArchive
 	hdr := p.listHeader(name, l, hasIndex, hasArchive)
 	d := doc{
 		etag:     tag("changelist", p.cfgTag(), name, l.FirstSeq, l.LastSeq, l.Closed, hasIndex, hasArchive),
 		modified: l.Modified,
 		cache:    shortLived,
-		capList:  p.capabilityURL(name),
+		link:     p.linkHeader(ch, p.capabilityURL(name)),
 		write:    func(out io.Writer) error { return p.writeList(ctx, out, name, l, hdr) },
 		gone:     func() { p.forget(l.FirstSeq) },
 	}
@@ -191,7 +192,7 @@ func (p *Pull) serveIndex(w http.ResponseWriter, r *http.Request) {
 		etag:     tag("index", p.cfgTag(), ch.Name, firstShown, lastClosed, len(shown), hasOpen, open.FirstSeq, open.LastSeq),
 		modified: latest(closed, open, hasOpen),
 		cache:    shortLived,
-		capList:  p.capabilityURL(ch.Name),
+		link:     p.linkHeader(ch, p.capabilityURL(ch.Name)),
 		write:    func(out io.Writer) error { return p.writeIndex(out, ch.Name, closed, open, hasOpen) },
 	})
 }
@@ -209,7 +210,7 @@ func (p *Pull) serveArchive(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "the channel has no closed Change List yet")
 		return
 	}
-	d := p.archiveDoc(ch.Name, closed, 0, false)
+	d := p.archiveDoc(ch, closed, 0, false)
 	if pages > 1 {
 		d.etag = tag("archive-index", p.cfgTag(), ch.Name, closed[0].FirstSeq, closed[len(closed)-1].FirstSeq, len(closed))
 		d.write = func(out io.Writer) error { return p.writeArchiveIndex(out, ch.Name, closed) }
@@ -237,16 +238,17 @@ func (p *Pull) serveArchivePage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such archive page")
 		return
 	}
-	p.serve(w, r, p.archiveDoc(ch.Name, closed, int(k-1), pages > 1))
+	p.serve(w, r, p.archiveDoc(ch, closed, int(k-1), pages > 1))
 }
 
-func (p *Pull) archiveDoc(name string, closed []list, k int, paged bool) doc {
+func (p *Pull) archiveDoc(ch hub.Channel, closed []list, k int, paged bool) doc {
+	name := ch.Name
 	lo, hi, _ := p.cfg.Listing.ArchivePage(k, len(closed))
 	return doc{
 		etag:     tag("archive", p.cfgTag(), name, k, paged, closed[lo].FirstSeq, closed[hi-1].FirstSeq, hi-lo),
 		modified: closed[hi-1].Modified,
 		cache:    shortLived,
-		capList:  p.capabilityURL(name),
+		link:     p.linkHeader(ch, p.capabilityURL(name)),
 		write:    func(out io.Writer) error { return p.writeArchive(out, name, closed, k, paged) },
 	}
 }

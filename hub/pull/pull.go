@@ -133,6 +133,7 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 // for the layout). GET routes also answer HEAD.
 func (p *Pull) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+wire.PatternSourceDescription, p.serveDescription)
+	mux.HandleFunc("GET "+wire.PatternRobots, p.serveRobots)
 	mux.HandleFunc("GET "+wire.PatternCapabilityList, p.serveCapabilityList)
 	mux.HandleFunc("GET "+wire.PatternChangeList, p.serveOpenList)
 	mux.HandleFunc("GET "+wire.PatternChangeListFile, p.serveList)

@@ -23,7 +23,8 @@ type doc struct {
 	etag     string    // opaque tag, without quotes; the gzip variant gets "-gz"
 	modified time.Time // Last-Modified; zero: none
 	cache    string    // Cache-Control
-	capList  string    // Link rel="resourcesync" target; "" for none
+	link     string    // the Link header (see linkHeader); "" for none
+	ctype    string    // Content-Type; "" means application/xml
 	write    func(io.Writer) error
 	// stored, when set, returns the document rendered and compressed
 	// (closed lists); it is used instead of write.
@@ -64,12 +65,15 @@ func (p *Pull) serve(w http.ResponseWriter, r *http.Request, d doc) {
 	}
 	etag += `"`
 	h := w.Header()
-	h.Set("Content-Type", "application/xml")
+	if d.ctype == "" {
+		d.ctype = "application/xml"
+	}
+	h.Set("Content-Type", d.ctype)
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", d.cache)
 	h.Set("Vary", "Accept-Encoding")
-	if d.capList != "" {
-		h.Set("Link", "<"+d.capList+`>; rel="resourcesync"`)
+	if d.link != "" {
+		h.Set("Link", d.link)
 	}
 	if !d.modified.IsZero() {
 		h.Set("Last-Modified", d.modified.UTC().Format(http.TimeFormat))
