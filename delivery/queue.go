@@ -245,6 +245,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	}
 	q.update(func(s *SubStats) { s.Cursor = cursor; s.State = StateActive })
 	saver := cursorSaver{q: q, stored: stored, written: time.Now()}
+	var cu catchUp
 	defer func() {
 		if reason != stopGone {
 			saver.final(ctx, cursor)
@@ -288,7 +289,16 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 			cursor.Seq = rec.Seq // another topic's record in the shared log
 			continue
 		}
-		switch q.deliver(ctx, rec) {
+		var run *CoalescedRun
+		if channel != "" {
+			if run, err = q.runFor(ctx, &cu, sub, channel, rec); err != nil {
+				if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
+					return stopCtx
+				}
+				continue
+			}
+		}
+		switch q.deliver(ctx, rec, run) {
 		case resultAbandoned:
 			return stopCtx
 		case resultGone:
@@ -306,9 +316,12 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 			return stopGone
 		}
 		cursor = hub.Cursor{Seq: rec.Seq, Until: rec.Until}
+		if run != nil {
+			cursor = hub.Cursor{Seq: run.Last, Until: run.Until}
+		}
 		q.pos = cursor
 		q.update(func(s *SubStats) { s.Cursor = cursor })
-		if saver.due() {
+		if run != nil || saver.due() {
 			saver.flush(ctx, cursor)
 		}
 		if ctx.Err() != nil {

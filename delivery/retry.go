@@ -20,12 +20,15 @@ const (
 
 // deliver POSTs rec, filtered for the subscription (filter.go), until the
 // callback accepts it, answers 410, the schedule is exhausted (then it
-// stores a dead letter, of the stored sequence) or ctx ends.
+// stores a dead letter, of the stored sequence) or ctx ends. With a run
+// (coalesce_queue.go), it POSTs the run's coalesced body instead, the same
+// on every attempt, and an exhausted schedule stores a dead letter for
+// each record of the run.
 // Attempts wait for a slot of the host's concurrency limit and are held
 // back while the host's circuit is open; time held back counts against
 // the schedule's MaxElapsed but not against its Attempts, so with no
 // MaxElapsed a notification waits for the host to come back.
-func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
+func (q *queue) deliver(ctx context.Context, rec hub.Record, run *CoalescedRun) result {
 	w := q.w
 	sched := w.cfg.Schedule
 	first := w.cfg.Clock()
@@ -43,7 +46,7 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 			release()
 			now := w.cfg.Clock()
 			if sched.MaxElapsed > 0 && retryAt.Sub(first) > sched.MaxElapsed {
-				return q.deadLetter(ctx, rec, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
+				return q.giveUp(ctx, rec, run, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
 			}
 			q.update(func(s *SubStats) { s.State = StateCircuitOpen })
 			if !sleep(ctx, retryAt.Sub(now), changed, nil) {
@@ -52,8 +55,10 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 			continue
 		}
 		sub := q.getSub()
-		out, err := w.filters.filteredRecord(rec, sub.Filter)
-		if err != nil {
+		var out hub.Record
+		if run != nil {
+			out = run.Record(rec.Channel)
+		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
 			release()
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
@@ -88,14 +93,14 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record) result {
 		w.obs.Attempted("failed", took, 0)
 		q.logger.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
 		if a.permanent {
-			return q.deadLetter(ctx, rec, n, a)
+			return q.giveUp(ctx, rec, run, n, a)
 		}
 		d, more := sched.Delay(n, jitter())
 		if more && sched.MaxElapsed > 0 && now.Add(d).Sub(first) > sched.MaxElapsed {
 			more = false
 		}
 		if !more {
-			return q.deadLetter(ctx, rec, n, a)
+			return q.giveUp(ctx, rec, run, n, a)
 		}
 		if !sleep(ctx, d, nil, nil) {
 			return resultAbandoned
@@ -119,6 +124,15 @@ func (q *queue) recordAttempt(a attempt, now time.Time) {
 		s.LastError = a.reason()
 		s.State = StateFailing
 	})
+}
+
+// giveUp stores the dead letters of rec, or of every record of run when
+// it is not nil.
+func (q *queue) giveUp(ctx context.Context, rec hub.Record, run *CoalescedRun, n int, last attempt) result {
+	if run != nil {
+		return q.deadLetterRun(ctx, rec.Channel, run, n, last)
+	}
+	return q.deadLetter(ctx, rec, n, last)
 }
 
 // deadLetter stores rec as a dead letter of the subscription after n

@@ -64,6 +64,9 @@ type Config struct {
 	// stored (default DefaultCursorFlush; negative: after every delivery). A
 	// cursor is also stored whenever its queue catches up or stops.
 	CursorFlush time.Duration
+	// Coalesce configures coalesced catch-up (coalesce_queue.go); the zero
+	// value coalesces only for subscriptions that opted in.
+	Coalesce CoalesceConfig
 	// Observer receives every attempt's outcome, for metrics; optional.
 	Observer Observer
 	Clock    func() time.Time // default time.Now; timers still run on real time
@@ -107,6 +110,11 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //     netguard-refused connections): retried on the Schedule; when it is
 //     exhausted a dead letter is stored, and only then the cursor moves.
 //     A callback URL that is not http(s) is dead-lettered at once.
+//   - Coalesced catch-up (Config.Coalesce): a subscription whose channel
+//     has more undelivered records than the threshold receives each run of
+//     consecutive change notifications as one coalesced notification
+//     covering the run's window (CoalesceLog), with Rshub-Seq the run's
+//     last sequence; the cursor moves there after a 2xx.
 //   - Attempts to one callback host share a concurrency limit (PerHost)
 //     and a circuit breaker; attempts held back by an open circuit do not
 //     count against the Schedule's Attempts, only its MaxElapsed.

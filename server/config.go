@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -36,19 +37,23 @@ type Config struct {
 	SigMethod       string
 	SignatureScheme string // signature scheme of subscriptions that ask for none (wire.SchemeWebSub, SchemeStandard, SchemeBoth)
 	PerHost         int
-	LogFormat       string
-	LogLevel        string
-	ConfigFile      string
-	Demo            bool
-	ShutdownTimeout time.Duration
-	WSOrigins       string
-	WSToken         string
-	RotateEntries   int
-	RotatePeriod    time.Duration
-	ClaimTTL        time.Duration
-	StartupTimeout  time.Duration
-	Reconcile       time.Duration
-	Owner           string
+	// CoalesceThreshold: a webhook subscription whose channel has more
+	// undelivered records than this receives coalesced notifications; 0
+	// disables it except for subscriptions that opt in (rshub.coalesce=on).
+	CoalesceThreshold int
+	LogFormat         string
+	LogLevel          string
+	ConfigFile        string
+	Demo              bool
+	ShutdownTimeout   time.Duration
+	WSOrigins         string
+	WSToken           string
+	RotateEntries     int
+	RotatePeriod      time.Duration
+	ClaimTTL          time.Duration
+	StartupTimeout    time.Duration
+	Reconcile         time.Duration
+	Owner             string
 }
 
 // Defaults returns the settings cmd/hub starts from: a hub on
@@ -56,29 +61,30 @@ type Config struct {
 // in code should start from it so that new settings get their defaults.
 func Defaults() Config {
 	return Config{
-		Listen:          "127.0.0.1:8080",
-		DataDir:         "./data",
-		NATSListen:      "127.0.0.1:4222",
-		NATSReplicas:    1,
-		Sync:            "default",
-		MaxBody:         10 << 20,
-		LeaseMin:        300,
-		LeaseDefault:    864000,
-		LeaseMax:        2678400,
-		SigMethod:       "sha256",
-		SignatureScheme: wire.SchemeWebSub,
-		PerHost:         8,
-		LogFormat:       "text",
-		LogLevel:        "info",
-		ShutdownTimeout: 15 * time.Second,
-		RotateEntries:   50000,
-		RotatePeriod:    24 * time.Hour,
-		ClaimTTL:        30 * time.Second,
-		Reconcile:       5 * time.Second,
-		StartupTimeout:  time.Minute,
-		MaxOpenChannels: 10000,
-		MaxClockSkew:    5 * time.Minute,
-		UnhealthyAfter:  2 * time.Minute,
+		Listen:            "127.0.0.1:8080",
+		DataDir:           "./data",
+		NATSListen:        "127.0.0.1:4222",
+		NATSReplicas:      1,
+		Sync:              "default",
+		MaxBody:           10 << 20,
+		LeaseMin:          300,
+		LeaseDefault:      864000,
+		LeaseMax:          2678400,
+		SigMethod:         "sha256",
+		SignatureScheme:   wire.SchemeWebSub,
+		PerHost:           8,
+		CoalesceThreshold: delivery.DefaultCoalesceThreshold,
+		LogFormat:         "text",
+		LogLevel:          "info",
+		ShutdownTimeout:   15 * time.Second,
+		RotateEntries:     50000,
+		RotatePeriod:      24 * time.Hour,
+		ClaimTTL:          30 * time.Second,
+		Reconcile:         5 * time.Second,
+		StartupTimeout:    time.Minute,
+		MaxOpenChannels:   10000,
+		MaxClockSkew:      5 * time.Minute,
+		UnhealthyAfter:    2 * time.Minute,
 	}
 }
 
@@ -107,6 +113,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--max-body must be between 1 and %d bytes (the ResourceSync document limit), got %d", 50<<20, s.MaxBody)
 	case s.PerHost <= 0:
 		return fmt.Errorf("--per-host must be positive, got %d", s.PerHost)
+	case s.CoalesceThreshold < 0:
+		return fmt.Errorf("--coalesce-threshold must be 0 (off) or positive, got %d", s.CoalesceThreshold)
 	case s.NATSReplicas < 1 || s.NATSReplicas > 5:
 		return fmt.Errorf("--nats-replicas must be 1 to 5, got %d", s.NATSReplicas)
 	case s.NATSURL != "" && s.Sync != "default":

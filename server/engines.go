@@ -63,6 +63,7 @@ func (p *process) buildDelivery(context.Context) error {
 		SigMethod: s.SigMethod,
 		Scheme:    s.SignatureScheme,
 		PerHost:   s.PerHost,
+		Coalesce:  delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
 		Observer:  p.metrics,
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,

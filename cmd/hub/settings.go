@@ -56,6 +56,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.SigMethod, "signature", d.SigMethod, "X-Hub-Signature method: sha1, sha256, sha384 or sha512")
 	fs.StringVar(&s.SignatureScheme, "signature-scheme", d.SignatureScheme, "how webhooks are signed for subscriptions that do not ask (rshub.signature): websub (X-Hub-Signature), standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature; a hub.secret \"whsec_<base64>\" is that key, any other secret its raw bytes) or both")
 	fs.IntVar(&s.PerHost, "per-host", d.PerHost, "concurrent deliveries per callback host")
+	fs.IntVar(&s.CoalesceThreshold, "coalesce-threshold", d.CoalesceThreshold, "a webhook subscription with more undelivered notifications than this catches up with coalesced ones (net change per resource, at most 50,000 entries each); 0 disables it except for subscriptions asking rshub.coalesce=on, rshub.coalesce=off opts out")
 	fs.StringVar(&s.LogFormat, "log-format", d.LogFormat, "log format: text or json")
 	fs.StringVar(&s.LogLevel, "log-level", d.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
