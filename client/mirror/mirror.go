@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -297,11 +298,14 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 		m.emit(Event{Kind: EventWarning, From: p, Until: todo[0].From, Message: "the hub no longer holds the history between these times; changes in it may be missing"})
 	}
 	m.emit(Event{Kind: EventCatchUp, From: p, Until: bound, Total: len(todo)})
-	last := map[string]int{} // loc -> index in order
-	var order []*changefeed.Entry
+	// the lists' entries are coalesced as they are read (net change per
+	// resource, coalesce.go): one fetch per resource changed, whatever the
+	// number of lists, and only the net entries held
+	co := newCoalescer(math.MaxInt)
 	reached := p
 	for i, l := range todo {
 		var maxSeen time.Time
+		var kept []changefeed.Entry
 		_, err := getDoc(ctx, m.cfg.Client, l.URL, func(e *changefeed.Entry) error {
 			t := changeTime(e)
 			if t.After(maxSeen) {
@@ -310,11 +314,15 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 			if (!t.IsZero() && t.Before(p)) || (bounded && t.After(bound)) || !m.cfg.Filter.Match(e) {
 				return nil
 			}
-			if j, ok := last[e.Loc]; ok {
-				order[j] = nil
+			if e.MD == nil || e.MD.Change == "" {
+				md := changefeed.MD{Length: -1}
+				if e.MD != nil {
+					md = *e.MD
+				}
+				md.Change = changefeed.Updated
+				e.MD = &md
 			}
-			last[e.Loc] = len(order)
-			order = append(order, e)
+			kept = append(kept, *e)
 			return nil
 		})
 		var he *httpError
@@ -325,6 +333,9 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 		if err != nil {
 			return fmt.Errorf("mirror: catch-up: %w", err)
 		}
+		if err := co.add(listDoc(l, maxSeen, co.lastUntil, kept), 0); err != nil {
+			return err
+		}
 		if l.open() {
 			reached = later(reached, l.From, maxSeen)
 		} else {
@@ -332,10 +343,14 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 		}
 		m.emit(Event{Kind: EventProgress, Done: i + 1, Total: len(todo), Message: "change lists"})
 	}
+	net, _, _, _, err := co.take()
+	if err != nil {
+		return err
+	}
 	var entries []*changefeed.Entry
-	for _, e := range order {
-		if e != nil {
-			entries = append(entries, e)
+	if net != nil {
+		for i := range net.Entries {
+			entries = append(entries, &net.Entries[i])
 		}
 	}
 	if err := m.applyEntries(ctx, entries, func(done int) {
@@ -351,6 +366,20 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 	}
 	m.emit(Event{Kind: EventCaughtUp, From: p, Until: m.st.Until, Entries: len(entries), Elapsed: m.cfg.Now().Sub(start)})
 	return m.save()
+}
+
+// listDoc is a Change List's kept entries as a document for a coalescer:
+// its window made to start at or after the previous list's end (prev)
+// and, for an open list, to end at its latest entry.
+func listDoc(l listRef, maxSeen, prev time.Time, entries []changefeed.Entry) *changefeed.Document {
+	from := later(l.From, prev)
+	until := later(from, l.Until, maxSeen)
+	d := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: changefeed.MD{
+		Capability: changefeed.CapChangeList, Length: -1,
+		From: changefeed.NewDateTime(from), Until: changefeed.NewDateTime(until),
+	}}}
+	d.Entries = entries
+	return d
 }
 
 func later(ts ...time.Time) time.Time {

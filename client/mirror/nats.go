@@ -20,7 +20,14 @@ type NATSConfig struct {
 	Stream  string // default wire.Stream
 	Prefix  string // subject prefix, default wire.SubjectPrefix
 	Channel string // the hub's channel name
+	// CoalesceThreshold: a session that starts more than this many
+	// messages behind the stream applies its backlog coalesced (see
+	// RunNATS); 0 is DefaultCoalesceThreshold, negative never coalesces.
+	CoalesceThreshold int
 }
+
+// DefaultCoalesceThreshold is NATSConfig.CoalesceThreshold's default.
+const DefaultCoalesceThreshold = 1000
 
 // RunNATS consumes the channel's subject from the hub's JetStream stream,
 // replaying after the state's sequence (or from the stream's start), and
@@ -28,6 +35,13 @@ type NATSConfig struct {
 // entry: Config.Filter is applied here, by the consumer, before the
 // notification is applied (with its from and until, so continuity holds). An ordered consumer resumes by
 // itself after a connection loss.
+//
+// A session that finds more than CoalesceThreshold messages pending is
+// catching up: until none is pending, notifications the mirror already
+// holds (until at or before its position) are skipped, and the following
+// ones are coalesced (changefeed.Coalesce: the net change per resource,
+// at most 50,000 entries at a time) and applied as one: a resource
+// changed many times in the backlog is fetched once.
 func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 	if cfg.Stream == "" {
 		cfg.Stream = wire.Stream
@@ -78,6 +92,11 @@ func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NA
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	m.emit(Event{Kind: EventInfo, Message: "NATS consumer on " + occ.FilterSubjects[0]})
+	threshold := cfg.CoalesceThreshold
+	if threshold == 0 {
+		threshold = DefaultCoalesceThreshold
+	}
+	cu := natsCatchUp{m: m, co: newCoalescer(0)}
 	got := false
 	for {
 		msg, err := it.Next()
@@ -92,14 +111,99 @@ func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NA
 		if err != nil {
 			return got, err
 		}
+		seq := md.Sequence.Stream
+		if !cu.on && threshold > 0 && md.NumPending >= uint64(threshold) {
+			cu.on = true
+			m.emit(Event{Kind: EventInfo, Seq: seq, Message: fmt.Sprintf("%d messages behind: applying the backlog coalesced", md.NumPending+1)})
+		}
 		doc, err := changefeed.Parse(bytes.NewReader(msg.Data()), changefeed.Options{Mode: changefeed.Lenient})
 		if err != nil {
-			m.emit(Event{Kind: EventSkipped, Seq: md.Sequence.Stream, Message: "unreadable notification: " + err.Error()})
+			if err := cu.flush(ctx); err != nil {
+				return got, err
+			}
+			m.emit(Event{Kind: EventSkipped, Seq: seq, Message: "unreadable notification: " + err.Error()})
 			continue
 		}
 		doc = m.cfg.Filter.Apply(doc)
-		if err := m.ApplyRetrying(ctx, UpdateOf(doc, md.Sequence.Stream, "nats")); err != nil {
+		if cu.on {
+			done, err := cu.add(ctx, doc, seq, md.NumPending)
+			if err != nil {
+				return got, err
+			}
+			if done {
+				continue
+			}
+		}
+		if err := m.ApplyRetrying(ctx, UpdateOf(doc, seq, "nats")); err != nil {
 			return got, err
 		}
 	}
+}
+
+// natsCatchUp coalesces a NATS session's backlog.
+type natsCatchUp struct {
+	m       *Mirror
+	co      *coalescer
+	on      bool
+	skipped uint64 // the last message skipped as already applied
+}
+
+// add takes doc, the message seq with pending messages after it, into the
+// backlog; done false means doc is to be applied as it is (after what was
+// coalesced before it, which add applied).
+func (c *natsCatchUp) add(ctx context.Context, doc *changefeed.Document, seq, pending uint64) (done bool, err error) {
+	defer func() {
+		if pending == 0 && err == nil {
+			c.on = false
+			err = c.flush(ctx)
+		}
+	}()
+	p := c.m.State().Until
+	if c.co.docs == 0 && !p.IsZero() && !doc.MD.Until.IsZero() && !doc.MD.Until.Time.After(p) {
+		c.skipped = seq
+		return true, nil // already applied: skipped without a state write
+	}
+	if c.co.docs == 0 && (p.IsZero() || doc.MD.From.Time.Before(p)) {
+		return false, nil // straddles the position: applied alone, so a run starts at or after it
+	}
+	if !c.co.fits(doc) {
+		if err := c.flush(ctx); err != nil {
+			return false, err
+		}
+		if !c.co.fits(doc) {
+			return false, nil
+		}
+	}
+	return true, c.co.add(doc, seq)
+}
+
+// flush applies what was coalesced.
+func (c *natsCatchUp) flush(ctx context.Context) error {
+	doc, first, last, n, err := c.co.take()
+	if err != nil {
+		return err
+	}
+	if doc == nil {
+		if c.skipped == 0 {
+			return nil
+		}
+		seq := c.skipped
+		c.skipped = 0
+		return c.m.noteSeq(seq)
+	}
+	c.m.emit(Event{Kind: EventInfo, Seq: last, From: doc.MD.From.Time, Until: doc.MD.Until.Time, Entries: len(doc.Entries),
+		Message: fmt.Sprintf("%d notifications (%d to %d) coalesced", n, first, last)})
+	return c.m.ApplyRetrying(ctx, UpdateOf(doc, last, "nats-coalesced"))
+}
+
+// noteSeq records that the notifications up to the log sequence seq were
+// seen.
+func (m *Mirror) noteSeq(seq uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if seq <= m.st.Seq {
+		return nil
+	}
+	m.st.Seq = seq
+	return m.save()
 }
