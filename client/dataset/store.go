@@ -58,6 +58,18 @@ func (s *Store) ApplyPatch(r io.Reader) (int, error) {
 	return n, err
 }
 
+// Quads returns the store's quads, in canonical line order.
+func (s *Store) Quads() []Quad {
+	lines := s.Lines()
+	out := make([]Quad, 0, len(lines))
+	for _, l := range lines {
+		if q, err := ParseQuad(l); err == nil {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // Load adds every quad of an N-Quads (or N-Triples) document.
 func (s *Store) Load(r io.Reader) error {
 	return ReadQuads(r, func(q Quad) error { s.Add(q); return nil })
