@@ -154,7 +154,7 @@ func (ew *entryWriter) write(e *changefeed.Entry, rec hub.Record, lenient bool) 
 	}
 	if lenient {
 		if !strictEntry(e) || key.Before(ew.last) || key.Before(rec.From) || key.After(rec.Until) {
-			ew.pull.logger.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", clip(e.Loc))
+			ew.pull.logger.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", hub.Truncate(e.Loc))
 			return nil
 		}
 	}
