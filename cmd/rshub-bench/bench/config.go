@@ -16,27 +16,33 @@ const (
 	ScenarioWebSocket = "websocket"
 	ScenarioSSE       = "sse"
 	ScenarioNATS      = "nats"
+	ScenarioCatchUp   = "catchup"
 )
 
 // AllScenarios returns every scenario in the order they run.
 func AllScenarios() []string {
-	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS}
+	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp}
 }
 
 // Config is one benchmark invocation. ParseFlags fills it from the command
 // line; Quick returns the small sizes used by --quick and the tests.
 type Config struct {
-	Scenarios     []string      // subset of AllScenarios()
-	Runs          int           // repetitions of each scenario; medians are over these
-	Subscribers   int           // webhook subscriptions on one channel
-	Servers       int           // loopback callback servers the subscribers are spread over
-	PerHost       int           // hub's concurrent deliveries per callback host (host:port)
-	Clients       int           // WebSocket clients
-	Notifications int           // notifications per webhook and WebSocket measurement
-	NATSMessages  int           // notifications per NATS measurement
-	DurationCap   time.Duration // bound of every wait for receipts
-	JSON          bool          // machine-readable output
-	Quick         bool          // small sizes (set by --quick)
+	Scenarios     []string // subset of AllScenarios()
+	Runs          int      // repetitions of each scenario; medians are over these
+	Subscribers   int      // webhook subscriptions on one channel
+	Servers       int      // loopback callback servers the subscribers are spread over
+	PerHost       int      // hub's concurrent deliveries per callback host (host:port)
+	Clients       int      // WebSocket clients
+	Notifications int      // notifications per webhook and WebSocket measurement
+	NATSMessages  int      // notifications per NATS measurement
+	// CatchUpNotifications and CatchUpResources size the catch-up
+	// scenario: notifications published while its subscribers are
+	// offline, and the resources they touch.
+	CatchUpNotifications int
+	CatchUpResources     int
+	DurationCap          time.Duration // bound of every wait for receipts
+	JSON                 bool          // machine-readable output
+	Quick                bool          // small sizes (set by --quick)
 	// FleetCommand is the argv that starts a WebSocket client fleet child
 	// process (RunFleet on its stdin and stdout). Default: this executable
 	// with the hidden flag FleetFlag.
@@ -63,6 +69,9 @@ func Defaults() Config {
 		Notifications: 50,
 		NATSMessages:  2000,
 		DurationCap:   60 * time.Second,
+
+		CatchUpNotifications: 100000,
+		CatchUpResources:     1000,
 	}
 }
 
@@ -77,6 +86,8 @@ func Quick(c Config) Config {
 	c.Clients = 200
 	c.Notifications = 5
 	c.NATSMessages = 200
+	c.CatchUpNotifications = 2000
+	c.CatchUpResources = 100
 	c.DurationCap = 20 * time.Second
 	return c
 }
@@ -88,7 +99,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	d := Defaults()
 	fs := flag.NewFlagSet("rshub-bench", flag.ContinueOnError)
 	fs.SetOutput(out)
-	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, sse, nats")
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, sse, nats, catchup")
 	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
 	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
 	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
@@ -96,6 +107,8 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket and sse: client connections (websocket: in a child process)")
 	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
 	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
+	fs.IntVar(&c.CatchUpNotifications, "catchup-notifications", d.CatchUpNotifications, "catchup: notifications published while the subscribers are offline")
+	fs.IntVar(&c.CatchUpResources, "catchup-resources", d.CatchUpResources, "catchup: resources those notifications touch")
 	fs.DurationVar(&c.DurationCap, "duration-cap", d.DurationCap, "longest wait for the receipts of one measurement; a measurement that hits it is reported incomplete")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
@@ -146,6 +159,8 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("clients", &q.Clients, c.Clients)
 		keep("notifications", &q.Notifications, c.Notifications)
 		keep("nats-messages", &q.NATSMessages, c.NATSMessages)
+		keep("catchup-notifications", &q.CatchUpNotifications, c.CatchUpNotifications)
+		keep("catchup-resources", &q.CatchUpResources, c.CatchUpResources)
 		if set["duration-cap"] {
 			q.DurationCap = c.DurationCap
 		}
@@ -189,6 +204,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("--notifications must be 2 to 10000, got %d", c.Notifications)
 	case c.NATSMessages < 2 || c.NATSMessages > 1000000:
 		return fmt.Errorf("--nats-messages must be 2 to 1000000, got %d", c.NATSMessages)
+	case c.CatchUpNotifications < 2 || c.CatchUpNotifications > 1000000:
+		return fmt.Errorf("--catchup-notifications must be 2 to 1000000, got %d", c.CatchUpNotifications)
+	case c.CatchUpResources < 1 || c.CatchUpResources > c.CatchUpNotifications:
+		return fmt.Errorf("--catchup-resources must be 1 to --catchup-notifications, got %d", c.CatchUpResources)
 	case c.DurationCap < time.Second || c.DurationCap > time.Hour:
 		return fmt.Errorf("--duration-cap must be 1s to 1h, got %v", c.DurationCap)
 	}

@@ -35,6 +35,7 @@ type hubOptions struct {
 	PerHost    int
 	NATSListen bool // expose the embedded NATS server on a loopback port
 	Verbose    bool
+	Retry      string // webhook retry schedule (--retry); "" is the default
 }
 
 // startHub runs a hub with an embedded NATS server in a temporary data
@@ -72,6 +73,7 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 		AllowNetworks:   "127.0.0.0/8",
 		SigMethod:       "sha256",
 		PerHost:         max(o.PerHost, 1),
+		Retry:           o.Retry,
 		LogFormat:       "text",
 		LogLevel:        "warn",
 		Demo:            true,

@@ -71,6 +71,9 @@ func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scena
 	case ScenarioNATS:
 		b, err := newNATSBench(ctx, cfg, lg)
 		return b, natsNotes(), err
+	case ScenarioCatchUp:
+		b, err := newCatchUpBench(ctx, cfg, lg)
+		return b, catchUpNotes(cfg), err
 	}
 	return nil, nil, fmt.Errorf("unknown scenario %q", name)
 }
@@ -86,6 +89,7 @@ func settings(cfg Config) map[string]string {
 		"clients":          strconv.Itoa(cfg.Clients),
 		"notifications":    strconv.Itoa(cfg.Notifications),
 		"nats-messages":    strconv.Itoa(cfg.NATSMessages),
+		"catchup":          fmt.Sprintf("%d notifications, %d resources", cfg.CatchUpNotifications, cfg.CatchUpResources),
 		"duration-cap":     cfg.DurationCap.String(),
 		"quick":            strconv.FormatBool(cfg.Quick),
 		"cpus":             strconv.Itoa(runtime.NumCPU()),
