@@ -212,6 +212,23 @@ func (d *discoverer) robots(loc string) []string {
 // getDocument GETs loc and returns its Link headers and, when the body is
 // a ResourceSync document, the document.
 func getDocument(ctx context.Context, client *http.Client, loc string) ([]wire.Link, *changefeed.Document, error) {
+	links, doc, err := getList(ctx, client, loc)
+	var pe *parseError
+	if errors.As(err, &pe) {
+		return links, nil, nil
+	}
+	return links, doc, err
+}
+
+// parseError says a body is not a ResourceSync document.
+type parseError struct{ err error }
+
+func (e *parseError) Error() string { return e.err.Error() }
+func (e *parseError) Unwrap() error { return e.err }
+
+// getList is getDocument failing with a *parseError when the body is not
+// a ResourceSync document.
+func getList(ctx context.Context, client *http.Client, loc string) ([]wire.Link, *changefeed.Document, error) {
 	body, h, err := getBody(ctx, client, loc, "application/xml, text/xml;q=0.9, */*;q=0.1")
 	if err != nil {
 		return nil, nil, err
@@ -219,7 +236,7 @@ func getDocument(ctx context.Context, client *http.Client, loc string) ([]wire.L
 	links := wire.ParseLinks(h.Values(wire.HeaderLink))
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient})
 	if err != nil {
-		return links, nil, nil
+		return links, nil, &parseError{fmt.Errorf("dataset: %s: %w", loc, err)}
 	}
 	return links, doc, nil
 }

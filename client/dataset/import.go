@@ -66,12 +66,9 @@ func (im *Importer) Import(ctx context.Context) error {
 
 // listEntries reads a list, or every list of a list index.
 func (im *Importer) listEntries(ctx context.Context, loc string) ([]changefeed.Entry, time.Time, error) {
-	_, doc, err := getDocument(ctx, im.cfg.Client, loc)
+	_, doc, err := getList(ctx, im.cfg.Client, loc)
 	if err != nil {
 		return nil, time.Time{}, err
-	}
-	if doc == nil {
-		return nil, time.Time{}, fmt.Errorf("dataset: %s is not a ResourceSync document", loc)
 	}
 	until := later(doc.MD.Until.Time, doc.MD.At.Time)
 	if doc.Kind != changefeed.SitemapIndex {

@@ -3,9 +3,13 @@
 // from the Source (or takes them as flags), subscribes a callback with a
 // random secret and renews it (or consumes the hub's WebSocket or NATS
 // stream), applies every change notification to the mirror directory, and
-// heals gaps from the hub's pull-mode Change Lists. `subscriber --help`
-// lists every setting. The logic lives in client/mirror and
-// client/subscriber; this command wires them.
+// heals gaps from the hub's pull-mode Change Lists. In dataset mode
+// (--dataset DIR) it keeps RDF datasets instead, Timbuctoo-style: it lists
+// a Source's datasets with their titles, builds one (or all) from the
+// .nqud patches of its Change List or the dataset file of its Resource
+// List, and applies every new patch the hub announces. `subscriber
+// --help` lists every setting. The logic lives in client/mirror,
+// client/dataset and client/subscriber; this command wires them.
 package main
 
 import (

@@ -31,6 +31,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	p := &printer{out: stdout, json: s.JSON, bar: s.Progress == "bar" || (s.Progress == "auto" && isTerminal(stdout))}
 	client := &http.Client{Timeout: 60 * time.Second}
+	if s.ListDatasets || s.Dataset != "" {
+		return runDatasets(ctx, s, client, logger, p, stdout)
+	}
 
 	hub, topic, resourceList := s.Hub, s.Topic, s.ResourceList
 	if s.Source != "" {

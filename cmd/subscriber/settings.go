@@ -43,6 +43,13 @@ type settings struct {
 	FilterPrefixes    listFlag
 	FilterChange      string
 	Filter            changefeed.Filter // from FilterPrefixes and FilterChange, by check
+	Dataset           string
+	DatasetName       string
+	AllDatasets       bool
+	ListDatasets      bool
+	DataSetFile       string
+	Export            string
+	NoFollow          bool
 }
 
 const intro = `subscriber keeps a local directory in step with a ResourceSync Source
@@ -53,6 +60,19 @@ Change Lists; a state file lets a restart resume.
   subscriber --source http://source.example/ --mirror ./mirror --callback-url https://me.example/callback
   subscriber --hub http://127.0.0.1:8080/ --topic http://127.0.0.1:8080/topics/demo --mirror ./m --transport websocket
   subscriber --source http://source.example/ --mirror ./docs --filter-prefix http://source.example/docs/
+
+Dataset mode (--dataset DIR) keeps RDF datasets instead, the way
+Timbuctoo imports them: each Capability List of the Source is one
+dataset, described by its describedby document (its title is shown).
+A dataset is built by applying the .nqud patches of its Change List in
+order, or loaded from the dataset file of its Resource List; then every
+new patch the hub announces is fetched, checked and applied. DIR holds
+the dataset as sorted N-Quads (dataset.nq), a journal of the patches
+since, the fetched patches and the state, so a restart resumes.
+
+  subscriber --source http://source.example/ --list-datasets
+  subscriber --source http://source.example/ --dataset ./ds --dataset-name clusius --transport websocket
+  subscriber --source http://source.example/ --dataset ./all --all --no-follow
 
 With --filter-prefix or --filter-change the mirror holds only the matching
 resources; each notification still moves it through its whole window, so
@@ -94,6 +114,13 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.LogLevel, "log-level", "warn", "log level on standard error: debug, info, warn or error")
 	fs.Var(&s.FilterPrefixes, "filter-prefix", "mirror only the resources whose loc starts with this `prefix` (a URI prefix); repeatable or comma-separated. Webhook: sent to the hub as rshub.filter.prefix; websocket: as the session's prefix parameter; nats: applied here (subjects carry every entry). Applied here for every transport and to catch-ups too")
 	fs.StringVar(&s.FilterChange, "filter-change", "", "mirror only these changes: comma-separated created, updated, deleted; sent and applied like --filter-prefix (rshub.filter.change, change)")
+	fs.StringVar(&s.Dataset, "dataset", "", "dataset mode: keep the Source's RDF dataset in this directory (instead of --mirror)")
+	fs.StringVar(&s.DatasetName, "dataset-name", "", "dataset mode: which dataset, by name (its Capability List's directory), title or Capability List URL (default: the only one)")
+	fs.BoolVar(&s.AllDatasets, "all", false, "dataset mode: import every dataset, each in <dataset>/<name>; webhooks listen on --listen's port plus the dataset's index")
+	fs.BoolVar(&s.ListDatasets, "list-datasets", false, "list the Source's datasets (name, title, Capability List, how it is imported) and exit")
+	fs.StringVar(&s.DataSetFile, "dataset-file", "", "dataset mode: the dataset file of a Resource List holding several (its URL or file name)")
+	fs.StringVar(&s.Export, "export", "", "dataset mode: write the dataset as sorted N-Quads to this file after the import and when stopped (\"-\": standard output)")
+	fs.BoolVar(&s.NoFollow, "no-follow", false, "dataset mode: import, then exit instead of following notifications")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
@@ -129,8 +156,10 @@ func (l *listFlag) Set(v string) error {
 // check refuses incomplete or contradictory settings.
 func (s settings) check() error {
 	switch {
+	case s.ListDatasets || s.Dataset != "":
+		return s.checkDataset()
 	case s.Mirror == "":
-		return fmt.Errorf("--mirror is required")
+		return fmt.Errorf("--mirror is required (or --dataset)")
 	case s.Source == "" && (s.Hub == "" || s.Topic == ""):
 		return fmt.Errorf("give --source, or both --hub and --topic")
 	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
@@ -139,6 +168,27 @@ func (s settings) check() error {
 		return fmt.Errorf("--progress must be auto, bar or lines, got %q", s.Progress)
 	case s.Resync < 0 || s.Lease < 0:
 		return fmt.Errorf("--resync and --lease must not be negative")
+	}
+	return nil
+}
+
+// checkDataset checks the settings of dataset mode.
+func (s settings) checkDataset() error {
+	switch {
+	case s.Source == "":
+		return fmt.Errorf("dataset mode needs --source (a URL to discover the datasets from)")
+	case s.Mirror != "" && s.Dataset != "":
+		return fmt.Errorf("give --mirror or --dataset, not both")
+	case s.AllDatasets && s.DatasetName != "":
+		return fmt.Errorf("give --all or --dataset-name, not both")
+	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
+		return fmt.Errorf("--transport must be webhook, websocket or nats, got %q", s.Transport)
+	case s.Progress != "auto" && s.Progress != "bar" && s.Progress != "lines":
+		return fmt.Errorf("--progress must be auto, bar or lines, got %q", s.Progress)
+	case len(s.FilterPrefixes) > 0 || s.FilterChange != "":
+		return fmt.Errorf("--filter-prefix and --filter-change do not apply to datasets: a dataset is imported whole")
+	case s.Lease < 0:
+		return fmt.Errorf("--lease must not be negative")
 	}
 	return nil
 }
