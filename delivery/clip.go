@@ -2,26 +2,18 @@ package delivery
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/rshub/rshub/hub"
 )
 
 // maxLogged is how many bytes of a string a client chose (a callback URL, a
-// topic, an origin, a query value) go into a log line or an error message.
+// topic, an origin, a query value) go into a log line or an error message:
+// hub.Truncate's bound.
 const maxLogged = 256
 
-// clip bounds a string a client chose for logs and error messages: beyond
-// maxLogged bytes it is cut at a character boundary and marked with "…" and
-// its original length.
-func clip(s string) string {
-	if len(s) <= maxLogged {
-		return s
-	}
-	n := maxLogged
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
-}
+// clip bounds a string a client chose for logs and error messages; it is
+// hub.Truncate, the one clipping of the server.
+func clip(s string) string { return hub.Truncate(s) }
 
 // quote is clip for a string quoted in a message: quoted first (Go syntax,
 // so control and invalid bytes are escaped), then clipped, since escaping

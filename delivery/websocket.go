@@ -149,6 +149,7 @@ type wsRequest struct {
 	sinceTime time.Time // zero: none
 	raw       bool
 	filter    changefeed.Filter // entries the session wants; zero: all
+	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
 }
 
 // ServeHTTP checks the origin (403) and token (401), parses the query (400)
@@ -302,7 +303,7 @@ func (ws *WebSockets) authorized(r *http.Request) bool {
 // Errors quote values clipped, for a 400 answer.
 func parseWSQuery(q url.Values) (wsRequest, error) {
 	var req wsRequest
-	for _, k := range []string{wire.ParamChannels, wire.ParamSince, wire.ParamSinceTime, wire.ParamRaw, wire.ParamChange} {
+	for _, k := range []string{wire.ParamChannels, wire.ParamSince, wire.ParamSinceTime, wire.ParamRaw, wire.ParamChange, wire.ParamSessionCoalesce} {
 		if len(q[k]) > 1 {
 			return req, fmt.Errorf("%s: given %d times, want once", k, len(q[k]))
 		}
@@ -357,5 +358,15 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		return req, fmt.Errorf("%s/%s: %s", wire.ParamPrefix, wire.ParamChange, clip(strings.TrimPrefix(err.Error(), "changefeed: filter: ")))
 	}
 	req.filter = f
+	switch q.Get(wire.ParamSessionCoalesce) {
+	case "", "0", "false":
+	case "1", "true":
+		if req.all || len(req.channels) != 1 || (!req.hasSince && req.sinceTime.IsZero()) {
+			return req, errors.New("coalesce: needs exactly one channel and since or since_time (runs are coalesced per channel, from a cursor)")
+		}
+		req.coalesce = true
+	default:
+		return req, errors.New("coalesce: want 1 or 0")
+	}
 	return req, nil
 }

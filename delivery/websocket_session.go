@@ -252,6 +252,16 @@ func (s *session) replay() error {
 		}
 	}
 	s.pos = cursor
+	for s.req.coalesce {
+		next, err := s.coalescedReplay(cursor)
+		cursor = next
+		if err == nil {
+			break
+		}
+		if !s.waitOut(err) {
+			return err
+		}
+	}
 	for {
 		d0 := s.ws.position()
 		next, err := s.replayFrom(cursor)

@@ -39,6 +39,18 @@
 // that is not a valid signature. A subscriber ignores (and answers 2xx to)
 // a delivery that fails verification.
 //
+// With ParamSignatureScheme (rshub.signature=standard or both), or the
+// hub's default scheme, deliveries carry the Standard Webhooks headers
+// instead of or beside X-Hub-Signature (SignStandard, VerifyStandard):
+// webhook-id stable per subscription and sequence, webhook-timestamp of the
+// attempt, webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>".
+//
+// Coalesced catch-up (ParamCoalesce, and the hub's threshold): a
+// subscription far behind receives each run of consecutive change
+// notifications as one notification covering the run's window with the net
+// change per resource. HeaderSeq is then the run's last sequence: every
+// record up to it is covered, so it is a resume point on any transport.
+//
 // # NATS
 //
 // Every stored notification is one message of the JetStream stream Stream
@@ -128,6 +140,10 @@
 //	            for other content.
 //	prefix      repeatable, and change, comma-separated: keep only the
 //	            matching entries (see Filters).
+//	coalesce    "1", with exactly one channel and since or since_time:
+//	            the backlog up to the log's end when the session starts
+//	            comes as coalesced notifications (net change per resource,
+//	            seq the run's last sequence), then live ones one by one.
 //	token       the hub's WebSocket token when one is configured;
 //	            "Authorization: Bearer <token>" works too.
 //

@@ -18,7 +18,13 @@ const (
 	ParamSince     = "since"      // deliver records with seq > since
 	ParamSinceTime = "since_time" // deliver records whose until is after it, RFC 3339
 	ParamRaw       = "raw"        // "1" adds the stored body to notification frames
-	ParamToken     = "token"      // the hub's WebSocket token, if one is configured
+	// ParamSessionCoalesce, "1" with one channel and since or since_time, replays
+	// the backlog as coalesced notifications: one per run of consecutive
+	// change notifications, with the net change per resource, its seq the
+	// run's last sequence (so since= resumes losslessly), then goes live
+	// one by one.
+	ParamSessionCoalesce = "coalesce"
+	ParamToken           = "token" // the hub's WebSocket token, if one is configured
 )
 
 // AllChannels is the value of ParamChannels that selects every channel.
@@ -50,6 +56,7 @@ type Session struct {
 	HasSince  bool      //
 	SinceTime time.Time // without HasSince, when not zero: records whose until is after it
 	Raw       bool      // add the stored body to notification frames
+	Coalesce  bool      // with one channel and a cursor: replay the backlog coalesced
 	Token     string    // sent as ParamToken when not empty
 }
 
@@ -70,6 +77,9 @@ func (s Session) Query() url.Values {
 	}
 	if s.Raw {
 		q.Set(ParamRaw, "1")
+	}
+	if s.Coalesce {
+		q.Set(ParamSessionCoalesce, "1")
 	}
 	if s.Token != "" {
 		q.Set(ParamToken, s.Token)
