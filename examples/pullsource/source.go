@@ -9,6 +9,8 @@
 //
 // Every response has an ETag and a Last-Modified and answers a matching
 // conditional GET with 304; the Source counts requests and bytes sent.
+// The resources themselves are served at /res-N (deleted ones answer 404),
+// so a destination can mirror them.
 package pullsource
 
 import (
@@ -118,6 +120,38 @@ func (s *Source) Change(n int) {
 
 func cfgOr(n int) int { return max(n, 1) }
 
+// contentOf is the body of a resource after change i of the history.
+func contentOf(loc string, i int) []byte {
+	return []byte(fmt.Sprintf("%s, version %d\n", loc, i))
+}
+
+// Files returns the Source's resources as they are now: relative location
+// (res-N) to content; deleted resources are absent.
+func (s *Source) Files() map[string][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]byte{}
+	for i, c := range s.history {
+		if c.Change == changefeed.Deleted {
+			delete(out, c.Loc)
+			continue
+		}
+		out[c.Loc] = contentOf(c.Loc, i)
+	}
+	return out
+}
+
+// resource answers a resource's current content; ok is false for a path
+// that is no resource or one deleted.
+func (s *Source) resource(path string) ([]byte, bool) {
+	name := strings.TrimPrefix(path, "/")
+	if !strings.HasPrefix(name, "res-") {
+		return nil, false
+	}
+	b, ok := s.Files()[name]
+	return b, ok
+}
+
 // History returns every change so far, with absolute locations.
 func (s *Source) History() []Change {
 	s.mu.Lock()
@@ -161,6 +195,14 @@ func (s *Source) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FaultGarbage:
 		w.Header().Set("Content-Type", "application/xml")
 		_, _ = w.Write([]byte("\x00\x01 this is not <xml"))
+		return
+	}
+	if content, ok := s.resource(r.URL.Path); ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		s.mu.Lock()
+		s.bytes += len(content)
+		s.mu.Unlock()
+		_, _ = w.Write(content)
 		return
 	}
 	body, closed, ok := s.document(r.URL.Path)
