@@ -73,7 +73,7 @@ func ReadQuads(r io.Reader, fn func(Quad) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	for n := 1; sc.Scan(); n++ {
-		q, err := ParseQuad(sc.Text())
+		q, err := ParseQuad(cleanLine(sc.Text(), n))
 		if errors.Is(err, ErrNoStatement) {
 			continue
 		}
@@ -167,6 +167,12 @@ func kindName(k Kind) string {
 // iri reads <...>, unescaping UCHARs.
 func (p *lineParser) iri() (string, error) {
 	p.i++ // <
+	if v, ok := p.plain('>', "<\"{}|^`\\"); ok { // no escapes: the common case
+		if v == "" {
+			return "", p.fail("empty IRI")
+		}
+		return v, nil
+	}
 	var b strings.Builder
 	for {
 		if p.done() {
@@ -233,6 +239,10 @@ func isPNChars(r rune) bool {
 // literal reads "..." and its ^^<datatype> or @lang.
 func (p *lineParser) literal(t *Term) error {
 	p.i++ // "
+	if v, ok := p.plain('"', "\\\n\r"); ok {
+		t.Value = v
+		return p.suffix(t)
+	}
 	var b strings.Builder
 	for {
 		if p.done() {
@@ -346,4 +356,28 @@ func (p *lineParser) uchar() (rune, error) {
 	}
 	p.i += 2 + n
 	return rune(v), nil
+}
+
+// plain reads up to the closing byte end when the text before it is
+// valid UTF-8 holding no byte of stop and, for an IRI, no control
+// character or space: then the value is that text, taken as it is. It
+// moves past end only when it reports true; otherwise the caller reads
+// the token the slow way from where it was.
+func (p *lineParser) plain(end byte, stop string) (string, bool) {
+	start := p.i
+	for j := start; j < len(p.s); j++ {
+		c := p.s[j]
+		switch {
+		case c == end:
+			v := p.s[start:j]
+			if !utf8.ValidString(v) {
+				return "", false
+			}
+			p.i = j + 1
+			return v, true
+		case strings.IndexByte(stop, c) >= 0, end == '>' && c <= 0x20:
+			return "", false
+		}
+	}
+	return "", false
 }

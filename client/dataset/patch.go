@@ -32,12 +32,13 @@ type Change struct {
 // that starts with a single "+" adds the quad after it, one that starts
 // with a single "-" retracts it, and every other line ("--- a", "+++ b",
 // "@@ … @@", context, blank) is ignored, as the format says. A "+" or "-"
-// line that is not one N-Quads statement is an error naming the line.
+// line that is not one N-Quads statement is an error naming the line. A
+// byte order mark at the start and CRLF line ends are accepted.
 func ReadPatch(r io.Reader, fn func(Change) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+		line := cleanLine(sc.Text(), n)
 		op, rest, ok := patchLine(line)
 		if !ok {
 			continue
@@ -61,6 +62,16 @@ func ReadPatch(r io.Reader, fn func(Change) error) error {
 		return fmt.Errorf("dataset: reading patch: %w", err)
 	}
 	return nil
+}
+
+// cleanLine drops what a text editor or another platform may add around
+// a line: a UTF-8 byte order mark at the start of the first line (which
+// would otherwise hide its "+" or "-") and the CR of a CRLF line end.
+func cleanLine(line string, n int) string {
+	if n == 1 {
+		line = strings.TrimPrefix(line, "\ufeff")
+	}
+	return strings.TrimSuffix(line, "\r")
 }
 
 // patchLine tells whether line adds or retracts, and the statement after

@@ -38,6 +38,7 @@ type Quad struct {
 // the same quad always gives the same line, which is how datasets compare.
 func (q Quad) String() string {
 	var b strings.Builder
+	b.Grow(len(q.S.Value) + len(q.P.Value) + len(q.O.Value) + len(q.O.Datatype) + len(q.G.Value) + 16)
 	writeTerm(&b, q.S)
 	b.WriteByte(' ')
 	writeTerm(&b, q.P)
