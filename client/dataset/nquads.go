@@ -166,7 +166,7 @@ func kindName(k Kind) string {
 
 // iri reads <...>, unescaping UCHARs.
 func (p *lineParser) iri() (string, error) {
-	p.i++ // <
+	p.i++                                        // <
 	if v, ok := p.plain('>', "<\"{}|^`\\"); ok { // no escapes: the common case
 		if v == "" {
 			return "", p.fail("empty IRI")
