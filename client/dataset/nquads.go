@@ -166,8 +166,9 @@ func kindName(k Kind) string {
 
 // iri reads <...>, unescaping UCHARs.
 func (p *lineParser) iri() (string, error) {
-	p.i++                                        // <
-	if v, ok := p.plain('>', "<\"{}|^`\\"); ok { // no escapes: the common case
+	p.i++ // <
+	// no escapes, the common case: the value is the text as it is
+	if v, ok := p.plain('>', "<\"{}|^`\\"); ok {
 		if v == "" {
 			return "", p.fail("empty IRI")
 		}
