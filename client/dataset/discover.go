@@ -26,7 +26,8 @@ const maxDocument = 64 << 20
 type Dataset struct {
 	CapabilityList string `json:"capabilityList"`
 	// Description is the describedby document of the Capability List
-	// (its root rs:ln, else the Source Description entry's); "" if none.
+	// (its root rs:ln, else the Source Description entry's rs:ln, else
+	// the Capability List's Link header); "" if none.
 	Description string `json:"description,omitempty"`
 	// Title is the description's dcterms:title (or dc:title); "" when
 	// there is no description or it has no title.
@@ -142,6 +143,9 @@ func (d *discoverer) follow(loc string, depth int) error {
 	switch doc.MD.Capability {
 	case changefeed.CapCapabilityList:
 		d.addList(loc, doc)
+		if href := wire.FirstLink(links, RelDescribedBy); href != "" && d.describedBy[loc] == "" {
+			d.describedBy[loc] = href // the Capability List's own Link header
+		}
 	case changefeed.CapDescription:
 		for _, e := range doc.Entries {
 			for _, l := range e.Links {

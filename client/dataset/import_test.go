@@ -157,6 +157,19 @@ func TestDiscover_EntryPoints(t *testing.T) {
 	if _, err := Discover(ctx, nil, s.url("/nothing")); !errors.Is(err, ErrNoDatasets) {
 		t.Fatalf("nothing to find: %v", err)
 	}
+
+	// a description named only by the Capability List's Link header, in JSON-LD
+	cl := s.files["/two/capabilitylist.xml"]
+	cl.body = strings.Replace(cl.body, `<rs:ln rel="describedby" href="`+s.url("/two/description.ttl")+`"/>`, "", 1)
+	cl.header = http.Header{"Link": {`<` + s.url("/two/about.jsonld") + `>; rel="describedby"`}}
+	s.files["/two/capabilitylist.xml"] = cl
+	s.put("/two/about.jsonld", "application/ld+json", `{"@id": "http://x/two", "http://purl.org/dc/terms/title": "From JSON-LD"}`)
+	if all, err = Discover(ctx, nil, s.url("/two/capabilitylist.xml")); err != nil || len(all) != 1 || all[0].Title != "From JSON-LD" {
+		t.Fatalf("Link header describedby: %+v %v", all, err)
+	}
+	if _, err := Discover(ctx, nil, "not a url"); err == nil {
+		t.Fatalf("nothing to find: %v", err)
+	}
 }
 
 func TestImport_ChangeListAppliesPatchesInDatetimeOrder(t *testing.T) {
