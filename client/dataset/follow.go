@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/mirror"
@@ -68,12 +69,17 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 		}
 		channel = name
 	}
+	start, err := mirror.LoadState(statePath)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	pos := &position{until: start.Until, seq: start.Seq}
 	m, err := mirror.Open(mirror.Config{
 		Dir: im.path(PatchDir), StatePath: statePath, Hub: ds.Hub, Topic: ds.Topic, HubCapabilityList: hubCL,
 		Client: im.cfg.Client, Logger: im.cfg.Logger, Now: im.cfg.Now,
-		Events: func(e mirror.Event) { im.onMirrorEvent(e, cancel) },
+		Events: func(e mirror.Event) { im.onMirrorEvent(e, pos, cancel) },
 	})
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -102,24 +108,62 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 	default:
 		return fmt.Errorf("dataset: unknown transport %q", fc.Transport)
 	}
+	if pos.failed {
+		// The mirror may have moved past the notification holding the
+		// patch that failed: put it back, so that the next Follow fetches
+		// the patch again instead of leaving it out.
+		if rerr := rewind(statePath, pos); rerr != nil {
+			return errors.Join(context.Cause(fctx), rerr)
+		}
+	}
 	if cause := context.Cause(fctx); cause != nil && !errors.Is(cause, context.Canceled) && ctx.Err() == nil {
 		return cause
 	}
 	return err
 }
 
+// position is where the follower stood after the last notification it
+// applied whole, and whether a patch failed since.
+type position struct {
+	until  time.Time
+	seq    uint64
+	failed bool
+}
+
+// rewind sets the follower's state back to pos.
+func rewind(statePath string, pos *position) error {
+	st, err := mirror.LoadState(statePath)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	st.Until, st.Seq = pos.until, pos.seq
+	if err := mirror.SaveState(statePath, st); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return nil
+}
+
 // onMirrorEvent applies what the mirror fetched and passes its events on.
-func (im *Importer) onMirrorEvent(e mirror.Event, stop context.CancelCauseFunc) {
+func (im *Importer) onMirrorEvent(e mirror.Event, pos *position, stop context.CancelCauseFunc) {
 	im.emit(e)
 	isPatch := MediaType(e.Loc, "") == MediaTypePatch
+	fail := func(err error) {
+		pos.failed = true
+		stop(err)
+	}
 	switch {
+	case pos.failed:
+		return
+	case e.Kind == mirror.EventNotification || e.Kind == mirror.EventCaughtUp && e.Message == "":
+		pos.until = later(pos.until, e.Until)
+		pos.seq = max(pos.seq, e.Seq)
 	case e.Kind == mirror.EventFile && e.Change != string(changefeed.Deleted) && isPatch:
 		im.mu.Lock()
 		err := im.applyPatchFile(e.Path, e.Loc)
 		im.mu.Unlock()
 		if err != nil {
 			im.cfg.Logger.Error("patch not applied", "loc", e.Loc, "err", err)
-			stop(err)
+			fail(err)
 		}
 	case e.Kind == mirror.EventFile && e.Change != string(changefeed.Deleted):
 		im.mu.Lock()
@@ -129,11 +173,11 @@ func (im *Importer) onMirrorEvent(e mirror.Event, stop context.CancelCauseFunc) 
 		}
 		im.mu.Unlock()
 		if err != nil {
-			stop(err)
+			fail(err)
 		}
 	case e.Kind == mirror.EventSkipped && isPatch:
 		err := fmt.Errorf("dataset: patch %s could not be fetched as announced: %s", e.Loc, e.Message)
 		im.cfg.Logger.Error("patch skipped", "loc", e.Loc, "why", e.Message)
-		stop(err)
+		fail(err)
 	}
 }
