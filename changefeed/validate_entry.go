@@ -109,6 +109,9 @@ func (v *validator) entryCapability(idx, line int, e *Entry) error {
 			}
 			return verr(RuleHub, idx, line, fmt.Sprintf("%s channel %s without rs:ln rel=\"hub\"", md.Capability, e.Loc))
 		}
+		if v.capability == CapFrameworkNotification && md.Change != "" {
+			return v.frameworkEntry(idx, line, e)
+		}
 	case CapDescription:
 		if md != nil && v.strict && md.Capability != CapCapabilityList {
 			return verr(RuleEntryCapability, idx, line, fmt.Sprintf("Source Description entry rs:md capability %q, want capabilitylist", md.Capability))
