@@ -157,6 +157,9 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	if err != nil {
 		return ch, fmt.Errorf("channel: %w", err)
 	}
+	if err := h.checkFrameworkName(ctx, ch); err != nil {
+		return ch, fmt.Errorf("channel: %w", err)
+	}
 	if _, err := h.ChannelByName(ctx, ch.Name); err == nil {
 		old, _ := h.ChannelByName(ctx, ch.Name)
 		if old.Topic != ch.Topic {
@@ -181,8 +184,18 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	return ch, nil
 }
 
-// ChannelByName finds a channel by its name.
+// ChannelByName finds a channel by its name, a framework channel
+// (wire.FrameworkChannel) included.
 func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
+	ch, err := h.storedChannelByName(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return h.frameworkChannel(ctx, name)
+	}
+	return ch, err
+}
+
+// storedChannelByName finds a channel of the store by its name.
+func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, error) {
 	chs, err := h.cfg.Store.Channels(ctx)
 	if err != nil {
 		return Channel{}, err

@@ -68,7 +68,13 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if v := wire.LinksRel(links, wire.RelResourceSync); len(v) > 0 {
 		rs = v[0]
 	}
-	in, err := h.notification(ch, body, contentType, rs)
+	notification := h.notification
+	if fw, err := h.isFrameworkChannel(ctx, ch); err != nil {
+		return PublishResult{}, unavailable("the state store", err)
+	} else if fw {
+		notification = h.frameworkNotification
+	}
+	in, err := notification(ch, body, contentType, rs)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -123,7 +129,11 @@ func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) e
 		}
 		return nil
 	case TrustVerifiedTopic:
-		return h.verifyTopic(ctx, ch.Topic)
+		topic, err := h.publisherTopic(ctx, ch)
+		if err != nil {
+			return err
+		}
+		return h.verifyTopic(ctx, topic)
 	}
 	return refuse(403, "forbidden", "channel has no publisher trust configured")
 }

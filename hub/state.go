@@ -43,6 +43,9 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 		return c.ch, nil
 	}
 	ch, err := h.cfg.Store.Channel(ctx, topic)
+	if errors.Is(err, ErrNotFound) {
+		ch, err = h.frameworkChannelForTopic(ctx, topic)
+	}
 	if err != nil {
 		return ch, err
 	}
