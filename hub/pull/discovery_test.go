@@ -40,8 +40,8 @@ func TestPull_SourceDescriptionDescribedByIsTheDatasetDescription(t *testing.T) 
 	want := `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
 <rs:md capability="description"/>
-<url><loc>http://hub.test/channels/a/capabilitylist.xml</loc><rs:md capability="capabilitylist"/><rs:ln rel="describedby" href="http://example.com/a/dataset-description.xml"/></url>
-<url><loc>http://hub.test/channels/b/capabilitylist.xml</loc><rs:md capability="capabilitylist"/></url>
+<url><loc>http://hub.test/channels/a/capabilitylist.xml</loc><rs:md capability="capabilitylist"/><rs:ln rel="describedby" href="http://example.com/a/dataset-description.xml"/><rs:ln rel="alternate" href="http://hub.test/channels/a/feed.atom" type="application/atom+xml"/></url>
+<url><loc>http://hub.test/channels/b/capabilitylist.xml</loc><rs:md capability="capabilitylist"/><rs:ln rel="alternate" href="http://hub.test/channels/b/feed.atom" type="application/atom+xml"/></url>
 </urlset>`
 	if got := e.golden(body); strings.TrimSpace(got) != want {
 		t.Errorf("Source Description:\n%s\nwant\n%s", got, want)
@@ -68,6 +68,7 @@ func TestPull_CapabilityListRootLinksTheDatasetDescription(t *testing.T) {
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
 <rs:ln rel="up" href="http://hub.test/.well-known/resourcesync"/>
 <rs:ln rel="describedby" href="http://example.com/a/dataset-description.xml"/>
+<rs:ln rel="alternate" href="http://hub.test/channels/a/feed.atom" type="application/atom+xml"/>
 <rs:md capability="capabilitylist"/>
 <url><loc>http://hub.test/channels/a/changelist.xml</loc><rs:md capability="changelist"/></url>
 <url><loc>http://example.com/a/change/</loc><rs:md capability="change-notification"/><rs:ln rel="hub" href="http://127.0.0.1:1/websub"/></url>

@@ -150,6 +150,7 @@ func (p *Pull) writeCapabilityList(w io.Writer, ch hub.Channel, closed []list, h
 	if ch.DescribedBy != "" {
 		h.Links = append(h.Links, link("describedby", ch.DescribedBy))
 	}
+	h.Links = append(h.Links, p.feedLink(ch.Name))
 	enc := changefeed.NewEncoder(w)
 	if err := enc.WriteHeader(h); err != nil {
 		return err
@@ -177,6 +178,9 @@ func (p *Pull) writeCapabilityList(w io.Writer, ch hub.Channel, closed []list, h
 	if err == nil {
 		err = entry(ch.Topic, changefeed.CapChangeNotification, link("hub", p.cfg.HubURL))
 	}
+	if fw := p.frameworkTopic(ch.Name); err == nil && fw != "" {
+		err = entry(fw, changefeed.CapFrameworkNotification, link("hub", p.cfg.HubURL))
+	}
 	if err != nil {
 		return err
 	}
@@ -201,6 +205,7 @@ func (p *Pull) writeDescription(w io.Writer, chans []hub.Channel) error {
 		if ch.DescribedBy != "" {
 			e.Links = []changefeed.Link{link("describedby", ch.DescribedBy)}
 		}
+		e.Links = append(e.Links, p.feedLink(ch.Name))
 		if err := enc.WriteEntry(&e); err != nil {
 			return err
 		}

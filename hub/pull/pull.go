@@ -140,6 +140,7 @@ func (p *Pull) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+wire.PatternChangeListIndex, p.serveIndex)
 	mux.HandleFunc("GET "+wire.PatternChangeListArchive, p.serveArchive)
 	mux.HandleFunc("GET "+wire.PatternChangeListArchivePage, p.serveArchivePage)
+	p.registerAtom(mux)
 }
 
 // Run keeps the list index caught up with the log until ctx ends, waking on
