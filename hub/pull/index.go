@@ -62,6 +62,7 @@ type index struct {
 	cursor  uint64    // last sequence applied
 	first   uint64    // first sequence the log holds, as last seen
 	chans   map[string]*chanLists
+	fw      frameworkState // framework notifications, see framework.go
 }
 
 func newIndex(rot changefeed.Rotation) index {

@@ -47,6 +47,12 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 	p.mu.Unlock()
 
 	err = p.metadata(ctx, cursor+1, func(rec hub.Record) error {
+		p.mu.Lock()
+		fw := p.frameworkRecordLocked(rec)
+		p.mu.Unlock()
+		if fw {
+			return nil
+		}
 		entries := rec.Entries
 		if entries == 0 && !rec.From.IsZero() {
 			if rec.Body == nil { // a headers-only read of a record stored without its count
@@ -66,14 +72,16 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 			}
 		}
 		p.mu.Lock()
+		before := p.closedCountLocked(rec.Channel)
 		p.idx.apply(rec, entries, when)
+		p.rotationLocked(rec, before)
 		p.mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
 	}
-	return nil
+	return p.emitFramework(ctx)
 }
 
 // HeaderRangeLog is a RangeLog that can also read records' metadata

@@ -1,0 +1,203 @@
+package pull
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
+)
+
+// Framework notifications (RSF-1 … RSF-6) the hub sends about its own
+// capability documents, on each channel's framework channel
+// (wire.FrameworkChannel, hosted by the hub at hub.FrameworkTopic).
+//
+// When a Change List closes (the notification that opens the next one
+// arrives), the framework channel gets one notification combining
+// (RSF-6): the closed list updated, the new open list created (both with
+// rs:ln rel="index" to the Change List Index), the Change List Archive, or
+// its current page under the Archive Index, created or updated, and, at a
+// channel's first closed list, its Capability List updated (its changelist
+// entry then names the index and it gains the archive). The closed list's
+// entry carries its until as datetime.
+//
+// The notification is a function of the log: its bytes, hence its
+// idempotency key (hub.FrameworkKey), depend only on the list's identity.
+// Sync notes each rotation it reads as pending and each framework record it
+// reads as done; once it has read to the log's end it appends what is still
+// pending. A hub that restarts reads the rotation and then the record that
+// announced it, so nothing is sent twice; a rotation that no process
+// announced before it stopped is announced by the next; two processes that
+// race store one record, the log deduplicating by key. Rotations caused by
+// a record received more than FrameworkHorizon before the process read it
+// are history (a log older than the feature) and are not announced.
+
+// FrameworkHorizon is how old a rotation may be and still be announced.
+const FrameworkHorizon = time.Hour
+
+// fwEvent is a framework notification waiting to be appended.
+type fwEvent struct {
+	seq uint64 // the record that caused it
+	rec hub.Record
+}
+
+// frameworkState is what the index keeps for framework notifications.
+type frameworkState struct {
+	on      bool
+	pending map[string]fwEvent // by idempotency key
+}
+
+// EnableFramework makes the Pull announce Change List rotations on each
+// channel's framework channel, appending to its log. Call it before Run.
+func (p *Pull) EnableFramework() {
+	p.mu.Lock()
+	p.idx.fw.on = true
+	p.mu.Unlock()
+}
+
+// frameworkRecordLocked notes a record of a framework channel: it
+// announces what was pending under its key. It reports whether rec belongs
+// to a framework channel (which has no Change Lists). The caller holds mu.
+func (p *Pull) frameworkRecordLocked(rec hub.Record) bool {
+	if _, ok := wire.FrameworkParent(rec.Channel); !ok {
+		return false
+	}
+	delete(p.idx.fw.pending, rec.Key)
+	p.idx.cursor = max(p.idx.cursor, rec.Seq)
+	return true
+}
+
+// rotationLocked notes the framework notification due when applying rec
+// closed a list of its channel (closedBefore is the number of closed lists
+// before). The caller holds mu.
+func (p *Pull) rotationLocked(rec hub.Record, closedBefore int) {
+	fw := &p.idx.fw
+	c := p.idx.chans[rec.Channel]
+	if !fw.on || c == nil || len(c.closed) <= closedBefore ||
+		(!rec.Received.IsZero() && time.Since(rec.Received) > FrameworkHorizon) {
+		return
+	}
+	out, ok := p.rotationNotification(rec.Channel, c.closed, c)
+	if !ok {
+		return
+	}
+	if fw.pending == nil {
+		fw.pending = map[string]fwEvent{}
+	}
+	out.Received = rec.Received
+	fw.pending[out.Key] = fwEvent{seq: rec.Seq, rec: out}
+}
+
+// rotationNotification builds the framework notification of the last
+// list of closed having just closed.
+func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (hub.Record, bool) {
+	topic := hub.FrameworkTopic(p.cfg.HubURL, name)
+	fwName, ok := wire.FrameworkChannel(name)
+	if topic == "" || !ok {
+		return hub.Record{}, false
+	}
+	l := closed[len(closed)-1]
+	until := changefeed.NewDateTime(l.Until)
+	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: md()}}
+	doc.MD.Capability = changefeed.CapFrameworkNotification
+	doc.Links = []changefeed.Link{link("up", p.capabilityURL(name))}
+	add := func(loc string, capa changefeed.Capability, change changefeed.Change, when changefeed.DateTime, links ...changefeed.Link) {
+		e := changefeed.Entry{Loc: loc, MD: new(changefeed.MD), Links: links}
+		*e.MD = md()
+		e.MD.Capability, e.MD.Change, e.MD.DateTime = capa, change, when
+		doc.Entries = append(doc.Entries, e)
+	}
+	index := link("index", p.indexURL(name))
+	add(p.listURL(name, l.FirstSeq), changefeed.CapChangeList, changefeed.Updated, until, index)
+	change := changefeed.Updated
+	if pages := p.cfg.Listing.ArchivePages(len(closed)); pages > 1 {
+		if lo, _, _ := p.cfg.Listing.ArchivePage(pages-1, len(closed)); lo == len(closed)-1 {
+			change = changefeed.Created
+		}
+		add(p.archivePageURL(name, pages), changefeed.CapChangeListArchive, change, until, link("index", p.archiveURL(name)))
+	} else {
+		if len(closed) == 1 {
+			change = changefeed.Created
+		}
+		add(p.archiveURL(name), changefeed.CapChangeListArchive, change, until)
+	}
+	if len(closed) == 1 {
+		add(p.capabilityURL(name), changefeed.CapCapabilityList, changefeed.Updated, until)
+	}
+	if open, ok := c.open(); ok {
+		add(p.listURL(name, open.FirstSeq), changefeed.CapChangeList, changefeed.Created, changefeed.DateTime{}, index)
+	}
+	var b bytes.Buffer
+	if err := changefeed.Encode(&b, doc); err != nil {
+		p.logger.Warn("framework notification not built", "channel", name, "err", err)
+		return hub.Record{}, false
+	}
+	body := b.Bytes()
+	return hub.Record{
+		Topic:        topic,
+		Channel:      fwName,
+		ContentType:  "application/xml",
+		ResourceSync: p.capabilityURL(name),
+		Key:          hub.FrameworkKey(topic, body),
+		Entries:      len(doc.Entries),
+		Body:         body,
+	}, true
+}
+
+// emitFramework appends the pending framework notifications, oldest cause
+// first; the caller holds syncMu and has read the log to its end. One that
+// fails stays pending for the next Sync.
+func (p *Pull) emitFramework(ctx context.Context) error {
+	p.mu.Lock()
+	var due []fwEvent
+	for _, ev := range p.idx.fw.pending {
+		due = append(due, ev)
+	}
+	p.mu.Unlock()
+	sortEvents(due)
+	for _, ev := range due {
+		rec := ev.rec
+		rec.Received = time.Now().UTC()
+		if _, _, err := p.log.Append(ctx, rec); err != nil {
+			return fmt.Errorf("pull: framework notification of %s: %w", rec.Channel, err)
+		}
+		p.mu.Lock()
+		delete(p.idx.fw.pending, rec.Key)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// sortEvents orders events by the sequence of their cause.
+func sortEvents(evs []fwEvent) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].seq < evs[j-1].seq; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}
+
+// closedCountLocked returns how many closed lists channel name has; the
+// caller holds mu.
+func (p *Pull) closedCountLocked(name string) int {
+	if c := p.idx.chans[name]; c != nil {
+		return len(c.closed)
+	}
+	return 0
+}
+
+// frameworkTopic returns the topic URI of channel name's framework channel
+// when the Pull announces on them (its Capability List then advertises it,
+// RSF-1), else "".
+func (p *Pull) frameworkTopic(name string) string {
+	p.mu.RLock()
+	on := p.idx.fw.on
+	p.mu.RUnlock()
+	if !on {
+		return ""
+	}
+	return hub.FrameworkTopic(p.cfg.HubURL, name)
+}
