@@ -114,6 +114,9 @@ func (p *process) buildPull(context.Context) error {
 		Rotation: changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
 		Logger:   p.logger.With("component", "pull"),
 	})
+	if err == nil {
+		p.pull.EnableFramework() // announce rotations on framework channels
+	}
 	return err
 }
 
