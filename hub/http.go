@@ -120,6 +120,7 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if ch.DescribedBy != "" {
 		links += ", " + wire.FormatLinks(wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}})
 	}
+	links += ", " + wire.FeedLink(h.origin()+wire.CapabilityListPath(ch.Name)) // the channel's Atom feed
 	w.Header().Set("Link", links)
 	w.Header().Set("Cache-Control", "no-cache")
 	var body []byte
