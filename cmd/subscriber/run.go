@@ -34,6 +34,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if s.ListDatasets || s.Dataset != "" {
 		return runDatasets(ctx, s, client, logger, p, stdout)
 	}
+	if s.Atom != "" {
+		return runAtom(ctx, s, client, logger, stdout)
+	}
 
 	hub, topic, resourceList := s.Hub, s.Topic, s.ResourceList
 	if s.Source != "" {

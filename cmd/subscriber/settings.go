@@ -50,6 +50,8 @@ type settings struct {
 	DataSetFile       string
 	Export            string
 	NoFollow          bool
+	Atom              string        // Atom mode: the feed's subscription document
+	AtomInterval      time.Duration // Atom mode: between harvests; 0 harvests once
 }
 
 const intro = `subscriber keeps a local directory in step with a ResourceSync Source
@@ -121,6 +123,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.DataSetFile, "dataset-file", "", "dataset mode: the dataset file of a Resource List holding several (its URL or file name)")
 	fs.StringVar(&s.Export, "export", "", "dataset mode: write the dataset as sorted N-Quads to this file after the import and when stopped (\"-\": standard output)")
 	fs.BoolVar(&s.NoFollow, "no-follow", false, "dataset mode: import, then exit instead of following notifications")
+	fs.StringVar(&s.Atom, "atom", "", "Atom mode: harvest this Atom-PMH feed (a hub's /channels/<name>/feed.atom) into --mirror instead of subscribing")
+	fs.DurationVar(&s.AtomInterval, "atom-interval", time.Minute, "Atom mode: time between harvests; 0 harvests once and exits")
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
@@ -156,6 +160,8 @@ func (l *listFlag) Set(v string) error {
 // check refuses incomplete or contradictory settings.
 func (s settings) check() error {
 	switch {
+	case s.Atom != "":
+		return s.checkAtom()
 	case s.ListDatasets || s.Dataset != "":
 		return s.checkDataset()
 	case s.Mirror == "":
