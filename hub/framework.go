@@ -177,3 +177,29 @@ func (h *Hub) checkFrameworkName(ctx context.Context, ch Channel) error {
 	}
 	return err
 }
+
+// frameworkState returns the state of the framework channel whose hosted
+// topic is topic, caught up with the log first: the hub's pull mode
+// appends its framework notifications to the log directly, so the working
+// state learns of them here, and the hosted topic answers the latest one
+// (whichever hub process appended it). ok is false when topic is not a
+// framework channel's.
+func (h *Hub) frameworkState(ctx context.Context, topic string) (st ChannelState, ok bool, err error) {
+	ch, err := h.frameworkChannelForTopic(ctx, topic)
+	if err != nil {
+		return ChannelState{}, false, nil
+	}
+	unlock, err := h.lockChannel(ctx, topic)
+	if err != nil {
+		return ChannelState{}, true, err
+	}
+	defer unlock()
+	m, err := h.state(ctx, ch)
+	if err != nil {
+		return ChannelState{}, true, err
+	}
+	if err := h.catchUp(ctx, ch, m); err != nil {
+		return ChannelState{}, true, unavailable("the log", err)
+	}
+	return cloneState(m.st), true, nil
+}

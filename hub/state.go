@@ -129,6 +129,9 @@ func advance(st *ChannelState, rec Record, gap *Gap) {
 // ChannelState returns the channel's current progress: the hub's working
 // copy when it has one, the stored state otherwise.
 func (h *Hub) ChannelState(ctx context.Context, topic string) (ChannelState, error) {
+	if st, ok, err := h.frameworkState(ctx, topic); ok {
+		return st, err
+	}
 	h.mu.Lock()
 	m := h.states[topic]
 	h.mu.Unlock()

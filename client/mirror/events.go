@@ -15,6 +15,7 @@ const (
 	EventSkipped      = "skipped"      // an entry was not applied (Message says why)
 	EventWarning      = "warning"
 	EventInfo         = "info"
+	EventFramework    = "framework" // an entry of a framework notification (Loc, Change, Until = its datetime)
 )
 
 // Event is one thing the Mirror did, for progress displays and logs. The

@@ -48,6 +48,10 @@ type Config struct {
 	// NATS subjects carry every entry. A state file remembers the filter
 	// it was made with: opening it with another one is refused.
 	Filter changefeed.Filter
+	// Framework also follows the channel's framework channel (see
+	// IsFramework): its notifications are reported as EventFramework and
+	// a Change List closing beyond the mirror's position heals it at once.
+	Framework bool
 }
 
 // Update is one notification to apply.
@@ -177,6 +181,9 @@ func (m *Mirror) Sync(ctx context.Context) error {
 func (m *Mirror) Apply(ctx context.Context, u Update) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if IsFramework(u.Doc) {
+		return m.applyFrameworkLocked(ctx, u)
+	}
 	if u.From.IsZero() || u.Until.IsZero() {
 		m.emit(Event{Kind: EventSkipped, Seq: u.Seq, Message: "not a change notification (no from/until)"})
 		return nil

@@ -77,6 +77,9 @@ func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 // natsSession reads from one ordered consumer; ok says it got something.
 func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NATSConfig) (bool, error) {
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{wire.Subject(cfg.Prefix, cfg.Channel)}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if fw := m.frameworkChannel(ctx, cfg.Channel, false); fw != "" {
+		occ.FilterSubjects = append(occ.FilterSubjects, wire.Subject(cfg.Prefix, fw))
+	}
 	if seq := m.State().Seq; seq > 0 {
 		occ.DeliverPolicy, occ.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
 	}
@@ -122,6 +125,15 @@ func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NA
 				return got, err
 			}
 			m.emit(Event{Kind: EventSkipped, Seq: seq, Message: "unreadable notification: " + err.Error()})
+			continue
+		}
+		if IsFramework(doc) { // never filtered nor coalesced
+			if err := cu.flush(ctx); err != nil {
+				return got, err
+			}
+			if err := m.ApplyRetrying(ctx, UpdateOf(doc, seq, "nats")); err != nil {
+				return got, err
+			}
 			continue
 		}
 		doc = m.cfg.Filter.Apply(doc)

@@ -27,6 +27,9 @@ type State struct {
 	// Subscription is the webhook subscription, kept so a restart reuses
 	// its callback URL and secret.
 	Subscription *subscriber.Subscription `json:"subscription,omitempty"`
+	// Framework is the webhook subscription to the framework channel
+	// (Config.Framework), kept like Subscription.
+	Framework *subscriber.Subscription `json:"framework,omitempty"`
 	// Applied counts the notifications applied through a transport.
 	Applied uint64 `json:"applied,omitempty"`
 	// Filter is the Config.Filter the mirror was made with; nil: none.

@@ -120,7 +120,13 @@ func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 			m.emit(Event{Kind: EventWarning, Message: "subscription not renewed: " + err.Error()})
 		}
 	}()
+	unsubFramework := m.subscribeFramework(kctx, h, cfg.Lease)
 	err = m.Run(ctx, updates, cfg.Resync)
+	if cfg.UnsubscribeOnExit && unsubFramework != nil {
+		uctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		unsubFramework(uctx)
+	}
 	if cfg.UnsubscribeOnExit {
 		uctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()

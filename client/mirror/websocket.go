@@ -25,8 +25,8 @@ type WebSocketConfig struct {
 // wsURL builds the session URL: replay after seq when known, else after
 // the Source time P, else from the start of the log; only the entries f
 // selects (the zero Filter: every entry).
-func wsURL(hub, channel string, seq uint64, p time.Time, f changefeed.Filter) (string, error) {
-	s := wire.Session{Channels: []string{channel}, Raw: true}
+func wsURL(hub string, channels []string, seq uint64, p time.Time, f changefeed.Filter) (string, error) {
+	s := wire.Session{Channels: channels, Raw: true}
 	switch {
 	case seq > 0 || p.IsZero():
 		s.Since, s.HasSince = seq, true
@@ -79,7 +79,11 @@ func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
 // wsSession runs one connection; ok says it delivered something.
 func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, error) {
 	st := m.State()
-	target, err := wsURL(cfg.Hub, cfg.Channel, st.Seq, st.Until, m.cfg.Filter)
+	channels := []string{cfg.Channel}
+	if fw := m.frameworkChannel(ctx, cfg.Channel, !m.cfg.Filter.IsZero()); fw != "" {
+		channels = append(channels, fw)
+	}
+	target, err := wsURL(cfg.Hub, channels, st.Seq, st.Until, m.cfg.Filter)
 	if err != nil {
 		return false, err
 	}

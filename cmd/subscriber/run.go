@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	m, err := mirror.Open(mirror.Config{
 		Dir: s.Mirror, StatePath: s.State, BaseURL: s.BaseURL, Hub: hub, Topic: topic,
 		HubCapabilityList: hubCL, ResourceList: resourceList, Client: client, Logger: logger, Events: p.event,
-		Filter: s.Filter,
+		Filter: s.Filter, Framework: s.Framework,
 	})
 	if err != nil {
 		return err

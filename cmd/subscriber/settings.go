@@ -52,6 +52,7 @@ type settings struct {
 	NoFollow          bool
 	Atom              string        // Atom mode: the feed's subscription document
 	AtomInterval      time.Duration // Atom mode: between harvests; 0 harvests once
+	Framework         bool          // also follow the framework channel (framework.go)
 }
 
 const intro = `subscriber keeps a local directory in step with a ResourceSync Source
@@ -125,6 +126,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.BoolVar(&s.NoFollow, "no-follow", false, "dataset mode: import, then exit instead of following notifications")
 	fs.StringVar(&s.Atom, "atom", "", "Atom mode: harvest this Atom-PMH feed (a hub's /channels/<name>/feed.atom) into --mirror instead of subscribing")
 	fs.DurationVar(&s.AtomInterval, "atom-interval", time.Minute, "Atom mode: time between harvests; 0 harvests once and exits")
+	addFrameworkFlag(fs, &s)
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of settings (keys are these flag names)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
