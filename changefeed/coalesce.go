@@ -22,6 +22,20 @@ import (
 // after the previous until. A document without from or until is an error.
 // The first document's header (capability, rs:ln up, extensions) is kept.
 func Coalesce(docs []*Document, maxEntries int) ([]*Document, error) {
+	return coalesce(docs, maxEntries, false)
+}
+
+// CoalesceDeleting is Coalesce, except that a resource created and then
+// deleted within the run comes out deleted instead of left out. That is
+// what a destination whose state may already hold the resource needs (a
+// mirror healing a gap after taking a baseline inside the run): deleting a
+// resource it does not hold changes nothing, keeping one it holds would be
+// wrong.
+func CoalesceDeleting(docs []*Document, maxEntries int) ([]*Document, error) {
+	return coalesce(docs, maxEntries, true)
+}
+
+func coalesce(docs []*Document, maxEntries int, keepDeletes bool) ([]*Document, error) {
 	if len(docs) == 0 {
 		return nil, errors.New("changefeed: coalesce: no documents")
 	}
@@ -59,6 +73,9 @@ func Coalesce(docs []*Document, maxEntries int) ([]*Document, error) {
 	for _, loc := range locs {
 		n := byLoc[loc]
 		change, keep := netChange(n.first, n.last.MD.Change)
+		if !keep && keepDeletes {
+			change, keep = Deleted, true
+		}
 		if !keep {
 			continue
 		}

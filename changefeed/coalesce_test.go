@@ -193,3 +193,29 @@ func TestFilter_ApplyKeepsWindowAndSelects(t *testing.T) {
 		}
 	}
 }
+
+// CoalesceDeleting keeps a created-then-deleted resource as a deletion, so
+// a destination that already holds it (a baseline taken inside the run)
+// ends without it, as after the originals.
+func TestCoalesceDeleting_CreatedThenDeletedIsADeletion(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := &Document{Header: Header{Kind: URLSet, MD: MD{Capability: CapChangeNotification, Length: -1, From: dt(t0), Until: dt(t0.Add(time.Hour))}}}
+	for i, ch := range []Change{Created, Deleted} {
+		d.Entries = append(d.Entries, Entry{Loc: "http://example.org/x", MD: &MD{Change: ch, DateTime: dt(t0.Add(time.Duration(i) * time.Minute)), Length: -1}})
+	}
+	out, err := CoalesceDeleting([]*Document{d}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out[0].Entries) != 1 || out[0].Entries[0].MD.Change != Deleted {
+		t.Fatalf("created then deleted: %+v, want one deletion", out[0].Entries)
+	}
+	state := map[string]resource{"http://example.org/x": {hash: "md5:00000000000000000000000000000000"}}
+	apply(state, out[0])
+	if len(state) != 0 {
+		t.Fatalf("a destination holding the resource still holds it: %v", state)
+	}
+	if out, _ := Coalesce([]*Document{d}, 0); len(out[0].Entries) != 0 {
+		t.Fatalf("Coalesce kept %d entries for created then deleted, want none", len(out[0].Entries))
+	}
+}

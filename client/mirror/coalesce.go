@@ -83,7 +83,7 @@ func (c *coalescer) fold() error {
 	if c.acc != nil {
 		docs = append([]*changefeed.Document{c.acc}, docs...)
 	}
-	out, err := changefeed.Coalesce(docs, c.max)
+	out, err := changefeed.CoalesceDeleting(docs, c.max) // the mirror may hold what the run created and deleted
 	if err != nil {
 		return fmt.Errorf("mirror: coalescing: %w", err)
 	}
