@@ -314,6 +314,39 @@
 // reconnects by itself after the retry delay with that Last-Event-ID and
 // loses nothing; other clients reconnect with since=<since>.
 //
+// # Framework Notifications
+//
+// Every channel <name> has a companion framework channel
+// FrameworkChannel(name), "<name>-framework" (ResourceSync Framework
+// Notification 1.0.1, RSF-1), hosted by the hub at FrameworkTopicPath(name),
+// /topics/<name>-framework, and advertised in the channel's Capability List
+// as a <url> with capability CapFrameworkNotification and rs:ln rel="hub".
+// It is a channel like any other: records in the log under its own name, a
+// NATS subject, a WebSocket and Server-Sent Events channel, a WebSub topic,
+// each with its own cursor; GET on its topic answers the latest framework
+// notification. Only the payload differs: a <urlset> whose root rs:md has
+// capability="framework-notification" and optional from/until (RSF-2); each
+// <url> names a changed capability document with change and capability
+// (RSF-3), never an index document, but rs:ln rel="index" to the index the
+// document sits under (RSF-4); the change types allowed per document type
+// are those of RSF-5; several changes may share one notification (RSF-6).
+//
+// The hub announces its own capability documents there. In pull mode each
+// Change List rotation gives exactly one notification, across restarts and
+// hub processes (its bytes, hence its idempotency key, depend only on the
+// list's identity): the closed list updated, with its until as datetime;
+// the new open list created; the Change List Archive, or its current page,
+// created or updated; and at a channel's first rotation its Capability List
+// updated. A destination that reads an updated changelist entry knows every
+// change up to that datetime is in the hub's Change Lists: client/mirror
+// heals from them at once when its position is behind it.
+//
+// A Source may publish its own framework notifications (a fat ping to the
+// framework topic, for example when its Resource List changes), with the
+// channel's publisher trust; the hub validates them strictly (the rules
+// above) and refuses change notifications there, as it refuses framework
+// notifications on the change topic (RSN-3).
+//
 // # Pull mode
 //
 // The same history is served as ResourceSync documents at the hub's origin
