@@ -61,7 +61,8 @@ func (m *Mirror) applyFrameworkLocked(ctx context.Context, u Update) error {
 		}
 		m.emit(ev)
 	}
-	m.st.Seq = max(m.st.Seq, u.Seq)
+	// the state's Seq stays the last change notification applied: a
+	// framework record replayed after a resume is handled again, harmlessly
 	closed := ClosedUntil(u.Doc)
 	if m.st.Baselined && closed.After(m.st.Until) {
 		m.emit(Event{Kind: EventGap, Seq: u.Seq, From: m.st.Until, Until: closed,
