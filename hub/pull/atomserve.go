@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/atomfeed"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -49,7 +50,7 @@ func (p *Pull) serveFeed(w http.ResponseWriter, r *http.Request) {
 		modified: latest(closed, open, hasOpen),
 		cache:    shortLived,
 		ctype:    wire.MediaTypeAtom,
-		link:     p.feedLinkHeader(ch, f.self, true),
+		link:     p.feedLinkHeader(ch, f.Self, true),
 		gone:     func() { p.forget(open.FirstSeq) },
 	}
 	d.write = func(out io.Writer) error {
@@ -58,9 +59,9 @@ func (p *Pull) serveFeed(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			f.entries = es
+			f.Entries = es
 		}
-		return writeFeed(out, f)
+		return atomfeed.Write(out, f)
 	}
 	if p.cache.enabled() {
 		key := d.etag
@@ -103,21 +104,21 @@ func (p *Pull) serveFeedArchive(w http.ResponseWriter, r *http.Request) {
 	l := closed[k]
 	f := p.archiveFeed(ch, closed, k)
 	d := doc{
-		etag:     tag("feed-archive", p.cfgTag(), ch.Name, ch.Topic, l.FirstSeq, l.LastSeq, f.prev, f.next),
+		etag:     tag("feed-archive", p.cfgTag(), ch.Name, ch.Topic, l.FirstSeq, l.LastSeq, f.Prev, f.Next),
 		modified: l.Modified,
 		cache:    shortLived,
 		ctype:    wire.MediaTypeAtom,
-		link:     p.feedLinkHeader(ch, f.self, false),
+		link:     p.feedLinkHeader(ch, f.Self, false),
 		write: func(out io.Writer) error {
 			es, err := p.listEntries(ctx, ch.Name, l)
 			if err != nil {
 				return err
 			}
-			f.entries = es
-			return writeFeed(out, f)
+			f.Entries = es
+			return atomfeed.Write(out, f)
 		},
 	}
-	if f.next != "" {
+	if f.Next != "" {
 		d.cache = immutable
 	}
 	key := d.etag
