@@ -484,7 +484,17 @@ func dialWS(t *testing.T, hubURL string) *wsClient {
 	}
 	t.Cleanup(func() { conn.Close() })
 	w := &wsClient{got: map[int]bool{}}
+	// a live-only session starts at the log's end when the hub has set it
+	// up: wait for its "live" frame, so what is published next is after it
+	live := make(chan struct{})
 	go func() {
+		defer func() {
+			select {
+			case <-live:
+			default:
+				close(live)
+			}
+		}()
 		for {
 			var f struct {
 				Type    string `json:"type"`
@@ -495,6 +505,13 @@ func dialWS(t *testing.T, hubURL string) *wsClient {
 			if err := conn.ReadJSON(&f); err != nil {
 				return
 			}
+			if f.Type == "live" {
+				select {
+				case <-live:
+				default:
+					close(live)
+				}
+			}
 			w.mu.Lock()
 			for _, e := range f.Entries {
 				if n, err := strconv.Atoi(strings.TrimPrefix(e.Loc, "http://example.com/n/")); err == nil {
@@ -504,6 +521,11 @@ func dialWS(t *testing.T, hubURL string) *wsClient {
 			w.mu.Unlock()
 		}
 	}()
+	select {
+	case <-live:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no live frame from %s within 30s", u)
+	}
 	return w
 }
 
