@@ -62,6 +62,16 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record, run *CoalescedRun) 
 			release()
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
+		if sub.Format == hub.FormatAtom { // atom.go
+			var ok bool
+			if out, ok, err = w.atomRecord(out, sub.Topic); err != nil || !ok {
+				release()
+				if err != nil {
+					return q.giveUp(ctx, rec, run, n, attempt{err: err, permanent: true})
+				}
+				return resultDelivered // not a change notification: skipped
+			}
+		}
 		t0 := time.Now()
 		a := w.post(ctx, sub, out, true)
 		took := time.Since(t0)

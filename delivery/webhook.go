@@ -104,6 +104,9 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //     Content-Type, one Link header (rel="self", rel="hub" and, when the
 //     Source sent one, rel="resourcesync"), Rshub-Seq, and X-Hub-Signature
 //     when the subscription has a secret. Redirects are not followed.
+//   - A subscription to a channel's feed URL (hub.FormatAtom) receives
+//     each ResourceSync change notification as an Atom document of its
+//     entries instead (atom.go); other content is skipped for it.
 //   - 2xx: the cursor moves to the record (sequence and until).
 //   - 410 Gone: the subscription is deleted and its queue ends.
 //   - Anything else (other statuses, 3xx included, timeouts, refused or

@@ -118,6 +118,10 @@ type Subscription struct {
 	// Coalesce is the subscription's choice about coalesced catch-up:
 	// "" (the hub's setting), wire.CoalesceOn or wire.CoalesceOff.
 	Coalesce string `json:"coalesce,omitempty"`
+	// Format is how deliveries are rendered: "" the stored body, FormatAtom
+	// an Atom document of the notification's entries (the subscription's
+	// Topic is then the channel's feed URL; see feedtopic.go).
+	Format string `json:"format,omitempty"`
 }
 
 // Cursor is a destination's position: the last log sequence handled and the

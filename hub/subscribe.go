@@ -160,7 +160,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	logger := h.logger.With("mode", j.mode, "topic", Truncate(j.topic), "callback", Truncate(j.callback))
-	ch, err := h.channelFor(ctx, j.topic)
+	ch, format, err := h.resolveTopic(ctx, j.topic)
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
 		var pe *PublishError
@@ -219,6 +219,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Scheme = j.scheme
 	sub.Filter = j.filter
 	sub.Coalesce = j.coalesce
+	sub.Format = format
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)
