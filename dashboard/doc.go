@@ -4,7 +4,11 @@
 // EventSource resumes by itself with Last-Event-ID), channels with their
 // publish rate, last until and gaps, subscriptions with their delivery
 // health and dead letters (with a redrive button each), and a throughput
-// chart of the last minutes.
+// chart of the last minutes. The feed shows change notifications; the
+// hub's framework notifications (wire.FrameworkChannel: its Change Lists,
+// Capability Lists and Source Description changed) are about documents,
+// not resources, and are left out unless the feed's "framework" toggle is
+// on; they are never counted as notifications.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary; it
 // talks to the hub's admin API with the admin token, which it asks for once

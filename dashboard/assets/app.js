@@ -6,7 +6,7 @@
 (() => {
   const TOKEN_KEY = "rshub.adminToken";
   const POLL_MS = 2000;
-  const FEED_MAX = 200;        // notifications kept in the feed
+  const FEED_MAX = 200;        // notifications kept in the feed (framework ones included)
   const ENTRIES_SHOWN = 8;     // entries shown per notification
   const REPLAY = 25;           // recent notifications replayed on page load
   const DL_SUBS_MAX = 50;      // subscriptions whose dead letters are read per poll
@@ -15,7 +15,7 @@
   const state = {
     token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
     channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
-    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, live: false, redriving: new Set(),
+    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, framework: 0, live: false, redriving: new Set(),
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -308,11 +308,26 @@
     sel.value = names.includes(cur) ? cur : "";
   }
   $("#feed-filter").addEventListener("change", applyFilter);
+  $("#feed-framework").addEventListener("change", applyFilter);
   function applyFilter() {
     const want = $("#feed-filter").value;
+    const framework = $("#feed-framework").checked;
     for (const li of $("#feed").children) {
-      li.classList.toggle("hidden", !!want && !!li.dataset.channel && li.dataset.channel !== want);
+      const parent = li.dataset.parent;
+      const off = li.classList.contains("fwnote") ? !framework || (!!want && parent !== want)
+        : !!want && !!li.dataset.channel && li.dataset.channel !== want;
+      li.classList.toggle("hidden", off);
     }
+  }
+
+  // frameworkParent returns the channel whose framework channel ("<name>-framework",
+  // not stored) channel is, or "". Framework notifications are about documents,
+  // not resources: hidden unless the "framework" toggle is on, never counted.
+  function frameworkParent(channel) {
+    const suffix = "-framework";
+    if (!channel || !channel.endsWith(suffix) || channel.length === suffix.length) return "";
+    if (state.channels.some(c => c.name === channel)) return "";
+    return channel.slice(0, -suffix.length);
   }
 
   // ---- live feed ----
@@ -434,7 +449,9 @@
 
   function addNotification(n) {
     state.lastSeq = Math.max(state.lastSeq, n.seq);
-    state.received++;
+    const parent = frameworkParent(n.channel);
+    if (parent) state.framework++;
+    else state.received++;
     const entries = n.entries || [];
     const shown = entries.slice(0, ENTRIES_SHOWN).map(e => el("li", {},
       el("span", { class: "change " + changeOf(e) }, e.change || "—"),
@@ -443,7 +460,8 @@
     let detail = null;
     if (n.error) detail = el("div", { class: "bad-text" }, n.error);
     else if (entries.length === 0) detail = el("div", { class: "sub" }, n.content_type || "no entries");
-    const li = el("li", { class: state.live ? "note fresh" : "note", "data-seq": String(n.seq), "data-channel": n.channel },
+    const kind = parent ? "fwnote" : "note";
+    const li = el("li", { class: state.live ? kind + " fresh" : kind, "data-seq": String(n.seq), "data-channel": n.channel, "data-parent": parent || null },
       el("div", { class: "note-head" },
         el("span", { class: "chan" }, n.channel),
         el("span", { class: "seq" }, "#" + n.seq),
@@ -465,7 +483,7 @@
     feed.prepend(li);
     while (feed.children.length > FEED_MAX) feed.lastElementChild.remove();
     applyFilter();
-    $("#feed-count").textContent = state.received + " received";
+    $("#feed-count").textContent = state.received + " received" + (state.framework ? ", " + state.framework + " framework" : "");
   }
 
   // ---- lifecycle ----

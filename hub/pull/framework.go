@@ -47,7 +47,12 @@ type fwEvent struct {
 // frameworkState is what the index keeps for framework notifications.
 type frameworkState struct {
 	on      bool
-	pending map[string]fwEvent // by idempotency key
+	pending map[string]fwEvent     // by idempotency key
+	seen    map[string]time.Time   // keys of the framework records read in the log, when received (framework_channels.go)
+	pruned  time.Time              // when seen was last pruned
+	known   map[string]hub.Channel // the channels of the last listing read
+	removed map[string]removal     // channels gone from the listing, not yet announced
+	added   map[string]time.Time   // channels whose addition is in the log: their Created, by name and Created
 }
 
 // EnableFramework makes the Pull announce Change List rotations on each
@@ -66,6 +71,7 @@ func (p *Pull) frameworkRecordLocked(rec hub.Record) bool {
 		return false
 	}
 	delete(p.idx.fw.pending, rec.Key)
+	p.idx.fw.noteSeenLocked(rec.Key, rec.Received)
 	p.idx.cursor = max(p.idx.cursor, rec.Seq)
 	return true
 }
@@ -168,7 +174,7 @@ func (p *Pull) emitFramework(ctx context.Context) error {
 		delete(p.idx.fw.pending, rec.Key)
 		p.mu.Unlock()
 	}
-	return nil
+	return p.announceChannels(ctx)
 }
 
 // sortEvents orders events by the sequence of their cause.
