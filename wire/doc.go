@@ -51,6 +51,11 @@
 // change per resource. HeaderSeq is then the run's last sequence: every
 // record up to it is covered, so it is a resume point on any transport.
 //
+// A subscription whose hub.topic is a channel's feed URL (FeedPath)
+// receives each change notification as an Atom Feed Document of its entries
+// (application/atom+xml), with Link self = the feed URL; other content of
+// the channel is not delivered to it.
+//
 // # NATS
 //
 // Every stored notification is one message of the JetStream stream Stream
