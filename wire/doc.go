@@ -346,6 +346,14 @@
 // change up to that datetime is in the hub's Change Lists: client/mirror
 // heals from them at once when its position is behind it.
 //
+// When a channel is added, its framework channel announces its Capability
+// List created and the Source Description updated, and every channel that
+// existed before announces the Source Description updated; when a channel
+// is removed, every remaining framework channel announces that Capability
+// List deleted and the Source Description updated. Each once, across
+// restarts and hub processes (the key is derived from the change), for
+// changes within the pull package's FrameworkHorizon.
+//
 // A Source may publish its own framework notifications (a fat ping to the
 // framework topic, for example when its Resource List changes), with the
 // channel's publisher trust; the hub validates them strictly (the rules
