@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rshub/rshub/hub"
@@ -20,7 +21,7 @@ type queue struct {
 	id     string
 	host   string
 	cancel context.CancelFunc
-	wake   chan struct{} // a changed subscription; buffered 1
+	wake   chan struct{} // a changed subscription or an append to its channel; buffered 1
 	done   chan struct{} // closed when the queue's goroutine has ended
 	logger *slog.Logger
 	h      *loophealth.Tracker // the store and log calls of this queue that fail
@@ -28,6 +29,10 @@ type queue struct {
 	// when the store could not take the cursor before a claim was lost, the
 	// queue resumes from here rather than deliver again. Queue goroutine only.
 	pos hub.Cursor
+	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
+	// woken the waits for more that ended on one; both for tests.
+	signals atomic.Uint64
+	woken   atomic.Uint64
 
 	mu    sync.Mutex
 	gen   uint64 // Webhooks.gen when sub was last set
@@ -222,6 +227,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	}
 
 	channel := logChannel(sub)
+	w.wakes.watch(q, channel) // before the first read: no append goes unannounced
 	var stored hub.Cursor
 	if !q.h.Do(ctx, opCursorRead, func() error {
 		stored, err = w.store.Cursor(ctx, q.id)
@@ -259,7 +265,6 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 			q.logger.Info("lease ended; delivery stopped", "expires", sub.Expires)
 			return stopExpired
 		}
-		changed := w.log.Changed()
 		rec, err := w.log.Next(ctx, channel, cursor.Seq+1)
 		if err != nil && !errors.Is(err, hub.ErrNotFound) {
 			if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
@@ -273,7 +278,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
-			if !q.waitForMore(ctx, changed, sub, now, saver.retryIn(cursor)) {
+			if !q.waitForMore(ctx, sub, now, saver.retryIn(cursor)) {
 				return stopCtx
 			}
 			continue
@@ -330,18 +335,36 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 	}
 }
 
-// waitForMore waits for an append to the log, a changed subscription, the
-// end of the lease, a safety tick, the next attempt at storing the cursor
-// (retry > 0) or the end of ctx. It reports whether to go on.
-func (q *queue) waitForMore(ctx context.Context, changed <-chan struct{}, sub hub.Subscription, now time.Time, retry time.Duration) bool {
-	wait := q.w.cfg.Reconcile
+// waitForMore waits for a wake-up (an append to the queue's channel, as
+// announced by the dispatcher, or a changed subscription), the end of the
+// lease, the next attempt at storing the cursor (retry > 0) or the end of
+// ctx. It reports whether to go on. An idle queue with neither a lease end
+// nor a retry ahead has no timer: it costs no CPU until woken.
+func (q *queue) waitForMore(ctx context.Context, sub hub.Subscription, now time.Time, retry time.Duration) bool {
+	var wait time.Duration // 0: no timer
 	if !sub.Expires.IsZero() {
-		wait = min(wait, sub.Expires.Sub(now))
+		wait = sub.Expires.Sub(now)
+		if wait <= 0 {
+			return ctx.Err() == nil
+		}
 	}
-	if retry > 0 {
-		wait = min(wait, retry)
+	if retry > 0 && (wait == 0 || retry < wait) {
+		wait = retry
 	}
-	return sleep(ctx, wait, changed, q.wake)
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-q.wake:
+		q.woken.Add(1)
+	case <-timeout:
+	}
+	return true
 }
 
 // noteRetention warns when the records from want on were removed by

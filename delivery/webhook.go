@@ -136,6 +136,7 @@ type Webhooks struct {
 	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
 	filters  filterCache         // filtered bodies, shared by the queues
+	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
@@ -193,6 +194,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
+		wakes:       newWakeIndex(),
 		queues:      map[string]*queue{},
 		retired:     map[string]*queue{},
 		pending:     map[string]hub.Subscription{},
@@ -236,6 +238,11 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		return errors.New("delivery: Webhooks.Run called twice")
 	}
 	w.runCtx = ctx
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		w.dispatchWakes(ctx)
+	}()
 	now := w.cfg.Clock()
 	for _, s := range w.pending {
 		if deliverable(s, now) {
@@ -250,6 +257,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		w.runCtx = nil
 		w.mu.Unlock()
 		w.wg.Wait()
+		<-dispatched
 		w.mu.Lock()
 		clear(w.queues)
 		clear(w.retired)
@@ -329,6 +337,7 @@ func (w *Webhooks) startLocked(sub hub.Subscription) {
 		defer w.wg.Done()
 		defer close(q.done)
 		defer cancel()
+		defer w.wakes.unwatch(q)
 		if prev != nil {
 			<-prev.done // ends within Grace once cancelled
 		}
