@@ -41,6 +41,7 @@ func TestDashboard_ServesThePageWithoutToken(t *testing.T) {
 		"/dashboard/":              "<title>rshub dashboard</title>",
 		"/dashboard/app.js":        "askToken",
 		"/dashboard/chart.js":      "rshubChart",
+		"/dashboard/format.js":     "rshubFormat",
 		"/dashboard/continuity.js": "rshubContinuity",
 		"/dashboard/follow.js":     "Followed Sources",
 		"/dashboard/style.css":     "#feed",

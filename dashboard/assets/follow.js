@@ -33,11 +33,7 @@
     return text ? JSON.parse(text) : null;
   }
 
-  function fmtTime(s) {
-    if (!s || s.startsWith("0001-")) return "—";
-    const d = Math.round((Date.now() - Date.parse(s)) / 1000);
-    return d >= 0 ? d + " s ago" : "in " + -d + " s";
-  }
+  const fmtTime = window.rshubFormat.fmtAgo; // "12 s ago", "in 3 min"
 
   function fmtBytes(n) {
     if (n < 1024) return n + " B";
