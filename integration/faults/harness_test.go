@@ -203,7 +203,19 @@ func startHub(t *testing.T, natsURL, redisURL string) *hub {
 			t.Fatalf("subscribe %s: %d", name, resp.StatusCode)
 		}
 	}
-	// subscribed once the first notification reaches every subscriber
+	// a subscription starts at the log's end as it was before its
+	// verification request: publish once every callback has echoed one
+	testproc.WaitFor(t, 30*time.Second, "every subscription verified", func() (bool, string) {
+		for name, r := range h.recv {
+			r.mu.Lock()
+			ok := r.verified
+			r.mu.Unlock()
+			if !ok {
+				return false, name + " not verified yet"
+			}
+		}
+		return true, ""
+	})
 	h.publish(0, time.Minute)
 	h.waitAll([]int{0}, 30*time.Second)
 	return h
@@ -275,8 +287,9 @@ func (h *hub) ready() bool {
 
 // receiver records the notification numbers it receives, in arrival order.
 type receiver struct {
-	mu  sync.Mutex
-	got []int
+	mu       sync.Mutex
+	got      []int
+	verified bool // it has echoed a challenge: its subscription's start is fixed
 }
 
 var locNum = regexp.MustCompile(`<loc>http://example\.com/n/(\d+)</loc>`)
@@ -284,6 +297,9 @@ var locNum = regexp.MustCompile(`<loc>http://example\.com/n/(\d+)</loc>`)
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodGet {
 		_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
+		r.mu.Lock()
+		r.verified = true
+		r.mu.Unlock()
 		return
 	}
 	body, _ := io.ReadAll(req.Body)
