@@ -135,21 +135,7 @@ func (h *Hub) frameworkNotification(ch Channel, body []byte, contentType, resour
 			"wrong capability %q: %s is a framework channel; it takes <urlset> payloads with rs:md capability=\"framework-notification\" (change notifications go to the channel's own topic)",
 			Truncate(string(doc.MD.Capability)), Truncate(ch.Topic))
 	}
-	if err := h.checkNotFuture(doc, 400); err != nil {
-		return incoming{}, err
-	}
-	if resourcesync == "" {
-		resourcesync = ch.CapabilityList
-	}
-	return incoming{
-		ch:           ch,
-		body:         body,
-		contentType:  contentType,
-		from:         doc.MD.From.Time,
-		until:        doc.MD.Until.Time,
-		resourcesync: resourcesync,
-		entries:      len(doc.Entries),
-	}, nil
+	return h.incomingOf(ch, doc, body, contentType, resourcesync, false)
 }
 
 // isFrameworkChannel reports whether ch is a derived framework channel.

@@ -2,8 +2,8 @@ package hub
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Limits on what a client may send, enforced at the edge with a 4xx that
@@ -38,20 +38,7 @@ func checkLen(name, value string, limit int) error {
 	return nil
 }
 
-// Truncate shortens an attacker-controlled string for a log line: at most
-// 256 bytes (cut on a rune boundary), followed by "…" and the original
-// length when it was cut.
-func Truncate(s string) string {
-	const keep = 256
-	if len(s) <= keep {
-		return s
-	}
-	cut := keep
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	var b strings.Builder
-	b.WriteString(s[:cut])
-	fmt.Fprintf(&b, "…(%d bytes)", len(s))
-	return b.String()
-}
+// Truncate shortens an attacker-controlled string for a log line or an
+// error message: wire.Clip (at most 256 bytes, then "…" and the original
+// length).
+func Truncate(s string) string { return wire.Clip(s) }

@@ -95,6 +95,13 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
 		return incoming{}, refuse(400, "invalid", "invalid notification: root rs:md needs both from and until")
 	}
+	return h.incomingOf(ch, doc, body, contentType, resourcesync, true)
+}
+
+// incomingOf refuses a validated notification dated in the future and
+// otherwise makes it the incoming record of ch; continuity says whether the
+// channel's from/until continuity applies to it (change notifications).
+func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, contentType, resourcesync string, continuity bool) (incoming, error) {
 	if err := h.checkNotFuture(doc, 400); err != nil {
 		return incoming{}, err
 	}
@@ -108,7 +115,7 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 		from:         doc.MD.From.Time,
 		until:        doc.MD.Until.Time,
 		resourcesync: resourcesync,
-		rs:           true,
+		rs:           continuity,
 		entries:      len(doc.Entries),
 	}, nil
 }

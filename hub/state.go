@@ -286,19 +286,33 @@ func (h *Hub) freshState(ctx context.Context, ch Channel, force bool) (m *memSta
 // Continuity returns ch's progress with every continuity reset the store
 // knows of applied: the anchor the next notification is checked against.
 func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) {
-	unlock, err := h.lockChannel(ctx, ch.Topic)
+	m, unlock, err := h.currentState(ctx, ch)
 	if err != nil {
 		return ChannelState{}, err
 	}
 	defer unlock()
-	m, _, err := h.freshState(ctx, ch, true)
-	if err != nil {
-		return ChannelState{}, err
-	}
-	if err := h.catchUp(ctx, ch, m); err != nil {
-		return ChannelState{}, unavailable("the log", err)
-	}
 	return cloneState(m.st), nil
+}
+
+// currentState locks ch and returns its working state with every reset the
+// store knows of applied and every record of the log read (the log may
+// hold records this hub has not seen). The caller calls unlock.
+func (h *Hub) currentState(ctx context.Context, ch Channel) (*memState, func(), error) {
+	unlock, err := h.lockChannel(ctx, ch.Topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, _, err := h.freshState(ctx, ch, true)
+	if err == nil {
+		if err = h.catchUp(ctx, ch, m); err != nil {
+			err = unavailable("the log", err)
+		}
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return m, unlock, nil
 }
 
 // ResetContinuity sets ch's continuity anchor to until, or clears it when
@@ -307,19 +321,11 @@ func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) 
 // state (UpdateChannelState), so every hub sharing the store follows it, and
 // logged; by says who asked.
 func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, by string) (ChannelState, error) {
-	unlock, err := h.lockChannel(ctx, ch.Topic)
+	m, unlock, err := h.currentState(ctx, ch)
 	if err != nil {
 		return ChannelState{}, err
 	}
 	defer unlock()
-	m, _, err := h.freshState(ctx, ch, true)
-	if err != nil {
-		return ChannelState{}, err
-	}
-	// the log may hold records this hub has not seen
-	if err := h.catchUp(ctx, ch, m); err != nil {
-		return ChannelState{}, unavailable("the log", err)
-	}
 	now := h.cfg.Now().UTC()
 	if !until.IsZero() {
 		until = until.UTC()

@@ -148,7 +148,7 @@ func DecodeHeaderValue(v string) (string, error) {
 		return v, nil
 	}
 	if len(v) < len(encodedPrefix)+len(encodedSuffix) || !strings.EqualFold(v[:len(encodedPrefix)], encodedPrefix) || !strings.HasSuffix(v, encodedSuffix) {
-		return "", fmt.Errorf("%q is not an encoded header value", clip(v))
+		return "", fmt.Errorf("%q is not an encoded header value", Clip(v))
 	}
 	b, err := base64.StdEncoding.DecodeString(v[len(encodedPrefix) : len(v)-len(encodedSuffix)])
 	if err != nil {
@@ -196,9 +196,11 @@ func parseTimeHeader(hdr Header, name string) (time.Time, error) {
 	return t, nil
 }
 
-// clip bounds a string quoted in an error message: at most 256 bytes, cut
-// on a rune boundary, followed by "…" and the original length when cut.
-func clip(s string) string {
+// Clip bounds a string a client chose for an error message or a log line:
+// at most 256 bytes, cut on a rune boundary, followed by "…" and the
+// original length when cut. It is the one clipping of the module (the
+// server's hub.Truncate is Clip).
+func Clip(s string) string {
 	const keep = 256
 	if len(s) <= keep {
 		return s

@@ -61,7 +61,7 @@ func Sign(method, secret string, body []byte) (string, error) {
 	m := strings.ToLower(method)
 	h, ok := sigHash(m)
 	if !ok {
-		return "", fmt.Errorf("unknown signature method %q", clip(method))
+		return "", fmt.Errorf("unknown signature method %q", Clip(method))
 	}
 	mac := hmac.New(h, []byte(secret))
 	mac.Write(body)
@@ -97,7 +97,7 @@ func Verify(header, secret string, body []byte) error {
 	}
 	h, ok := sigHash(strings.ToLower(method))
 	if !ok {
-		return fmt.Errorf("%w: unknown method %q", ErrSignatureMismatch, clip(method))
+		return fmt.Errorf("%w: unknown method %q", ErrSignatureMismatch, Clip(method))
 	}
 	got, err := hex.DecodeString(sig)
 	if err != nil {

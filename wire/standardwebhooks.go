@@ -137,7 +137,7 @@ func VerifyStandard(secret, msgID, timestamp, signature string, body []byte, now
 	}
 	sec, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil || timestamp[0] == '+' {
-		return time.Time{}, fmt.Errorf("%w: webhook-timestamp %q is not Unix seconds", ErrSignatureMismatch, clip(timestamp))
+		return time.Time{}, fmt.Errorf("%w: webhook-timestamp %q is not Unix seconds", ErrSignatureMismatch, Clip(timestamp))
 	}
 	key, err := StandardKey(secret)
 	if err != nil {
