@@ -1,8 +1,12 @@
 package changefeed
 
 import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 )
 
 // Digest is one algorithm:hexdigest token of a hash attribute.
@@ -22,6 +26,21 @@ func knownHashLen(alg string) int {
 		return 64
 	}
 	return 0
+}
+
+// NewHash returns a new hash of a ResourceSync hash algorithm ("md5",
+// "sha-1" or "sha-256", lower case), or nil for another one, so a
+// destination can check content against a Digest.
+func NewHash(alg string) hash.Hash {
+	switch alg {
+	case "md5":
+		return md5.New()
+	case "sha-1":
+		return sha1.New()
+	case "sha-256":
+		return sha256.New()
+	}
+	return nil
 }
 
 // ParseHash splits a hash attribute value into its tokens and checks them:

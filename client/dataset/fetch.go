@@ -2,9 +2,6 @@ package dataset
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -56,7 +53,7 @@ func download(ctx context.Context, client *http.Client, loc, path string, md *ch
 		}
 		for _, d := range ds {
 			alg := strings.ToLower(d.Alg)
-			if h := newHash(alg); h != nil {
+			if h := changefeed.NewHash(alg); h != nil {
 				sums[alg], want[alg] = h, strings.ToLower(d.Digest)
 			}
 		}
@@ -85,18 +82,6 @@ func download(ctx context.Context, client *http.Client, loc, path string, md *ch
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("dataset: %w", err)
-	}
-	return nil
-}
-
-func newHash(alg string) hash.Hash {
-	switch alg {
-	case "md5":
-		return md5.New()
-	case "sha-1":
-		return sha1.New()
-	case "sha-256":
-		return sha256.New()
 	}
 	return nil
 }

@@ -2,9 +2,6 @@ package mirror
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,7 +40,7 @@ func expectOf(md *changefeed.MD) expect {
 		if ds, err := changefeed.ParseHash(md.Hash, changefeed.Lenient); err == nil {
 			for _, d := range ds {
 				alg := strings.ToLower(d.Alg)
-				if newDigest(alg) != nil {
+				if changefeed.NewHash(alg) != nil {
 					e.hashes[alg] = strings.ToLower(d.Digest)
 				}
 			}
@@ -55,18 +52,6 @@ func expectOf(md *changefeed.MD) expect {
 // checkable reports whether e says enough to recognise the content.
 func (e expect) checkable() bool { return len(e.hashes) > 0 }
 
-func newDigest(alg string) hash.Hash {
-	switch alg {
-	case "md5":
-		return md5.New()
-	case "sha-1":
-		return sha1.New()
-	case "sha-256":
-		return sha256.New()
-	}
-	return nil
-}
-
 // digester computes every expected hash of a stream.
 type digester struct {
 	n    int64
@@ -76,7 +61,7 @@ type digester struct {
 func newDigester(e expect) *digester {
 	d := &digester{sums: map[string]hash.Hash{}}
 	for alg := range e.hashes {
-		d.sums[alg] = newDigest(alg)
+		d.sums[alg] = changefeed.NewHash(alg)
 	}
 	return d
 }
