@@ -66,6 +66,14 @@ type Store interface {
 	Subscriptions(ctx context.Context, topic string) ([]Subscription, error)
 	// DeleteSubscription removes the subscription, its cursor and its dead letters.
 	DeleteSubscription(ctx context.Context, id string) error
+	// SubscriptionsInShard lists the subscriptions whose ShardOf(ID) is
+	// shard, ordered by ID; an error when shard is not ValidShard.
+	SubscriptionsInShard(ctx context.Context, shard int) ([]Subscription, error)
+	// ShardVersions returns Shards numbers, one per shard, each of which
+	// changes whenever a subscription of its shard is put or deleted (it may
+	// also change at other times). Hubs compare them to re-list only the
+	// shards that changed.
+	ShardVersions(ctx context.Context) ([]uint64, error)
 
 	// Cursor returns the delivery cursor of a subscription, or ErrNotFound.
 	Cursor(ctx context.Context, subID string) (Cursor, error)
@@ -82,6 +90,10 @@ type Store interface {
 	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
 	// Release gives up the lease key if owner holds it.
 	Release(ctx context.Context, key, owner string) error
+	// Heartbeat records owner as a live member of the hubs sharing the
+	// store until ttl from now (ttl <= 0: owner leaves at once) and returns
+	// the owners live now, sorted. Expiry runs on the store's clock.
+	Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error)
 
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error

@@ -10,6 +10,9 @@
 //	cursors    key D(ID)                 value hub.Cursor and the subscription ID
 //	dead       key D(ID).D(dead letter)  value hub.DeadLetter
 //	leases     key D(lease key)          value lease key, owner and expiry
+//	subshards  key n.D(ID)               value the subscription ID; index of subs by shard n (hub.ShardOf)
+//	shardver   key n                     written on every write to shard n: its revision is the shard's version
+//	members    key hubs                  owner -> heartbeat expiry of the hubs sharing the buckets
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose (topic URI, subscription ID, dead letter ID,
@@ -79,6 +82,7 @@ type Store struct {
 type buckets struct {
 	gen                                                      uint64
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
+	subShards, shardVer, members                             jetstream.KeyValue
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -113,7 +117,12 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Store, error)
 	if err := c.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("kvstore: open: %w", err)
 	}
-	err := s.do(ctx, func(ctx context.Context, b *buckets) error { return s.migrate(ctx, b) })
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		if err := s.migrate(ctx, b); err != nil {
+			return err
+		}
+		return s.indexShards(ctx, b)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open: %w", err)
 	}
@@ -185,6 +194,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	}{
 		{"channels", &b.channels}, {"chstate", &b.states}, {"subs", &b.subs},
 		{"subtopics", &b.subTopics}, {"cursors", &b.cursors}, {"dead", &b.dead}, {"leases", &b.leases},
+		{"subshards", &b.subShards}, {"shardver", &b.shardVer}, {"members", &b.members},
 	} {
 		name := cfg.Prefix + "_" + k.kind
 		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{

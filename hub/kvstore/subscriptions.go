@@ -18,7 +18,8 @@ type cursorValue struct {
 	SubID string `json:"subId"`
 }
 
-// PutSubscription stores sub under its ID and indexes it by topic.
+// PutSubscription stores sub under its ID and indexes it by topic and by
+// shard.
 func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error {
 	id, err := key("subscription ID", sub.ID)
 	var t string
@@ -29,6 +30,9 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 			// Index first: a reader skips an index entry without a subscription.
 			if _, err := b.subTopics.Put(ctx, t+"."+id, []byte(sub.ID)); err != nil {
+				return err
+			}
+			if err := indexShard(ctx, b, sub.ID, id); err != nil {
 				return err
 			}
 			return putJSON(ctx, b.subs, id, sub)
@@ -118,7 +122,10 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 			if _, err := getJSON(ctx, b.subs, k, &sub); err != nil && !errors.Is(err, hub.ErrNotFound) {
 				return err
 			}
-			return deleteSubscription(ctx, b, k, sub.Topic)
+			if err := deleteSubscription(ctx, b, k, sub.Topic); err != nil {
+				return err
+			}
+			return unindexShard(ctx, b, id, k)
 		})
 	}
 	if err != nil {

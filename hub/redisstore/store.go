@@ -12,6 +12,10 @@
 //	<p>:deadseq:<D(subID)>   zset   dead letter ID, scored by Seq
 //	<p>:deadval:<D(subID)>   hash   dead letter ID -> hub.DeadLetter
 //	<p>:claim:<D(key)>       string owner, with the lease's expiry as TTL
+//	<p>:shardsubs:<n>        set    subscription IDs of shard n (hub.ShardOf)
+//	<p>:shardver             hash   shard n -> counter of its subscription writes
+//	<p>:shardindex           string set once the shard index is built
+//	<p>:members              zset   hub owner names, scored by heartbeat expiry (ms)
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose never becomes part of a key name, only of hash
@@ -83,7 +87,11 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		_ = s.rdb.Close()
 		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	err = s.migrate(ctx)
+	if err == nil {
+		err = s.indexShards(ctx)
+	}
+	if err != nil {
 		_ = s.rdb.Close()
 		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
-// PutSubscription stores sub and indexes it by topic.
+// PutSubscription stores sub and indexes it by topic and by shard.
 func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error {
 	b, err := json.Marshal(sub)
 	if err == nil {
@@ -27,6 +27,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.key("subs"), sub.ID, b)
 			p.SAdd(ctx, byTopic, sub.ID)
+			s.indexShard(ctx, p, sub.ID, true)
 			return nil
 		})
 	}
@@ -98,6 +99,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 		}
 		p.HDel(ctx, s.key("cursors"), id)
 		p.Del(ctx, s.key("deadseq", d), s.key("deadval", d))
+		s.indexShard(ctx, p, id, false)
 		return nil
 	})
 	if err != nil {

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 		{"HostileKeys_SubscriptionsCursorsDeadLetters", testHostileSubscriptions},
 		{"HostileKeys_Leases", testHostileLeases},
 	}
+	tests = append(tests, shardTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

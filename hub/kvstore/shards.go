@@ -1,0 +1,175 @@
+package kvstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/backoff"
+)
+
+// shardPrefix is the start of the subshards keys of shard n.
+func shardPrefix(n int) string { return strconv.Itoa(n) + "." }
+
+// indexShard records the subscription id (key token k) in its shard and
+// bumps the shard's version.
+func indexShard(ctx context.Context, b *buckets, id, k string) error {
+	n := hub.ShardOf(id)
+	if _, err := b.subShards.Put(ctx, shardPrefix(n)+k, []byte(id)); err != nil {
+		return err
+	}
+	return bumpShard(ctx, b, n)
+}
+
+// unindexShard removes the subscription id (key token k) from its shard
+// and bumps the shard's version.
+func unindexShard(ctx context.Context, b *buckets, id, k string) error {
+	n := hub.ShardOf(id)
+	if err := deleteKey(ctx, b.subShards, shardPrefix(n)+k); err != nil {
+		return err
+	}
+	return bumpShard(ctx, b, n)
+}
+
+// bumpShard writes the version key of shard n: its new revision is the
+// shard's new version.
+func bumpShard(ctx context.Context, b *buckets, n int) error {
+	_, err := b.shardVer.Put(ctx, strconv.Itoa(n), nil)
+	return err
+}
+
+// SubscriptionsInShard lists the subscriptions of shard, ordered by ID.
+func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error) {
+	if !hub.ValidShard(shard) {
+		return nil, fmt.Errorf("kvstore: subscriptions of shard %d: no such shard", shard)
+	}
+	out := []hub.Subscription{}
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		out = out[:0]
+		ids, err := entries(ctx, b.subShards, shardPrefix(shard)+"*")
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			var sub hub.Subscription
+			_, err := getJSON(ctx, b.subs, digest(string(id)), &sub)
+			if errors.Is(err, hub.ErrNotFound) {
+				continue // indexed, not yet stored or deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if hub.ShardOf(sub.ID) == shard {
+				out = append(out, sub)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: subscriptions of shard %d: %w", shard, err)
+	}
+	slices.SortFunc(out, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// ShardVersions returns the revision of each shard's version key.
+func (s *Store) ShardVersions(ctx context.Context) ([]uint64, error) {
+	out := make([]uint64, hub.Shards)
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		es, err := scan(ctx, b.shardVer, "*", true)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if n, err := strconv.Atoi(e.Key()); err == nil && hub.ValidShard(n) {
+				out[n] = e.Revision()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: shard versions: %w", err)
+	}
+	return out, nil
+}
+
+// membersKey holds every member and its heartbeat expiry.
+const membersKey = "hubs"
+
+// Heartbeat records owner as live for ttl and returns the live members.
+// Expiry compares wall clocks, as for leases.
+func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error) {
+	if _, err := key("owner", owner); err != nil {
+		return nil, fmt.Errorf("kvstore: heartbeat: %w", err)
+	}
+	var live []string
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		for attempt := range maxCASAttempts {
+			m := map[string]time.Time{}
+			rev, err := getJSON(ctx, b.members, membersKey, &m)
+			if err != nil && !errors.Is(err, hub.ErrNotFound) {
+				return err
+			}
+			now := time.Now()
+			maps.DeleteFunc(m, func(_ string, exp time.Time) bool { return !now.Before(exp) })
+			if ttl > 0 {
+				m[owner] = now.Add(ttl)
+			} else {
+				delete(m, owner)
+			}
+			conflict, err := casJSON(ctx, b.members, membersKey, rev, m)
+			if err != nil {
+				return err
+			}
+			if !conflict {
+				live = slices.Sorted(maps.Keys(m))
+				return nil
+			}
+			if err := backoff.Wait(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("still contended after %d attempts", maxCASAttempts)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: heartbeat %q: %w", hub.Truncate(owner), err)
+	}
+	return live, nil
+}
+
+// indexedKey marks, in shardver, that the shard index has been built.
+const indexedKey = "indexed"
+
+// indexShards builds the shard index of the subscriptions stored by a
+// version without one, once. It is idempotent; an ID indexed after its
+// subscription was deleted is skipped by readers.
+func (s *Store) indexShards(ctx context.Context, b *buckets) error {
+	if _, err := b.shardVer.Get(ctx, indexedKey); err == nil {
+		return nil
+	}
+	vals, err := entries(ctx, b.subs, ">")
+	if err != nil {
+		return fmt.Errorf("index subscriptions by shard: %w", err)
+	}
+	for _, v := range vals {
+		var sub hub.Subscription
+		if err := json.Unmarshal(v, &sub); err != nil || sub.ID == "" {
+			continue
+		}
+		if err := indexShard(ctx, b, sub.ID, digest(sub.ID)); err != nil {
+			return fmt.Errorf("index subscription %q by shard: %w", hub.Truncate(sub.ID), err)
+		}
+	}
+	if len(vals) > 0 {
+		s.log.Info("kvstore: indexed subscriptions by shard", "subscriptions", len(vals))
+	}
+	_, err = b.shardVer.Put(ctx, indexedKey, nil)
+	return err
+}
