@@ -54,6 +54,30 @@ func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
 	}
 }
 
+// tryLock takes key's lock only when nobody holds or waits for it, and
+// returns the function that releases it; ok is false when key is busy.
+// Background work (eviction) uses it so as never to delay a request.
+func (k *keyedLocks) tryLock(key string) (unlock func(), ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]*keyedLock{}
+	}
+	if _, busy := k.m[key]; busy {
+		return nil, false
+	}
+	l := &keyedLock{held: make(chan struct{}, 1), refs: 1}
+	l.held <- struct{}{}
+	k.m[key] = l
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-l.held
+			k.release(key, l)
+		})
+	}, true
+}
+
 func (k *keyedLocks) release(key string, l *keyedLock) {
 	k.mu.Lock()
 	l.refs--

@@ -48,6 +48,12 @@ type Config struct {
 	// DefaultMaxOpenChannels. Channels an operator creates are not counted
 	// against it.
 	MaxOpenChannels int
+	// MaxChannelStates bounds the channels whose working state and cached
+	// definition the hub keeps in memory (see evict.go): beyond it, and
+	// after ChannelIdle without a publish, the least recently used are
+	// dropped and loaded again from the store and the log when next used.
+	// Zero means DefaultMaxChannelStates.
+	MaxChannelStates int
 	// CallbackCheck, when set, refuses a subscription's callback at request
 	// time with the reason (for example an address the delivery dialler
 	// would refuse); the dialler still checks every connection.
@@ -77,10 +83,12 @@ type Hub struct {
 
 	mu        sync.Mutex
 	chanLocks keyedLocks           // serialises intake per channel, see chanlock.go
-	states    map[string]*memState // working channel states, see state.go
+	states    map[string]*memState // working channel states, see state.go; bounded, see evict.go
+	dirty     map[string]struct{}  // topics of states changed since their last flush
 	chanCache map[string]cachedChannel
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
+	swept     time.Time            // when idle channels were last looked for (evict.go)
 
 	openMu      sync.Mutex // serialises channel creation by OpenTopics
 	openCount   int        // channels in the store, as last counted
@@ -108,6 +116,9 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.MaxOpenChannels <= 0 {
 		cfg.MaxOpenChannels = DefaultMaxOpenChannels
 	}
+	if cfg.MaxChannelStates <= 0 {
+		cfg.MaxChannelStates = DefaultMaxChannelStates
+	}
 	if cfg.VerifyWorkers <= 0 {
 		cfg.VerifyWorkers = 32
 	}
@@ -131,6 +142,7 @@ func New(cfg Config) (*Hub, error) {
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),
 		states:    map[string]*memState{},
+		dirty:     map[string]struct{}{},
 		chanCache: map[string]cachedChannel{},
 		fetched:   map[string]fetchMemo{},
 		topicOK:   map[string]time.Time{},
@@ -151,7 +163,11 @@ func (h *Hub) MaxClockSkew() time.Duration { return h.maxClockSkew() }
 // of it.
 func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
 	h.forgetChannel(ch.Topic)
-	return h.cfg.Store.DeleteChannel(ctx, ch.Topic)
+	if err := h.cfg.Store.DeleteChannel(ctx, ch.Topic); err != nil {
+		return err
+	}
+	h.forgetAll(ctx, ch.Topic)
+	return nil
 }
 
 // DenySubscription ends s: it is removed from the store, its delivery

@@ -192,7 +192,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 			h.logger.Warn("gap in channel history", "channel", in.ch.Name, "from", gap.From, "until", gap.Until, "seq", seq)
 		}
 		advance(&m.st, rec, gap)
-		m.dirty = true
+		h.markDirty(m)
 		h.obs.Published(in.ch.Name, len(in.body), h.cfg.Now().Sub(start))
 		return PublishResult{Seq: seq, Duplicate: dup, Gap: gap}, nil
 	}

@@ -21,11 +21,26 @@ const flushEvery = 100 * time.Millisecond
 // source of truth: the copy is caught up from the log when first used and
 // whenever a conditional append finds another writer got there first; the
 // store receives it shortly after each change, for visibility and restarts.
+//
+// The fields other than used are guarded by the channel lock; used is
+// guarded by Hub.mu.
 type memState struct {
-	st      ChannelState
-	loaded  bool
-	dirty   bool
-	checked time.Time // when the store's continuity resets were last compared with st's
+	topic    string
+	st       ChannelState
+	loaded   bool
+	dirty    bool      // changed since the last flush began
+	flushing bool      // a flush of it is writing to the store
+	checked  time.Time // when the store's continuity resets were last compared with st's
+	used     time.Time // when intake last asked for it, for eviction (evict.go)
+}
+
+// markDirty notes that m changed and must be written to the store. The
+// caller holds the channel lock.
+func (h *Hub) markDirty(m *memState) {
+	m.dirty = true
+	h.mu.Lock()
+	h.dirty[m.topic] = struct{}{}
+	h.mu.Unlock()
 }
 
 type cachedChannel struct {
@@ -67,9 +82,10 @@ func (h *Hub) state(ctx context.Context, ch Channel) (*memState, error) {
 	h.mu.Lock()
 	m := h.states[ch.Topic]
 	if m == nil {
-		m = &memState{}
+		m = &memState{topic: ch.Topic}
 		h.states[ch.Topic] = m
 	}
+	m.used = h.cfg.Now()
 	h.mu.Unlock()
 	if m.loaded {
 		return m, nil
@@ -98,7 +114,7 @@ func (h *Hub) catchUp(ctx context.Context, ch Channel, m *memState) error {
 			}
 		}
 		advance(&m.st, rec, gap)
-		m.dirty = true
+		h.markDirty(m)
 		return nil
 	})
 	if err != nil {
@@ -164,53 +180,69 @@ func (h *Hub) flushStates(ctx context.Context) {
 	}
 }
 
-// FlushStates writes every changed channel state to the store now.
+// FlushStates writes every changed channel state to the store now, then
+// drops the working states beyond the hub's bounds (evict.go).
 func (h *Hub) FlushStates(ctx context.Context) {
 	h.mu.Lock()
-	topics := make([]string, 0, len(h.states))
-	for t := range h.states {
+	topics := make([]string, 0, len(h.dirty))
+	for t := range h.dirty {
 		topics = append(topics, t)
 	}
+	clear(h.dirty)
 	h.mu.Unlock()
 	for _, topic := range topics {
-		unlock, err := h.lockChannel(ctx, topic)
-		if err != nil {
-			continue // busy or shutting down: the next flush writes it
-		}
+		h.flushState(ctx, topic)
+	}
+	h.evict(ctx)
+}
+
+// flushState writes the working state of topic to the store if it
+// changed since its last flush.
+func (h *Hub) flushState(ctx context.Context, topic string) {
+	unlock, err := h.lockChannel(ctx, topic)
+	if err != nil {
 		h.mu.Lock()
-		m := h.states[topic]
+		h.dirty[topic] = struct{}{} // busy or shutting down: the next flush writes it
 		h.mu.Unlock()
-		if m == nil || !m.dirty {
-			unlock()
-			continue
-		}
-		snap := cloneState(m.st)
-		m.dirty = false
+		return
+	}
+	h.mu.Lock()
+	m := h.states[topic]
+	h.mu.Unlock()
+	if m == nil || !m.dirty {
 		unlock()
-		stale := false
-		_, err = h.cfg.Store.UpdateChannelState(ctx, topic, func(s *ChannelState) error {
-			// a reset this hub has not applied yet wins: the working
-			// copy is reloaded from the store and the log at next use
-			stale = resetGen(s) > resetGen(&snap)
-			if !stale && snap.LastSeq >= s.LastSeq {
-				*s = snap
-			}
-			return nil
-		})
-		switch {
-		case err != nil:
-			h.logger.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
-			if unlock, err := h.lockChannel(context.WithoutCancel(ctx), topic); err == nil {
-				m.dirty = true
-				unlock()
-			}
-		case stale:
-			if unlock, err := h.lockChannel(context.WithoutCancel(ctx), topic); err == nil {
-				if resetGen(&m.st) <= resetGen(&snap) {
-					m.loaded = false
-				}
-				unlock()
-			}
+		return
+	}
+	snap := cloneState(m.st)
+	m.dirty, m.flushing = false, true
+	unlock()
+	stale := false
+	_, err = h.cfg.Store.UpdateChannelState(ctx, topic, func(s *ChannelState) error {
+		// a reset this hub has not applied yet wins: the working
+		// copy is reloaded from the store and the log at next use
+		stale = resetGen(s) > resetGen(&snap)
+		if !stale && snap.LastSeq >= s.LastSeq {
+			*s = snap
+		}
+		return nil
+	})
+	if err != nil {
+		h.logger.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
+	}
+	// the channel lock is taken without ctx: flushing must end even when
+	// ctx has, or the state could never be evicted
+	unlock, lerr := h.lockChannel(context.WithoutCancel(ctx), topic)
+	if lerr != nil {
+		return
+	}
+	defer unlock()
+	m.flushing = false
+	switch {
+	case err != nil:
+		h.markDirty(m)
+	case stale:
+		if resetGen(&m.st) <= resetGen(&snap) {
+			m.loaded = false
 		}
 	}
 }
