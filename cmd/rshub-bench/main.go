@@ -22,6 +22,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) int {
+	if len(args) == 1 && args[0] == "--"+bench.HubFlag {
+		lg := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("in", "hub")
+		if err := bench.RunHubChild(ctx, os.Stdin, os.Stdout, lg); err != nil {
+			fmt.Fprintln(os.Stderr, "rshub-bench hub:", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, fleet, err := bench.ParseFlags(args, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

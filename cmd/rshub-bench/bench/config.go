@@ -17,11 +17,15 @@ const (
 	ScenarioSSE       = "sse"
 	ScenarioNATS      = "nats"
 	ScenarioCatchUp   = "catchup"
+	// ScenarioWebhookWide is the webhook scenario with WideSubscribers
+	// subscribers; ScenarioScale is many channels on one hub (scale.go).
+	ScenarioWebhookWide = "webhook-wide"
+	ScenarioScale       = "scale"
 )
 
 // AllScenarios returns every scenario in the order they run.
 func AllScenarios() []string {
-	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp}
+	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp, ScenarioWebhookWide, ScenarioScale}
 }
 
 // Config is one benchmark invocation. ParseFlags fills it from the command
@@ -51,6 +55,18 @@ type Config struct {
 	FleetEnv   []string
 	Verbose    bool   // hub logs at info instead of error
 	CPUProfile string // write a CPU profile of the whole invocation here
+
+	// WideSubscribers sizes the webhook-wide scenario.
+	WideSubscribers int
+	// ScaleSubscribers, ScaleChannels, ScaleNotifications and ScaleRate
+	// size the scale scenario: subscriptions spread evenly over channels,
+	// notifications published per measurement at ScaleRate per second.
+	ScaleSubscribers, ScaleChannels, ScaleNotifications, ScaleRate int
+	// HubCommand is the argv that starts a hub child process (RunHubChild
+	// on its stdin and stdout). Default: this executable with the hidden
+	// flag HubFlag. HubEnv is added to the child's environment.
+	HubCommand []string
+	HubEnv     []string
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -72,6 +88,12 @@ func Defaults() Config {
 
 		CatchUpNotifications: 100000,
 		CatchUpResources:     1000,
+
+		WideSubscribers:    10000,
+		ScaleSubscribers:   100000,
+		ScaleChannels:      10000,
+		ScaleNotifications: 500,
+		ScaleRate:          50,
 	}
 }
 
@@ -89,6 +111,8 @@ func Quick(c Config) Config {
 	c.CatchUpNotifications = 2000
 	c.CatchUpResources = 100
 	c.DurationCap = 20 * time.Second
+	c.WideSubscribers = 200
+	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 2000, 200, 20
 	return c
 }
 
@@ -99,7 +123,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	d := Defaults()
 	fs := flag.NewFlagSet("rshub-bench", flag.ContinueOnError)
 	fs.SetOutput(out)
-	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: webhook, websocket, sse, nats, catchup")
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: "+strings.Join(AllScenarios(), ", "))
 	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
 	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
 	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
@@ -110,6 +134,11 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.CatchUpNotifications, "catchup-notifications", d.CatchUpNotifications, "catchup: notifications published while the subscribers are offline")
 	fs.IntVar(&c.CatchUpResources, "catchup-resources", d.CatchUpResources, "catchup: resources those notifications touch")
 	fs.DurationVar(&c.DurationCap, "duration-cap", d.DurationCap, "longest wait for the receipts of one measurement; a measurement that hits it is reported incomplete")
+	fs.IntVar(&c.WideSubscribers, "wide-subscribers", d.WideSubscribers, "webhook-wide: WebSub subscriptions on one channel (the webhook scenario at this size)")
+	fs.IntVar(&c.ScaleSubscribers, "scale-subscribers", d.ScaleSubscribers, "scale: webhook subscriptions on the big hub, spread evenly over --scale-channels")
+	fs.IntVar(&c.ScaleChannels, "scale-channels", d.ScaleChannels, "scale: channels on the big hub")
+	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
+	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
@@ -161,6 +190,11 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("nats-messages", &q.NATSMessages, c.NATSMessages)
 		keep("catchup-notifications", &q.CatchUpNotifications, c.CatchUpNotifications)
 		keep("catchup-resources", &q.CatchUpResources, c.CatchUpResources)
+		keep("wide-subscribers", &q.WideSubscribers, c.WideSubscribers)
+		keep("scale-subscribers", &q.ScaleSubscribers, c.ScaleSubscribers)
+		keep("scale-channels", &q.ScaleChannels, c.ScaleChannels)
+		keep("scale-notifications", &q.ScaleNotifications, c.ScaleNotifications)
+		keep("scale-rate", &q.ScaleRate, c.ScaleRate)
 		if set["duration-cap"] {
 			q.DurationCap = c.DurationCap
 		}
@@ -208,6 +242,16 @@ func (c Config) Check() error {
 		return fmt.Errorf("--catchup-notifications must be 2 to 1000000, got %d", c.CatchUpNotifications)
 	case c.CatchUpResources < 1 || c.CatchUpResources > c.CatchUpNotifications:
 		return fmt.Errorf("--catchup-resources must be 1 to --catchup-notifications, got %d", c.CatchUpResources)
+	case c.WideSubscribers < 1 || c.WideSubscribers > 10000:
+		return fmt.Errorf("--wide-subscribers must be 1 to 10000, got %d", c.WideSubscribers)
+	case c.ScaleChannels < 1 || c.ScaleChannels > 100000:
+		return fmt.Errorf("--scale-channels must be 1 to 100000, got %d", c.ScaleChannels)
+	case c.ScaleSubscribers < c.ScaleChannels || c.ScaleSubscribers > 1000000 || c.ScaleSubscribers%c.ScaleChannels != 0:
+		return fmt.Errorf("--scale-subscribers must be a multiple of --scale-channels, at most 1000000, got %d", c.ScaleSubscribers)
+	case c.ScaleNotifications < 2 || c.ScaleNotifications > c.ScaleChannels:
+		return fmt.Errorf("--scale-notifications must be 2 to --scale-channels, got %d", c.ScaleNotifications)
+	case c.ScaleRate < 1 || c.ScaleRate > 10000:
+		return fmt.Errorf("--scale-rate must be 1 to 10000, got %d", c.ScaleRate)
 	case c.DurationCap < time.Second || c.DurationCap > time.Hour:
 		return fmt.Errorf("--duration-cap must be 1s to 1h, got %v", c.DurationCap)
 	}

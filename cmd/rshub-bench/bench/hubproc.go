@@ -46,9 +46,7 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 	if err != nil {
 		return nil, fmt.Errorf("hub data dir: %w", err)
 	}
-	tok := make([]byte, 16)
-	_, _ = rand.Read(tok)
-	h := &hubProc{AdminToken: hex.EncodeToString(tok), done: make(chan error, 1), dir: dir}
+	h := &hubProc{AdminToken: newToken(), done: make(chan error, 1), dir: dir}
 	natsListen := "off"
 	if o.NATSListen {
 		port, err := freePort()
@@ -59,31 +57,7 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 		natsListen = fmt.Sprintf("127.0.0.1:%d", port)
 		h.NATSURL = "nats://" + natsListen
 	}
-	cfg := server.Config{
-		Listen:          "127.0.0.1:0",
-		DataDir:         dir,
-		NATSListen:      natsListen,
-		NATSReplicas:    1,
-		Sync:            "default",
-		MaxBody:         10 << 20,
-		LeaseMin:        300,
-		LeaseDefault:    864000,
-		LeaseMax:        2678400,
-		AdminToken:      h.AdminToken,
-		AllowNetworks:   "127.0.0.0/8",
-		SigMethod:       "sha256",
-		PerHost:         max(o.PerHost, 1),
-		Retry:           o.Retry,
-		LogFormat:       "text",
-		LogLevel:        "warn",
-		Demo:            true,
-		ShutdownTimeout: 15 * time.Second,
-		RotateEntries:   50000,
-		RotatePeriod:    24 * time.Hour,
-		ClaimTTL:        30 * time.Second,
-		Reconcile:       5 * time.Second,
-		StartupTimeout:  time.Minute,
-	}
+	cfg := benchHubConfig(dir, h.AdminToken, natsListen, o)
 	hubLog := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	if o.Verbose {
 		hubLog = logger
@@ -107,6 +81,44 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 	case <-ctx.Done():
 		h.close()
 		return nil, ctx.Err()
+	}
+}
+
+// newToken returns a random admin token.
+func newToken() string {
+	tok := make([]byte, 16)
+	_, _ = rand.Read(tok)
+	return hex.EncodeToString(tok)
+}
+
+// benchHubConfig is the configuration of every benchmark hub: embedded
+// NATS in dir (listening on natsListen, or "off"), loopback callbacks
+// allowed, the open demo channel, admin token token.
+func benchHubConfig(dir, token, natsListen string, o hubOptions) server.Config {
+	return server.Config{
+		Listen:          "127.0.0.1:0",
+		DataDir:         dir,
+		NATSListen:      natsListen,
+		NATSReplicas:    1,
+		Sync:            "default",
+		MaxBody:         10 << 20,
+		LeaseMin:        300,
+		LeaseDefault:    864000,
+		LeaseMax:        2678400,
+		AdminToken:      token,
+		AllowNetworks:   "127.0.0.0/8",
+		SigMethod:       "sha256",
+		PerHost:         max(o.PerHost, 1),
+		Retry:           o.Retry,
+		LogFormat:       "text",
+		LogLevel:        "warn",
+		Demo:            true,
+		ShutdownTimeout: 15 * time.Second,
+		RotateEntries:   50000,
+		RotatePeriod:    24 * time.Hour,
+		ClaimTTL:        30 * time.Second,
+		Reconcile:       5 * time.Second,
+		StartupTimeout:  time.Minute,
 	}
 }
 
@@ -146,7 +158,7 @@ func newPublisher(h *hubProc) *publisher {
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}},
 		hubURL: h.URL,
 		topic:  h.Topic,
-		link:   "<" + h.Topic + `>; rel="self", <` + h.URL + `>; rel="hub"`,
+		link:   topicLink(h.URL, h.Topic),
 		next:   time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
 }
@@ -154,15 +166,31 @@ func newPublisher(h *hubProc) *publisher {
 // publish sends notification id stamped with the current time and waits
 // for the hub's 200; it returns the send time.
 func (p *publisher) publish(ctx context.Context, id int) (time.Time, error) {
+	sent, err := publishFatPing(ctx, p.client, p.hubURL, p.link, id, p.next)
+	if err == nil {
+		p.next = p.next.Add(time.Second)
+	}
+	return sent, err
+}
+
+// topicLink is the Link header of a publish to topic at hubURL.
+func topicLink(hubURL, topic string) string {
+	return "<" + topic + `>; rel="self", <` + hubURL + `>; rel="hub"`
+}
+
+// publishFatPing POSTs notification id, covering Source time [from,
+// from+1s) and stamped with the current time, to the hub with the Link
+// header link, and waits for the hub's 200; it returns the send time.
+func publishFatPing(ctx context.Context, client *http.Client, hubURL, link string, id int, from time.Time) (time.Time, error) {
 	sent := time.Now()
-	body := notification(id, sent, p.next)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.hubURL, bytesReader(body))
+	body := notification(id, sent, from)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hubURL, bytesReader(body))
 	if err != nil {
 		return sent, fmt.Errorf("publish %d: %w", id, err)
 	}
 	req.Header.Set("Content-Type", "application/xml")
-	req.Header.Set("Link", p.link)
-	resp, err := p.client.Do(req)
+	req.Header.Set("Link", link)
+	resp, err := client.Do(req)
 	if err != nil {
 		return sent, fmt.Errorf("publish %d: %w", id, err)
 	}
@@ -170,7 +198,6 @@ func (p *publisher) publish(ctx context.Context, id int) (time.Time, error) {
 	if resp.StatusCode != http.StatusOK {
 		return sent, fmt.Errorf("publish %d: hub answered %d: %s", id, resp.StatusCode, msg)
 	}
-	p.next = p.next.Add(time.Second)
 	return sent, nil
 }
 

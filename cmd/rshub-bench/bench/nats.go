@@ -123,7 +123,7 @@ func (b *natsBench) publishRelay(ctx context.Context, id int) (time.Time, error)
 		return sent, fmt.Errorf("relay publish: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/xml")
-	req.Header.Set("Link", "<"+b.hub.Topic+`>; rel="self", <`+b.hub.URL+`>; rel="hub"`)
+	req.Header.Set("Link", topicLink(b.hub.URL, b.hub.Topic))
 	resp, err := b.relayHTTP.Do(req)
 	if err != nil {
 		return sent, fmt.Errorf("relay publish: %w", err)

@@ -14,6 +14,7 @@ import (
 const (
 	TargetRatioMin = "ratio>=" // the median ratio hub/ceiling must be at least Value
 	TargetHubMax   = "hub<="   // the median hub figure must be at most Value (in the figure's unit)
+	TargetRatioMax = "ratio<=" // the median ratio hub/ceiling must be at most Value
 )
 
 // Target is a figure's goal.
@@ -27,16 +28,22 @@ func (t *Target) String() string {
 	if t == nil {
 		return ""
 	}
-	if t.Kind == TargetRatioMin {
+	switch t.Kind {
+	case TargetRatioMin:
 		return fmt.Sprintf("ratio ≥ %.0f%%", t.Value*100)
+	case TargetRatioMax:
+		return fmt.Sprintf("ratio ≤ %.0f%%", t.Value*100)
 	}
 	return fmt.Sprintf("hub ≤ %g", t.Value)
 }
 
 // met reports whether hub and ratio meet t.
 func (t *Target) met(hub, ratio float64) bool {
-	if t.Kind == TargetRatioMin {
+	switch t.Kind {
+	case TargetRatioMin:
 		return ratio >= t.Value
+	case TargetRatioMax:
+		return ratio <= t.Value
 	}
 	return hub <= t.Value
 }

@@ -49,8 +49,14 @@ func readMemory() memory {
 	return memory{HeapStack: ms.HeapInuse + ms.StackInuse, RSS: vmRSS()}
 }
 
-func vmRSS() uint64 {
-	f, err := os.Open("/proc/self/status")
+func vmRSS() uint64 { return statusRSS("/proc/self/status") }
+
+// procRSS is the VmRSS of process pid, 0 when unknown.
+func procRSS(pid int) uint64 { return statusRSS(fmt.Sprintf("/proc/%d/status", pid)) }
+
+// statusRSS reads VmRSS from a /proc/<pid>/status file, 0 when unknown.
+func statusRSS(path string) uint64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}

@@ -74,6 +74,14 @@ func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scena
 	case ScenarioCatchUp:
 		b, err := newCatchUpBench(ctx, cfg, lg)
 		return b, catchUpNotes(cfg), err
+	case ScenarioWebhookWide:
+		wide := cfg
+		wide.Subscribers = cfg.WideSubscribers
+		b, err := newWebhookBench(ctx, wide, lg)
+		return b, wideNotes(cfg), err
+	case ScenarioScale:
+		b, err := newScaleBench(ctx, cfg, lg)
+		return b, scaleNotes(cfg), err
 	}
 	return nil, nil, fmt.Errorf("unknown scenario %q", name)
 }
@@ -91,6 +99,8 @@ func settings(cfg Config) map[string]string {
 		"nats-messages":    strconv.Itoa(cfg.NATSMessages),
 		"catchup":          fmt.Sprintf("%d notifications, %d resources", cfg.CatchUpNotifications, cfg.CatchUpResources),
 		"duration-cap":     cfg.DurationCap.String(),
+		"wide-subscribers": strconv.Itoa(cfg.WideSubscribers),
+		"scale":            fmt.Sprintf("%d subscriptions, %d channels, %d notifications at %d/s", cfg.ScaleSubscribers, cfg.ScaleChannels, cfg.ScaleNotifications, cfg.ScaleRate),
 		"quick":            strconv.FormatBool(cfg.Quick),
 		"cpus":             strconv.Itoa(runtime.NumCPU()),
 		"go":               runtime.Version(),

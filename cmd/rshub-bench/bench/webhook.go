@@ -138,11 +138,17 @@ func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int
 
 // activeQueues counts the delivery queues the admin API reports active.
 func (b *webhookBench) activeQueues(ctx context.Context, client *http.Client) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.hub.URL+"admin/deliveries", nil)
+	return countActiveQueues(ctx, client, b.hub.URL, b.hub.AdminToken)
+}
+
+// countActiveQueues counts the delivery queues the admin API of the hub
+// at hubURL reports active.
+func countActiveQueues(ctx context.Context, client *http.Client, hubURL, adminToken string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hubURL+"admin/deliveries", nil)
 	if err != nil {
 		return 0, fmt.Errorf("admin deliveries: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+b.hub.AdminToken)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("admin deliveries: %w", err)
@@ -265,7 +271,7 @@ func (b *webhookBench) publishHub(ctx context.Context, id int) (time.Time, error
 func (b *webhookBench) publishRaw(ctx context.Context, id int) (time.Time, error) {
 	sent := time.Now()
 	body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
-	link := "<" + b.hub.Topic + `>; rel="self", <` + b.hub.URL + `>; rel="hub"`
+	link := topicLink(b.hub.URL, b.hub.Topic)
 	workers := b.cfg.concurrency()
 	jobs := make(chan int, b.cfg.Subscribers)
 	for i := range b.cfg.Subscribers {

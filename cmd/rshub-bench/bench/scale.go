@@ -1,0 +1,328 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"time"
+)
+
+// scaleIdleWindow is how long each hub is watched doing nothing for its
+// idle CPU figure (Quick: scaleIdleWindowQuick).
+const (
+	scaleIdleWindow      = 5 * time.Second
+	scaleIdleWindowQuick = time.Second
+	scaleSweepWorkers    = 4 // concurrent publishers of the sweep
+)
+
+// scaleBench is the many-channels scenario: a big hub child process with
+// ScaleSubscribers webhook subscriptions over ScaleChannels channels
+// (perChan each), beside a baseline hub child holding only one channel
+// and its perChan subscriptions, both delivering to the same loopback
+// receivers.
+type scaleBench struct {
+	cfg     Config
+	lg      *slog.Logger
+	perChan int
+	rx      *scaleReceivers
+	big     *scaleHub
+	base    *scaleHub
+	nextID  int
+	runs    int
+}
+
+// scaleHub is one hub child of the scale scenario with its publisher.
+type scaleHub struct {
+	*hubChild
+	plan seedPlan
+	subs int
+	pub  *channelPublisher
+}
+
+func newScaleBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *scaleBench, err error) {
+	b := &scaleBench{cfg: cfg, lg: lg, perChan: cfg.ScaleSubscribers / cfg.ScaleChannels}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.rx, err = startScaleReceivers(cfg.Servers, b.perChan); err != nil {
+		return nil, err
+	}
+	if b.base, err = b.startHub(ctx, 1); err != nil {
+		return nil, fmt.Errorf("baseline hub: %w", err)
+	}
+	if b.big, err = b.startHub(ctx, cfg.ScaleChannels); err != nil {
+		return nil, fmt.Errorf("big hub: %w", err)
+	}
+	return b, nil
+}
+
+// startHub seeds a data directory with channels channels of perChan
+// subscriptions each, starts a hub child on it and waits until it runs a
+// delivery queue for every subscription.
+func (b *scaleBench) startHub(ctx context.Context, channels int) (_ *scaleHub, err error) {
+	dir, err := os.MkdirTemp("", "rshub-bench-scale-*")
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	h := &scaleHub{subs: channels * b.perChan, plan: seedPlan{
+		Origin: fmt.Sprintf("http://127.0.0.1:%d", port), Channels: channels, PerChan: b.perChan, Callback: b.rx.url,
+	}}
+	t0 := time.Now()
+	if err := seedStore(ctx, dir, h.plan); err != nil {
+		return nil, err
+	}
+	b.lg.Info("scale: store seeded", "channels", channels, "subscriptions", h.subs, "took", time.Since(t0).Round(time.Millisecond))
+	token := newToken()
+	hc := benchHubConfig(dir, token, "off", hubOptions{PerHost: b.cfg.PerHost})
+	hc.Listen, hc.Demo = fmt.Sprintf("127.0.0.1:%d", port), false
+	if b.cfg.Verbose {
+		hc.LogLevel = "info"
+	}
+	t0 = time.Now()
+	if h.hubChild, err = startHubChild(ctx, b.cfg, hc, dir, b.lg); err != nil {
+		return nil, err
+	}
+	h.pub = newChannelPublisher(h.URL, h.plan)
+	if err := b.waitActive(ctx, h, token); err != nil {
+		h.close()
+		return nil, err
+	}
+	b.lg.Info("scale: hub delivering", "subscriptions", h.subs, "took", time.Since(t0).Round(time.Millisecond))
+	return h, nil
+}
+
+// waitActive waits until h's admin API reports a running queue for each
+// of its subscriptions.
+func (b *scaleBench) waitActive(ctx context.Context, h *scaleHub, token string) error {
+	client := &http.Client{Timeout: b.cfg.DurationCap}
+	deadline := time.Now().Add(b.cfg.DurationCap)
+	for {
+		active, err := countActiveQueues(ctx, client, h.URL, token)
+		if err != nil {
+			return err
+		}
+		if active >= h.subs {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d subscriptions delivering after %v", active, h.subs, b.cfg.DurationCap)
+		}
+		t := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (b *scaleBench) close() {
+	for _, h := range []*scaleHub{b.big, b.base} {
+		if h != nil {
+			h.close()
+		}
+	}
+	if b.rx != nil {
+		b.rx.close()
+	}
+}
+
+// scaleFixed is one fixed-rate measurement of one hub.
+type scaleFixed struct {
+	t   tally
+	cpu time.Duration // hub CPU from before the first publish to the last receipt
+}
+
+// run measures once: settled memory and idle CPU of both hubs, the fixed
+// rate measurement on both (taking turns going first), then a sweep
+// publishing once to every channel of the big hub and its memory after.
+func (b *scaleBench) run(ctx context.Context) ([]sample, error) {
+	b.runs++
+	rssBig, mBig, err := b.big.settle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rssBase, mBase, err := b.base.settle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	idleBig, err := b.idleCPU(ctx, b.big)
+	if err != nil {
+		return nil, err
+	}
+	idleBase, err := b.idleCPU(ctx, b.base)
+	if err != nil {
+		return nil, err
+	}
+	var fixBig, fixBase scaleFixed
+	for _, bigTurn := range [][]bool{{true, false}, {false, true}}[b.runs%2] {
+		if bigTurn {
+			fixBig, err = b.fixedRate(ctx, b.big)
+		} else {
+			fixBase, err = b.fixedRate(ctx, b.base)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sweep, err := b.sweep(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rssSwept, _, err := b.big.settle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rssBaseAfter, _, err := b.base.settle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(b.cfg.ScaleNotifications)
+	extra := b.big.subs - b.base.subs
+	ratio12 := &Target{Kind: TargetRatioMax, Value: 1.2}
+	return []sample{
+		{Name: "hub CPU per publish", Unit: "ms", Better: "lower", Target: ratio12, Hub: ms(fixBig.cpu) / n, Ceiling: ms(fixBase.cpu) / n},
+		{Name: "p50 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(fixBig.t.Latency.P50), Ceiling: ms(fixBase.t.Latency.P50)},
+		{Name: "p99 publish→receipt", Unit: "ms", Better: "lower", Target: ratio12, Hub: ms(fixBig.t.Latency.P99), Ceiling: ms(fixBase.t.Latency.P99)},
+		{Name: "idle hub CPU", Unit: "ms/s", Better: "lower", Hub: idleBig, Ceiling: idleBase},
+		{Name: "hub RSS before publishing", Unit: "MiB", Better: "info", Hub: mib(rssBig), Ceiling: mib(rssBase)},
+		{Name: "RSS per extra subscription", Unit: "B", Better: "info", Hub: perConn(rssBase, rssBig, extra), Ceiling: math.NaN()},
+		{Name: "heap+stack per extra subscription", Unit: "B", Better: "info", Hub: perConn(mBase.HeapStack, mBig.HeapStack, extra), Ceiling: math.NaN()},
+		{Name: "goroutines per extra subscription", Unit: "1", Better: "info", Hub: float64(mBig.Goroutines-mBase.Goroutines) / float64(max(extra, 1)), Ceiling: math.NaN()},
+		{Name: "hub RSS after a publish to every channel", Unit: "MiB", Better: "info", Hub: mib(rssSwept), Ceiling: mib(rssBaseAfter)},
+		{Name: "sweep deliveries/s", Unit: "1/s", Better: "info", Hub: sweep, Ceiling: math.NaN()},
+	}, nil
+}
+
+// idleCPU returns h's CPU time per second of wall time while nothing is
+// published, in milliseconds per second.
+func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (float64, error) {
+	window := scaleIdleWindow
+	if b.cfg.Quick {
+		window = scaleIdleWindowQuick
+	}
+	c0, err := h.cpu()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	t := time.NewTimer(window)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return 0, ctx.Err()
+	case <-t.C:
+	}
+	c1, err := h.cpu()
+	if err != nil {
+		return 0, err
+	}
+	return ms(c1-c0) / time.Since(t0).Seconds(), nil
+}
+
+// fixedRate publishes ScaleNotifications notifications at ScaleRate per
+// second, each to a channel the big hub's previous publishes did not use
+// (the baseline hub has only its one channel), and measures
+// publish→receipt and the hub's CPU time until the last receipt.
+func (b *scaleBench) fixedRate(ctx context.Context, h *scaleHub) (scaleFixed, error) {
+	n := b.cfg.ScaleNotifications
+	chans := make([]int, n)
+	for k := range chans {
+		chans[k] = (b.runs*n + k) % h.plan.Channels
+	}
+	base := b.nextID
+	b.nextID += n
+	c0, err := h.cpu()
+	if err != nil {
+		return scaleFixed{}, err
+	}
+	t, _, err := b.rx.measure(ctx, base, chans, time.Second/time.Duration(b.cfg.ScaleRate), 1, b.cfg.DurationCap, h.pub.publish)
+	if err != nil {
+		return scaleFixed{}, fmt.Errorf("scale: fixed rate on the %d-subscription hub: %w", h.subs, err)
+	}
+	c1, err := h.cpu()
+	if err != nil {
+		return scaleFixed{}, err
+	}
+	return scaleFixed{t: t, cpu: c1 - c0}, nil
+}
+
+// sweep publishes one notification to every channel of the big hub, back
+// to back by a few concurrent publishers, waits for every subscription to
+// receive its one, and returns the deliveries per second.
+func (b *scaleBench) sweep(ctx context.Context) (float64, error) {
+	chans := make([]int, b.big.plan.Channels)
+	for k := range chans {
+		chans[k] = k
+	}
+	base := b.nextID
+	b.nextID += len(chans)
+	t, first, err := b.rx.measure(ctx, base, chans, 0, scaleSweepWorkers, b.cfg.DurationCap, b.big.pub.publish)
+	if err != nil {
+		return 0, fmt.Errorf("scale: publish to every channel: %w", err)
+	}
+	return Rate(t.Count, t.Last.Sub(first)), nil
+}
+
+// mib converts bytes to MiB.
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// channelPublisher publishes fat pings to the seeded channels of one hub,
+// keeping each channel's Source time continuous. Concurrent publishes must
+// be to distinct channels.
+type channelPublisher struct {
+	client *http.Client
+	hubURL string
+	plan   seedPlan
+	next   []time.Time // from of each channel's next notification
+}
+
+func newChannelPublisher(hubURL string, plan seedPlan) *channelPublisher {
+	p := &channelPublisher{
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: scaleSweepWorkers}},
+		hubURL: hubURL, plan: plan, next: make([]time.Time, plan.Channels),
+	}
+	for c := range p.next {
+		p.next[c] = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return p
+}
+
+// publish sends notification id to channel ch and returns its send time.
+func (p *channelPublisher) publish(ctx context.Context, ch, id int) (time.Time, error) {
+	sent, err := publishFatPing(ctx, p.client, p.hubURL, topicLink(p.hubURL, p.plan.topic(ch)), id, p.next[ch])
+	if err == nil {
+		p.next[ch] = p.next[ch].Add(time.Second)
+	}
+	return sent, err
+}
+
+func wideNotes(cfg Config) []string {
+	return []string{fmt.Sprintf("webhook-wide: the webhook scenario with %d subscribers of one channel (--wide-subscribers), same concurrency and ceiling", cfg.WideSubscribers)}
+}
+
+func scaleNotes(cfg Config) []string {
+	per := cfg.ScaleSubscribers / cfg.ScaleChannels
+	return []string{
+		fmt.Sprintf("scale: hub = a hub child process with %d webhook subscriptions over %d channels (%d each); ceiling = a hub child process with one channel and its %d subscriptions; both deliver to the same %d loopback callback servers",
+			cfg.ScaleSubscribers, cfg.ScaleChannels, per, per, cfg.Servers),
+		"scale: channels and active subscriptions are written into each hub's JetStream KV store before it starts (as a restarted hub finds them), not through subscribe forms and verification",
+		fmt.Sprintf("scale: %d notifications at %d/s, each to a channel not published to before (the ceiling hub: its one channel); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
+		"scale: RSS after runtime.GC and debug.FreeOSMemory in the hub process; 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
+	}
+}
