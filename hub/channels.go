@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rshub/rshub/wire"
@@ -160,11 +161,8 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	if err := h.checkFrameworkName(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: %w", err)
 	}
-	if _, err := h.ChannelByName(ctx, ch.Name); err == nil {
-		old, _ := h.ChannelByName(ctx, ch.Name)
-		if old.Topic != ch.Topic {
-			return ch, fmt.Errorf("channel: name %q is taken by topic %s", ch.Name, old.Topic)
-		}
+	if old, err := h.ChannelByName(ctx, ch.Name); err == nil && old.Topic != ch.Topic {
+		return ch, fmt.Errorf("channel: name %q is taken by topic %s", ch.Name, old.Topic)
 	}
 	if old, err := h.cfg.Store.Channel(ctx, ch.Topic); err == nil {
 		ch.Created = old.Created
@@ -181,6 +179,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 		return ch, fmt.Errorf("channel: store: %w", err)
 	}
 	h.forgetChannel(ch.Topic)
+	h.names.put(ch)
 	return ch, nil
 }
 
@@ -194,18 +193,86 @@ func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
 	return ch, err
 }
 
-// storedChannelByName finds a channel of the store by its name.
+// storedChannelByName finds a channel of the store by its name, in an
+// index of the store's channels listed at most channelCacheTTL ago
+// (channels put or deleted through this hub show at once, through another
+// hub within channelCacheTTL): one listing serves every lookup meanwhile,
+// instead of one listing per lookup.
 func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, error) {
+	if ch, found, fresh := h.names.get(name, h.cfg.Now()); fresh {
+		if !found {
+			return Channel{}, ErrNotFound
+		}
+		return ch, nil
+	}
 	chs, err := h.cfg.Store.Channels(ctx)
 	if err != nil {
 		return Channel{}, err
 	}
+	h.names.reset(chs, h.cfg.Now())
 	for _, c := range chs {
 		if c.Name == name {
 			return c, nil
 		}
 	}
 	return Channel{}, ErrNotFound
+}
+
+// nameIndex is the store's channels by name, as last listed.
+type nameIndex struct {
+	mu      sync.Mutex
+	byName  map[string]Channel
+	byTopic map[string]string // topic to name, to move a renamed channel
+	listed  time.Time
+}
+
+// get returns the channel named name; fresh is false when the index is
+// older than channelCacheTTL (or was never built) and must be listed again.
+func (x *nameIndex) get(name string, now time.Time) (ch Channel, found, fresh bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.byName == nil || now.Sub(x.listed) >= channelCacheTTL {
+		return Channel{}, false, false
+	}
+	ch, found = x.byName[name]
+	return ch, found, true
+}
+
+// reset replaces the index with a listing taken at now.
+func (x *nameIndex) reset(chs []Channel, now time.Time) {
+	byName := make(map[string]Channel, len(chs))
+	byTopic := make(map[string]string, len(chs))
+	for _, c := range chs {
+		byName[c.Name] = c
+		byTopic[c.Topic] = c.Name
+	}
+	x.mu.Lock()
+	x.byName, x.byTopic, x.listed = byName, byTopic, now
+	x.mu.Unlock()
+}
+
+// put notes a channel just stored.
+func (x *nameIndex) put(ch Channel) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.byName == nil {
+		return
+	}
+	if old, ok := x.byTopic[ch.Topic]; ok {
+		delete(x.byName, old)
+	}
+	x.byName[ch.Name] = ch
+	x.byTopic[ch.Topic] = ch.Name
+}
+
+// remove notes a channel just deleted.
+func (x *nameIndex) remove(topic string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if name, ok := x.byTopic[topic]; ok {
+		delete(x.byName, name)
+		delete(x.byTopic, topic)
+	}
 }
 
 // channelFor returns the channel of topic, creating an open one when the

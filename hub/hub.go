@@ -86,6 +86,7 @@ type Hub struct {
 	states    map[string]*memState // working channel states, see state.go; bounded, see evict.go
 	dirty     map[string]struct{}  // topics of states changed since their last flush
 	chanCache map[string]cachedChannel
+	names     nameIndex // stored channels by name, see channels.go
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
 	swept     time.Time            // when idle channels were last looked for (evict.go)
@@ -166,6 +167,7 @@ func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
 	if err := h.cfg.Store.DeleteChannel(ctx, ch.Topic); err != nil {
 		return err
 	}
+	h.names.remove(ch.Topic)
 	h.forgetAll(ctx, ch.Topic)
 	return nil
 }
