@@ -66,6 +66,8 @@ type Store interface {
 	Subscription(ctx context.Context, id string) (hub.Subscription, error)
 	Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error)
 	DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter, error)
+	SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error)
+	ShardVersions(ctx context.Context) ([]uint64, error)
 }
 
 // Deliveries is the webhook delivery engine as the admin API uses it;
@@ -106,8 +108,9 @@ type Config struct {
 
 // API is the admin API.
 type API struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	counts *shardCounts // the summary's
 }
 
 // New validates cfg and returns an API.
@@ -121,7 +124,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &API{cfg: cfg, log: cfg.Logger}, nil
+	return &API{cfg: cfg, log: cfg.Logger, counts: &shardCounts{}}, nil
 }
 
 // Register adds the admin API's routes under /admin/ to mux.
@@ -138,6 +141,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /admin/subscriptions/{id}/deadletters", a.handle(a.deadLetters))
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", a.handle(a.redrive))
 	mux.Handle("GET /admin/deliveries", a.handle(a.deliveries))
+	mux.Handle("GET /admin/summary", a.handle(a.summary))
 	mux.Handle("GET /admin/follow", a.handle(a.follows))
 	mux.Handle("POST /admin/channels/{name}/follow/poll", a.handle(a.pollNow))
 }
@@ -146,8 +150,9 @@ func (a *API) Register(mux *http.ServeMux) {
 // the log did not answer.
 const retryAfter = 5
 
-// handle wraps a handler with the admin token check. Errors become plain
-// text: an *apiError its status, hub.ErrNotFound 404, anything else (the
+// handle wraps a handler with the admin token check. A paged answer is
+// written as its list with a Link header to its next page. Errors become
+// plain text: an *apiError its status, hub.ErrNotFound 404, anything else (the
 // store or the log did not answer) 503 with Retry-After. A POST answers
 // 201 unless the handler returns an ok.
 func (a *API) handle(fn func(*http.Request) (any, error)) http.Handler {
@@ -168,7 +173,12 @@ func (a *API) handle(fn func(*http.Request) (any, error)) http.Handler {
 			return
 		}
 		status := http.StatusOK
-		if o, isOK := v.(ok); isOK {
+		if p, isPage := v.(paged); isPage {
+			if link := p.nextLink(r); link != "" {
+				w.Header().Set("Link", link)
+			}
+			v = p.list()
+		} else if o, isOK := v.(ok); isOK {
 			v = o.v
 		} else if r.Method == http.MethodPost {
 			status = http.StatusCreated

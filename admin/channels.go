@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/follow"
@@ -94,18 +96,45 @@ func (a *API) pollNow(r *http.Request) (any, error) {
 	return ok{map[string]string{"channel": c.Name, "poll": "requested"}}, nil
 }
 
+// listChannels answers a page of channels, ordered by topic; q keeps the
+// channels whose name or topic holds it (case-insensitive). The store's
+// list is read whole, the state only of the page's channels.
 func (a *API) listChannels(r *http.Request) (any, error) {
+	v := r.URL.Query()
+	limit, err := parseLimit(v.Get("limit"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := parseCursor(v.Get("cursor"), kindChannel)
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(v.Get("q"))
+	if len(q) > hub.MaxTopicLen {
+		return nil, badRequest("q is %d bytes; the limit is %d bytes", len(q), hub.MaxTopicLen)
+	}
 	chs, err := a.cfg.Store.Channels(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChannelView, 0, len(chs))
-	for _, c := range chs {
+	topic := func(c hub.Channel) string { return c.Topic }
+	if !slices.IsSortedFunc(chs, func(x, y hub.Channel) int { return strings.Compare(x.Topic, y.Topic) }) {
+		slices.SortFunc(chs, func(x, y hub.Channel) int { return strings.Compare(x.Topic, y.Topic) })
+	}
+	chs = chs[afterID(chs, c.after, topic):]
+	if q != "" {
+		chs = slices.DeleteFunc(chs, func(c hub.Channel) bool {
+			return !strings.Contains(strings.ToLower(c.Name), q) && !strings.Contains(strings.ToLower(c.Topic), q)
+		})
+	}
+	p := takePage(chs, limit, func(c hub.Channel) cursor { return cursor{kind: kindChannel, after: c.Topic} })
+	out := page[ChannelView]{items: make([]ChannelView, 0, len(p.items)), next: p.next}
+	for _, c := range p.items {
 		v, err := a.view(r, c)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		out.items = append(out.items, v)
 	}
 	return out, nil
 }

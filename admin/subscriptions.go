@@ -67,21 +67,6 @@ func (a *API) pathSub(r *http.Request) (hub.Subscription, error) {
 	return s, err
 }
 
-func (a *API) listSubs(r *http.Request) (any, error) {
-	topic := r.URL.Query().Get("topic")
-	if len(topic) > hub.MaxTopicLen {
-		return nil, badRequest("topic is %d bytes; the limit is %d bytes", len(topic), hub.MaxTopicLen)
-	}
-	subs, err := a.cfg.Store.Subscriptions(r.Context(), topic)
-	if err != nil {
-		return nil, err
-	}
-	for i := range subs {
-		subs[i] = redactSub(subs[i])
-	}
-	return nonNil(subs), nil
-}
-
 func (a *API) getSub(r *http.Request) (any, error) {
 	s, err := a.pathSub(r)
 	if err != nil {
@@ -132,12 +117,4 @@ func (a *API) redrive(r *http.Request) (any, error) {
 		return nil, &apiError{http.StatusBadGateway, "redrive failed: " + hub.Truncate(err.Error())}
 	}
 	return map[string]string{"status": "redriven"}, nil
-}
-
-// deliveries reports the delivery engine's per-subscription health.
-func (a *API) deliveries(*http.Request) (any, error) {
-	if a.cfg.Deliveries == nil {
-		return []any{}, nil
-	}
-	return nonNil(a.cfg.Deliveries.Stats()), nil
 }

@@ -67,6 +67,9 @@ type Config struct {
 	// flag HubFlag. HubEnv is added to the child's environment.
 	HubCommand []string
 	HubEnv     []string
+	// HubCPUProfile, when set, has every hub child process write a CPU
+	// profile of its whole life to HubCPUProfile.<port>.
+	HubCPUProfile string
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -139,6 +142,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleChannels, "scale-channels", d.ScaleChannels, "scale: channels on the big hub")
 	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
+	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/rshub/rshub/server"
@@ -25,8 +26,9 @@ const HubFlag = "internal-hub"
 // sends the server.Config first and then commands ("settle"); the child
 // answers the config once the hub serves and each command once done.
 type hubChildMsg struct {
-	Config *server.Config `json:"config,omitempty"`
-	Op     string         `json:"op,omitempty"`
+	Config     *server.Config `json:"config,omitempty"`
+	CPUProfile string         `json:"cpuProfile,omitempty"` // with Config: write a CPU profile here
+	Op         string         `json:"op,omitempty"`
 
 	Err        string `json:"err,omitempty"`
 	Addr       string `json:"addr,omitempty"`
@@ -51,6 +53,13 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 	var first hubChildMsg
 	if err := json.Unmarshal(sc.Bytes(), &first); err != nil || first.Config == nil {
 		return fmt.Errorf("hub child: bad config line: %v", err)
+	}
+	if first.CPUProfile != "" {
+		stop, err := StartCPUProfile(first.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("hub child: %w", err)
+		}
+		defer stop()
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -130,7 +139,12 @@ func startHubChild(ctx context.Context, cfg Config, hubCfg server.Config, dir st
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	h := &hubChild{cmd: cmd, in: in, out: sc, enc: json.NewEncoder(in), dir: dir}
-	r, err := h.call(ctx, hubChildMsg{Config: &hubCfg}, hubCfg.StartupTimeout+time.Minute)
+	first := hubChildMsg{Config: &hubCfg}
+	if cfg.HubCPUProfile != "" {
+		_, port, _ := strings.Cut(hubCfg.Listen, ":")
+		first.CPUProfile = cfg.HubCPUProfile + "." + port
+	}
+	r, err := h.call(ctx, first, hubCfg.StartupTimeout+time.Minute)
 	if err != nil {
 		h.close()
 		return nil, err
