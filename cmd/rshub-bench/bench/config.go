@@ -21,12 +21,19 @@ const (
 	// subscribers; ScenarioScale is many channels on one hub (scale.go).
 	ScenarioWebhookWide = "webhook-wide"
 	ScenarioScale       = "scale"
+	// ScenarioCluster is three hub processes on a NATS cluster and Redis
+	// (cluster.go); it runs only when named.
+	ScenarioCluster = "cluster"
 )
 
 // AllScenarios returns every scenario in the order they run.
 func AllScenarios() []string {
 	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp, ScenarioWebhookWide, ScenarioScale}
 }
+
+// OptInScenarios returns the scenarios --scenarios accepts that do not run
+// by default: they start many processes and take minutes.
+func OptInScenarios() []string { return []string{ScenarioCluster} }
 
 // Config is one benchmark invocation. ParseFlags fills it from the command
 // line; Quick returns the small sizes used by --quick and the tests.
@@ -70,6 +77,12 @@ type Config struct {
 	// HubCPUProfile, when set, has every hub child process write a CPU
 	// profile of its whole life to HubCPUProfile.<port>.
 	HubCPUProfile string
+
+	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
+	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
+	// its idle Redis work is measured over.
+	ClusterSubscriptions, ClusterChannels int
+	ClusterClaimTTL, ClusterIdle          time.Duration
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -97,6 +110,11 @@ func Defaults() Config {
 		ScaleChannels:      10000,
 		ScaleNotifications: 500,
 		ScaleRate:          50,
+
+		ClusterSubscriptions: 100000,
+		ClusterChannels:      100,
+		ClusterClaimTTL:      10 * time.Second,
+		ClusterIdle:          10 * time.Second,
 	}
 }
 
@@ -116,6 +134,7 @@ func Quick(c Config) Config {
 	c.DurationCap = 20 * time.Second
 	c.WideSubscribers = 200
 	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 2000, 200, 20
+	c.ClusterSubscriptions, c.ClusterChannels, c.ClusterClaimTTL, c.ClusterIdle = 2000, 10, 5*time.Second, 3*time.Second
 	return c
 }
 
@@ -126,7 +145,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	d := Defaults()
 	fs := flag.NewFlagSet("rshub-bench", flag.ContinueOnError)
 	fs.SetOutput(out)
-	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: "+strings.Join(AllScenarios(), ", "))
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "comma-separated scenarios to run: "+strings.Join(AllScenarios(), ", ")+"; only when named: "+strings.Join(OptInScenarios(), ", "))
 	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
 	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
 	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
@@ -143,6 +162,10 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
 	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
+	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
+	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")
+	fs.DurationVar(&c.ClusterClaimTTL, "cluster-claim-ttl", d.ClusterClaimTTL, "cluster: the hubs' --claim-ttl (their --reconcile is a fifth of it)")
+	fs.DurationVar(&c.ClusterIdle, "cluster-idle", d.ClusterIdle, "cluster: window over which idle Redis commands/s are measured")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
@@ -199,6 +222,14 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("scale-channels", &q.ScaleChannels, c.ScaleChannels)
 		keep("scale-notifications", &q.ScaleNotifications, c.ScaleNotifications)
 		keep("scale-rate", &q.ScaleRate, c.ScaleRate)
+		keep("cluster-subscriptions", &q.ClusterSubscriptions, c.ClusterSubscriptions)
+		keep("cluster-channels", &q.ClusterChannels, c.ClusterChannels)
+		if set["cluster-claim-ttl"] {
+			q.ClusterClaimTTL = c.ClusterClaimTTL
+		}
+		if set["cluster-idle"] {
+			q.ClusterIdle = c.ClusterIdle
+		}
 		if set["duration-cap"] {
 			q.DurationCap = c.DurationCap
 		}
@@ -223,8 +254,8 @@ func (c Config) Check() error {
 		return errors.New("--scenarios names none")
 	}
 	for _, s := range c.Scenarios {
-		if !slices.Contains(AllScenarios(), s) {
-			return fmt.Errorf("--scenarios: unknown scenario %q (want %s)", s, strings.Join(AllScenarios(), ", "))
+		if !slices.Contains(AllScenarios(), s) && !slices.Contains(OptInScenarios(), s) {
+			return fmt.Errorf("--scenarios: unknown scenario %q (want %s)", s, strings.Join(append(AllScenarios(), OptInScenarios()...), ", "))
 		}
 	}
 	switch {
@@ -256,6 +287,14 @@ func (c Config) Check() error {
 		return fmt.Errorf("--scale-notifications must be 2 to --scale-channels, got %d", c.ScaleNotifications)
 	case c.ScaleRate < 1 || c.ScaleRate > 10000:
 		return fmt.Errorf("--scale-rate must be 1 to 10000, got %d", c.ScaleRate)
+	case c.ClusterChannels < 1 || c.ClusterChannels > 100000:
+		return fmt.Errorf("--cluster-channels must be 1 to 100000, got %d", c.ClusterChannels)
+	case c.ClusterSubscriptions < c.ClusterChannels || c.ClusterSubscriptions > 1000000:
+		return fmt.Errorf("--cluster-subscriptions must be --cluster-channels to 1000000, got %d", c.ClusterSubscriptions)
+	case c.ClusterClaimTTL < time.Second || c.ClusterClaimTTL > 10*time.Minute:
+		return fmt.Errorf("--cluster-claim-ttl must be 1s to 10m, got %v", c.ClusterClaimTTL)
+	case c.ClusterIdle < time.Second || c.ClusterIdle > 10*time.Minute:
+		return fmt.Errorf("--cluster-idle must be 1s to 10m, got %v", c.ClusterIdle)
 	case c.DurationCap < time.Second || c.DurationCap > time.Hour:
 		return fmt.Errorf("--duration-cap must be 1s to 1h, got %v", c.DurationCap)
 	}

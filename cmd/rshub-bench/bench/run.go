@@ -82,6 +82,9 @@ func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scena
 	case ScenarioScale:
 		b, err := newScaleBench(ctx, cfg, lg)
 		return b, scaleNotes(cfg), err
+	case ScenarioCluster:
+		b, err := newClusterBench(ctx, cfg, lg)
+		return b, clusterNotes(cfg), err
 	}
 	return nil, nil, fmt.Errorf("unknown scenario %q", name)
 }
@@ -101,6 +104,7 @@ func settings(cfg Config) map[string]string {
 		"duration-cap":     cfg.DurationCap.String(),
 		"wide-subscribers": strconv.Itoa(cfg.WideSubscribers),
 		"scale":            fmt.Sprintf("%d subscriptions, %d channels, %d notifications at %d/s", cfg.ScaleSubscribers, cfg.ScaleChannels, cfg.ScaleNotifications, cfg.ScaleRate),
+		"cluster":          fmt.Sprintf("%d subscriptions, %d channels, claim TTL %v", cfg.ClusterSubscriptions, cfg.ClusterChannels, cfg.ClusterClaimTTL),
 		"quick":            strconv.FormatBool(cfg.Quick),
 		"cpus":             strconv.Itoa(runtime.NumCPU()),
 		"go":               runtime.Version(),

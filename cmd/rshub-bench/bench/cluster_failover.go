@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// takeover kills the victim hub with SIGKILL, publishes one notification
+// to every channel through hub 0 and measures when the subscriptions the
+// victim delivered receive it, beside those of the live hubs.
+func (b *clusterBench) takeover(ctx context.Context, life *clusterLife) ([]sample, error) {
+	cfg, topo := b.cfg, life.topo
+	subs := cfg.ClusterSubscriptions
+	owned, err := activeDeliveries(ctx, topo.hubURLs[clusterVictim])
+	if err != nil || len(owned) == 0 {
+		// Without the victim's list, every subscription counts as its:
+		// the last receipt is then the takeover's end all the same.
+		b.lg.Warn("cluster: the victim's deliveries are unknown; takeover covers every subscription", "err", err, "active", len(owned))
+		owned = nil
+	}
+	isVictims := func(i int) bool { return owned == nil || owned[life.ids[i]] }
+	killAt := time.Since(b.recv.epoch)
+	topo.hubs[clusterVictim].kill()
+	round, err := life.pub.round(ctx, cfg.ClusterChannels)
+	if err != nil {
+		return nil, fmt.Errorf("cluster takeover: %w", err)
+	}
+	if _, err := b.recv.waitRound(ctx, 0, subs, round, cfg.ClusterClaimTTL+3*cfg.DurationCap); err != nil {
+		return nil, fmt.Errorf("cluster takeover: %w", err)
+	}
+	doneAt := time.Since(b.recv.epoch)
+	victim := spreadOf(b.recv, subs, round, isVictims, killAt)
+	live := spreadOf(b.recv, subs, round, func(i int) bool { return !isVictims(i) }, killAt)
+	pc := countPhase(b.recv, subs, killAt, doneAt)
+	b.lg.Info("cluster: takeover", "victim subscriptions", victim.N, "resumed", victim.First, "last", victim.Last, "live last", live.Last, "duplicates", pc.Dups)
+	liveLast := math.NaN()
+	if live.N > 0 {
+		liveLast = live.Last.Seconds()
+	}
+	ttl := cfg.ClusterClaimTTL.Seconds()
+	return []sample{
+		{Name: "takeover: hub 1's subscriptions resumed", Unit: "s", Better: "lower", Target: &Target{Kind: TargetHubMax, Value: ttl},
+			Hub: victim.First.Seconds(), Ceiling: ttl},
+		{Name: "takeover: last of hub 1's subscriptions", Unit: "s", Better: "lower", Hub: victim.Last.Seconds(), Ceiling: liveLast},
+		{Name: "takeover: subscriptions hub 1 delivered", Unit: "", Better: "info", Hub: float64(victim.N), Ceiling: float64(subs) / 3},
+		{Name: "takeover: duplicate deliveries", Unit: "", Better: "lower", Hub: float64(pc.Dups), Ceiling: float64(victim.N)},
+	}, nil
+}
+
+// join starts another hub while a steady stream of notifications is
+// published, waits until the share it takes is stable, delivers one more
+// round and counts the duplicates and receipts of the whole phase.
+func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWork) ([]sample, error) {
+	cfg, topo := b.cfg, life.topo
+	subs := cfg.ClusterSubscriptions
+	// About 1,000 deliveries a second offered while the hub joins.
+	perChannel := (subs + cfg.ClusterChannels - 1) / cfg.ClusterChannels
+	interval := max(20*time.Millisecond, time.Duration(perChannel)*time.Millisecond)
+	c0, err := readRedisCounters(ctx, life.rdb)
+	if err != nil {
+		return nil, err
+	}
+	startAt := time.Since(b.recv.epoch)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, streamErr := make(chan struct{}), make(chan error, 1)
+	go func() { streamErr <- life.pub.stream(sctx, stop, interval) }()
+	share, took, err := b.joinHub(ctx, topo)
+	close(stop)
+	if serr := <-streamErr; err == nil && serr != nil {
+		err = fmt.Errorf("cluster join stream: %w", serr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c1, err := readRedisCounters(ctx, life.rdb)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.deliverRound(ctx, life, subs, cfg.ClusterChannels, 3*cfg.DurationCap); err != nil {
+		return nil, fmt.Errorf("cluster after join: %w", err)
+	}
+	pc := countPhase(b.recv, subs, startAt, time.Since(b.recv.epoch))
+	perDistinct := math.NaN()
+	if pc.Receipts > pc.Dups {
+		perDistinct = float64(pc.Receipts) / float64(pc.Receipts-pc.Dups)
+	}
+	b.lg.Info("cluster: join", "took", share, "after", took, "receipts", pc.Receipts, "duplicates", pc.Dups)
+	return []sample{
+		{Name: "join: subscriptions the new hub took", Unit: "", Better: "info", Hub: float64(share), Ceiling: float64(subs) / 3},
+		{Name: "join: time until its share is stable", Unit: "s", Better: "lower", Hub: took.Seconds(), Ceiling: cfg.ClusterClaimTTL.Seconds()},
+		{Name: "join: duplicate deliveries", Unit: "", Better: "lower", Hub: float64(pc.Dups), Ceiling: float64(share)},
+		{Name: "join: receipts per distinct delivery", Unit: "", Better: "lower", Hub: perDistinct, Ceiling: 1},
+		{Name: "join: Redis commands/s", Unit: "1/s", Better: "info", Hub: rateBetween(c0, c1).commands, Ceiling: idle.commands},
+	}, nil
+}
+
+// joinHub starts the joining hub and polls its active deliveries every
+// reconcile period until the count is positive and unchanged for three
+// polls, or three claim TTLs pass; it returns the count and how long
+// after the start it first had it.
+func (b *clusterBench) joinHub(ctx context.Context, topo *clusterTopology) (int, time.Duration, error) {
+	start := time.Now()
+	if err := topo.startHub(ctx, clusterJoiner); err != nil {
+		return 0, 0, fmt.Errorf("cluster join: %w", err)
+	}
+	deadline := start.Add(3 * b.cfg.ClusterClaimTTL)
+	last, lastAt, same := -1, time.Duration(0), 0
+	for {
+		active, err := activeDeliveries(ctx, topo.hubURLs[clusterJoiner])
+		if err != nil {
+			return 0, 0, fmt.Errorf("cluster join: %w", err)
+		}
+		if n := len(active); n != last {
+			last, lastAt, same = n, time.Since(start), 0
+		} else {
+			same++
+		}
+		if (last > 0 && same >= 3) || time.Now().After(deadline) {
+			return last, lastAt, nil
+		}
+		if err := pause(ctx, clusterReconcile(b.cfg)); err != nil { // poll interval with a deadline
+			return 0, 0, err
+		}
+	}
+}
