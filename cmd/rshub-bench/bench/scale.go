@@ -121,8 +121,8 @@ func (b *scaleBench) waitActive(ctx context.Context, h *scaleHub, token string) 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d subscriptions delivering after %v", active, h.subs, b.cfg.DurationCap)
 		}
-		// Each poll lists every queue: poll a big hub less often.
-		t := time.NewTimer(500*time.Millisecond + time.Duration(h.subs)*20*time.Microsecond)
+		// Each poll lists every channel: poll a big hub less often.
+		t := time.NewTimer(500*time.Millisecond + time.Duration(h.subs)*10*time.Microsecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()

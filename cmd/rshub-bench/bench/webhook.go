@@ -141,35 +141,29 @@ func (b *webhookBench) activeQueues(ctx context.Context, client *http.Client) (i
 	return countActiveQueues(ctx, client, b.hub.URL, b.hub.AdminToken)
 }
 
-// countActiveQueues counts the delivery queues the admin API of the hub
-// at hubURL reports active.
+// countActiveQueues returns the number of delivery queues in state
+// active that GET /admin/summary of the hub at hubURL reports.
 func countActiveQueues(ctx context.Context, client *http.Client, hubURL, adminToken string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hubURL+"admin/deliveries", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hubURL+"admin/summary", nil)
 	if err != nil {
-		return 0, fmt.Errorf("admin deliveries: %w", err)
+		return 0, fmt.Errorf("admin summary: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("admin deliveries: %w", err)
+		return 0, fmt.Errorf("admin summary: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("admin deliveries: status %d: %s", resp.StatusCode, drain(resp))
+		return 0, fmt.Errorf("admin summary: status %d: %s", resp.StatusCode, drain(resp))
 	}
-	var stats []struct {
-		State string `json:"state"`
+	var sum struct {
+		ByState map[string]int `json:"byState"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil {
-		return 0, fmt.Errorf("admin deliveries: %w", err)
+	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
+		return 0, fmt.Errorf("admin summary: %w", err)
 	}
-	n := 0
-	for _, s := range stats {
-		if s.State == "active" {
-			n++
-		}
-	}
-	return n, nil
+	return sum.ByState["active"], nil
 }
 
 // run measures once: hub and ceiling at full speed, then both at half of
