@@ -76,11 +76,25 @@ type flakyStore struct {
 
 var _ Store = (*flakyStore)(nil)
 
-func (f *flakyStore) Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error) {
+func (f *flakyStore) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error) {
 	if err := f.o.fail(); err != nil {
 		return nil, err
 	}
-	return f.s.Subscriptions(ctx, topic)
+	return f.s.SubscriptionsInShard(ctx, shard)
+}
+
+func (f *flakyStore) ShardVersions(ctx context.Context) ([]uint64, error) {
+	if err := f.o.fail(); err != nil {
+		return nil, err
+	}
+	return f.s.ShardVersions(ctx)
+}
+
+func (f *flakyStore) Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error) {
+	if err := f.o.fail(); err != nil {
+		return nil, err
+	}
+	return f.s.Heartbeat(ctx, owner, ttl)
 }
 
 func (f *flakyStore) Subscription(ctx context.Context, id string) (hub.Subscription, error) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -147,30 +149,40 @@ func TestWebhooks_ReconcileFollowsTheStore(t *testing.T) {
 	testenv.Eventually(t, wait, func() bool { _, ok := statsOf(w, sub.ID); return !ok }, "stopped by reconcile")
 }
 
-func TestWebhooks_StandbyWhileAnotherOwnerHoldsTheClaim(t *testing.T) {
+func TestWebhooks_ShardHeldByAnotherHubWaitsForIt(t *testing.T) {
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
 	sub := e.subscribe(topic, r.url("/cb"), "")
 	seqs := e.publish(topic, "feed", 0, 2)
 	ctx := context.Background()
-	if ok, err := e.store.Claim(ctx, "deliver/"+sub.ID, "other-hub", time.Hour); !ok || err != nil {
+	key := shardKey(hub.ShardOf(sub.ID))
+	if ok, err := e.store.Claim(ctx, key, "other-hub", time.Hour); !ok || err != nil {
 		t.Fatalf("Claim = %v, %v", ok, err)
 	}
 	cfg := e.fastConfig()
 	cfg.ClaimTTL = 300 * time.Millisecond
 	w, _ := e.start(cfg)
-	testenv.Eventually(t, wait, func() bool { s, _ := statsOf(w, sub.ID); return s.State == StateStandby })
-	if n := r.count(); n != 0 {
-		t.Fatalf("%d deliveries while another hub owns the subscription", n)
+	// The other hub sends no heartbeat, so every shard is this engine's
+	// share, but it cannot take the one whose lease is held.
+	testenv.Eventually(t, wait, func() bool { return len(w.Shards()) == hub.Shards-1 }, "every free shard held")
+	if slices.Contains(w.Shards(), hub.ShardOf(sub.ID)) {
+		t.Fatal("engine holds a shard leased to another hub")
 	}
-	if err := e.store.Release(ctx, "deliver/"+sub.ID, "other-hub"); err != nil {
+	w.Activate(sub)
+	if _, ok := statsOf(w, sub.ID); ok {
+		t.Fatal("a queue runs for a subscription of a shard another hub holds")
+	}
+	if n := r.count(); n != 0 {
+		t.Fatalf("%d deliveries while another hub holds the subscription's shard", n)
+	}
+	if err := e.store.Release(ctx, key, "other-hub"); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, wait, func() bool { return e.cursor(sub.ID).Seq == seqs[1] }, "delivered after the claim was released")
-	// This engine now holds the claim.
-	if ok, _ := e.store.Claim(ctx, "deliver/"+sub.ID, "other-hub", time.Hour); ok {
-		t.Fatal("another owner could take the claim while this engine holds it")
+	testenv.Eventually(t, wait, func() bool { return e.cursor(sub.ID).Seq == seqs[1] }, "delivered after the shard was released")
+	// This engine now holds the shard.
+	if ok, _ := e.store.Claim(ctx, key, "other-hub", time.Hour); ok {
+		t.Fatal("another owner could take the shard while this engine holds it")
 	}
 }
 

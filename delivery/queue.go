@@ -19,16 +19,13 @@ import (
 type queue struct {
 	w      *Webhooks
 	id     string
+	shard  int // hub.ShardOf(id)
 	host   string
 	cancel context.CancelFunc
 	wake   chan struct{} // a changed subscription or an append to its channel; buffered 1
 	done   chan struct{} // closed when the queue's goroutine has ended
 	logger *slog.Logger
 	h      *loophealth.Tracker // the store and log calls of this queue that fail
-	// pos is the furthest this queue has delivered, kept across claims:
-	// when the store could not take the cursor before a claim was lost, the
-	// queue resumes from here rather than deliver again. Queue goroutine only.
-	pos hub.Cursor
 	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
@@ -45,16 +42,16 @@ type queue struct {
 type stopReason int
 
 const (
-	stopCtx       stopReason = iota // stopped, claim lost, or the engine is stopping
-	stopExpired                     // lease ended or subscription no longer active
-	stopGone                        // 410 Gone or deleted
-	stopClaimLost                   // another owner holds the claim
+	stopCtx     stopReason = iota // stopped, shard given up, or the engine is stopping
+	stopExpired                   // lease ended or subscription no longer active
+	stopGone                      // 410 Gone or deleted
 )
 
 func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.CancelFunc) *queue {
 	q := &queue{
 		w:      w,
 		id:     sub.ID,
+		shard:  hub.ShardOf(sub.ID),
 		host:   hostOf(sub.Callback),
 		cancel: cancel,
 		wake:   make(chan struct{}, 1),
@@ -99,7 +96,6 @@ func (q *queue) update(fn func(s *SubStats)) {
 
 // Operations of a queue whose failures its health follows.
 const (
-	opClaim       = "claiming the subscription"
 	opLog         = "reading the log"
 	opCursorRead  = "reading the cursor"
 	opCursorWrite = "storing the cursor"
@@ -107,101 +103,15 @@ const (
 	opDelete      = "deleting the subscription after 410 Gone"
 )
 
-// run claims the subscription and delivers while the claim holds, until
-// ctx ends, the lease ends or the subscription is gone. A store that fails
-// is retried with backoff, however long it takes.
+// run delivers until ctx ends (the engine stops, the subscription is
+// deactivated or its shard leaves this engine), the lease ends or the
+// subscription is gone. A store that fails is retried with backoff, however
+// long it takes.
 func (q *queue) run(ctx context.Context) {
-	key := "deliver/" + q.id
-	ttl := q.w.cfg.ClaimTTL
-	for ctx.Err() == nil {
-		held, err := q.claim(ctx, key, ttl/3)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			q.update(func(s *SubStats) { s.State = StateStandby })
-			if !q.h.Retry(ctx, opClaim, err, ttl/3) {
-				return
-			}
-			continue
-		}
-		q.h.OK(opClaim)
-		if !held {
-			q.update(func(s *SubStats) { s.State = StateStandby })
-			if !sleep(ctx, ttl/3, nil, nil) {
-				return
-			}
-			continue
-		}
-		reason := q.whileClaimed(ctx, key, ttl)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if err := q.w.store.Release(rctx, key, q.w.cfg.Owner); err != nil {
-			q.logger.Warn("claim not released; it expires by itself", "err", err)
-		}
-		cancel()
-		switch reason {
-		case stopExpired, stopGone:
-			q.update(func(s *SubStats) { s.State = StateStopped })
-			return
-		case stopClaimLost:
-			q.update(func(s *SubStats) { s.State = StateStandby })
-		}
+	switch q.loop(ctx) {
+	case stopExpired, stopGone:
+		q.update(func(s *SubStats) { s.State = StateStopped })
 	}
-}
-
-// claim takes or renews the claim key, giving the store at most timeout.
-func (q *queue) claim(ctx context.Context, key string, timeout time.Duration) (bool, error) {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return q.w.store.Claim(cctx, key, q.w.cfg.Owner, q.w.cfg.ClaimTTL)
-}
-
-// whileClaimed renews the claim in the background and runs the delivery
-// loop until either ends. A renewal that fails is retried with backoff;
-// when none has worked for two thirds of the claim's lease, delivery stops
-// before another hub may take the claim over.
-func (q *queue) whileClaimed(ctx context.Context, key string, ttl time.Duration) stopReason {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lost := make(chan struct{})
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		last := time.Now()
-		wait := ttl / 3
-		for sleep(cctx, wait, nil, nil) {
-			held, err := q.claim(cctx, key, ttl/6)
-			switch {
-			case cctx.Err() != nil:
-				return
-			case err == nil && held:
-				last, wait = time.Now(), ttl/3
-				q.h.OK(opClaim)
-				continue
-			case err != nil:
-				n := q.h.Fail(opClaim, err)
-				if left := ttl*2/3 - time.Since(last); left > 0 {
-					wait = min(loophealth.Delay(n), ttl/6, left)
-					continue
-				}
-			}
-			q.logger.Warn("claim lost; stopping delivery", "err", err)
-			close(lost)
-			cancel()
-			return
-		}
-	}()
-	reason := q.loop(cctx)
-	cancel()
-	<-renewed
-	select {
-	case <-lost:
-		if ctx.Err() == nil {
-			return stopClaimLost
-		}
-	default:
-	}
-	return reason
 }
 
 // loop delivers from the stored cursor onwards until ctx ends, the lease
@@ -246,9 +156,6 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		return stopCtx
 	}
 	cursor := stored
-	if q.pos.Seq > cursor.Seq {
-		cursor = q.pos // delivered before the claim was lost, not stored yet
-	}
 	q.update(func(s *SubStats) { s.Cursor = cursor; s.State = StateActive })
 	saver := cursorSaver{q: q, stored: stored, written: time.Now()}
 	var cu catchUp
@@ -324,7 +231,6 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		if run != nil {
 			cursor = hub.Cursor{Seq: run.Last, Until: run.Until}
 		}
-		q.pos = cursor
 		q.update(func(s *SubStats) { s.Cursor = cursor })
 		if run != nil || saver.due() {
 			saver.flush(ctx, cursor)

@@ -22,11 +22,12 @@ import (
 )
 
 // Store is the part of the hub's state store that webhook delivery uses;
-// hub.Store satisfies it. Delivery reads subscriptions and channels and
-// writes only cursors, dead letters and ownership claims (and deletes a
-// subscription whose callback answered 410 Gone).
+// hub.Store satisfies it. Delivery reads subscriptions a shard at a time and
+// writes only cursors, dead letters, its membership and shard leases (and
+// deletes a subscription whose callback answered 410 Gone).
 type Store interface {
-	Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error)
+	SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error)
+	ShardVersions(ctx context.Context) ([]uint64, error)
 	Subscription(ctx context.Context, id string) (hub.Subscription, error)
 	DeleteSubscription(ctx context.Context, id string) error
 	Cursor(ctx context.Context, subID string) (hub.Cursor, error)
@@ -36,6 +37,7 @@ type Store interface {
 	DeleteDeadLetter(ctx context.Context, subID, id string) error
 	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, key, owner string) error
+	Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error)
 }
 
 var _ Store = hub.Store(nil)
@@ -50,12 +52,15 @@ type Config struct {
 	Scheme    string       // signs subscriptions that asked for no scheme: wire.SchemeWebSub (default), SchemeStandard or SchemeBoth
 	PerHost   int          // max concurrent requests per callback host (default DefaultPerHost)
 	Breaker   BreakerConfig
-	Reconcile time.Duration // how often subscriptions are re-listed from the store (default 5s)
-	// Owner is this process's identity for ownership claims; each
-	// subscription's queue runs only while Claim("deliver/"+id, Owner,
-	// ClaimTTL) holds. Default: host name, process id and a random suffix.
-	Owner    string
-	ClaimTTL time.Duration // lease of an ownership claim (default 30s), renewed every third of it
+	// Reconcile is how often the engine reads the store's shard versions
+	// and re-lists the subscriptions of its shards that changed (default 5s).
+	Reconcile time.Duration
+	// Owner is this process's identity among the hubs sharing the store
+	// (shards.go). Default: host name, process id and a random suffix.
+	Owner string
+	// ClaimTTL bounds how long a dead hub's shards wait for another hub
+	// (default 30s): shard leases last two thirds of it, renewed every sixth.
+	ClaimTTL time.Duration
 	// Grace is how long in-flight POSTs may finish after Run's context
 	// ends (default 5s). A 2xx within it still moves the cursor.
 	Grace  time.Duration
@@ -122,9 +127,10 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //     and a circuit breaker; attempts held back by an open circuit do not
 //     count against the Schedule's Attempts, only its MaxElapsed.
 //
-// A queue runs only while this engine holds the store claim
-// "deliver/<id>", so several hubs can share a store. Stopping never moves
-// a cursor without a 2xx: an attempt cut short is made again later.
+// A queue runs only while this engine holds the lease of its
+// subscription's shard (shards.go), so several hubs can share a store and
+// split the work. Stopping never moves a cursor without a 2xx: an attempt
+// cut short is made again later.
 type Webhooks struct {
 	log      hub.Log
 	store    Store
@@ -137,15 +143,20 @@ type Webhooks struct {
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
 	filters  filterCache         // filtered bodies, shared by the queues
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
+	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
+	// listedVer is the store's version of each shard at its last listing;
+	// Run's goroutine only.
+	listedVer [hub.Shards]uint64
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
 	wg          sync.WaitGroup  // queue goroutines
 	queues      map[string]*queue
 	retired     map[string]*queue           // stopped queues whose goroutine may still be finishing
-	pending     map[string]hub.Subscription // activated before Run
+	pending     map[string]hub.Subscription // activated before Run, applied when its shard is listed
 	gen         uint64                      // bumped by every Activate and Deactivate
 	deactivated map[string]uint64           // id → gen of its Deactivate
+	shards      [hub.Shards]shardState
 }
 
 // NewWebhooks returns an engine reading log and store under cfg.
@@ -195,6 +206,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		limit:       newHostLimit(cfg.PerHost),
 		breakers:    newBreakerSet(cfg.Breaker),
 		wakes:       newWakeIndex(),
+		kick:        make(chan struct{}, 1),
 		queues:      map[string]*queue{},
 		retired:     map[string]*queue{},
 		pending:     map[string]hub.Subscription{},
@@ -209,14 +221,15 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Owner returns the identity this engine claims subscriptions with.
+// Owner returns the identity this engine claims shards with.
 func (w *Webhooks) Owner() string { return w.cfg.Owner }
 
-// Run delivers until ctx ends, then returns nil. It re-lists subscriptions
-// from the store every Reconcile interval, starting queues for active,
-// unexpired ones and stopping the others. When it returns, every in-flight
-// attempt has finished (within Grace) or been abandoned without moving its
-// cursor.
+// Run delivers until ctx ends, then returns nil. It holds its share of
+// the shards (shards.go) and, every Reconcile interval and whenever it
+// takes a shard, lists the subscriptions of each held shard that changed,
+// starting queues for active, unexpired ones and stopping the others. When
+// it returns, every in-flight attempt has finished (within Grace) or been
+// abandoned without moving its cursor, and its shards are given up.
 //
 // A log or store that fails (a lost connection, a restarting server) does
 // not end Run: every loop retries with backoff and resumes where it was;
@@ -243,21 +256,21 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		defer close(dispatched)
 		w.dispatchWakes(ctx)
 	}()
-	now := w.cfg.Clock()
-	for _, s := range w.pending {
-		if deliverable(s, now) {
-			w.startLocked(s)
-		}
-	}
-	clear(w.pending)
+	owned := make(chan struct{})
+	go func() {
+		defer close(owned)
+		w.ownShards(ctx)
+	}()
 	w.mu.Unlock()
 
 	defer func() {
+		<-owned // no more shards released from here on
 		w.mu.Lock()
 		w.runCtx = nil
 		w.mu.Unlock()
 		w.wg.Wait()
 		<-dispatched
+		w.leave(ctx)
 		w.mu.Lock()
 		clear(w.queues)
 		clear(w.retired)
@@ -272,6 +285,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-w.kick:
 		}
 	}
 }
@@ -279,7 +293,9 @@ func (w *Webhooks) Run(ctx context.Context) error {
 // Activate starts delivering to sub without waiting for the next
 // reconcile, or updates a running queue (a renewed lease, a new secret).
 // The hub calls it right after verifying a subscription. Subscriptions
-// that are not active or whose lease has ended are ignored.
+// that are not active or whose lease has ended are ignored, and so are
+// those of a shard this engine does not hold: the hub holding it starts
+// them at its next reconcile.
 func (w *Webhooks) Activate(sub hub.Subscription) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -296,7 +312,9 @@ func (w *Webhooks) Activate(sub hub.Subscription) {
 		q.setSub(sub, w.gen)
 		return
 	}
-	w.startLocked(sub)
+	if w.ownsLocked(hub.ShardOf(sub.ID)) {
+		w.startLocked(sub)
+	}
 }
 
 // Deactivate stops delivering to the subscription id. An attempt in flight
@@ -362,71 +380,10 @@ func (w *Webhooks) retireLocked(q *queue) {
 	w.retired[q.id] = q
 }
 
-// reconcile lists the subscriptions and brings the set of queues in line.
-// Changes made by Activate or Deactivate after the listing was taken win
-// over the listing.
-func (w *Webhooks) reconcile(ctx context.Context) {
-	w.mu.Lock()
-	g := w.gen
-	w.mu.Unlock()
-
-	subs, err := w.store.Subscriptions(ctx, "")
-	if err != nil {
-		if ctx.Err() == nil {
-			w.h.Fail(opList, err) // the next tick retries; running queues go on
-		}
-		return
-	}
-	w.h.OK(opList)
-	if _, last, err := w.log.Bounds(ctx); err == nil {
-		w.noteSeq(last)
-	}
-	now := w.cfg.Clock()
-
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.runCtx == nil || w.runCtx.Err() != nil {
-		return
-	}
-	seen := make(map[string]bool, len(subs))
-	for _, s := range subs {
-		seen[s.ID] = true
-		if w.deactivated[s.ID] > g {
-			continue
-		}
-		q := w.queues[s.ID]
-		switch {
-		case deliverable(s, now) && q == nil:
-			w.startLocked(s)
-		case deliverable(s, now) && q.gen <= g:
-			q.setSub(s, q.gen)
-		case !deliverable(s, now) && q != nil && q.gen <= g:
-			w.retireLocked(q)
-		}
-	}
-	for id, q := range w.queues {
-		if !seen[id] && q.gen <= g {
-			w.retireLocked(q)
-		}
-	}
-	for id, dg := range w.deactivated {
-		if dg <= g {
-			delete(w.deactivated, id)
-		}
-	}
-	hosts := make(map[string]bool, len(w.queues))
-	for _, q := range w.queues {
-		hosts[q.host] = true
-	}
-	w.breakers.prune(hosts)
-}
-
-// opList is the engine's listing of subscriptions, followed by its health.
-const opList = "listing subscriptions"
-
 // Health reports whether every loop of the engine is working: false when
-// the subscription listing or a queue (claiming its subscription, reading
-// the log, reading or storing its cursor or dead letters) has been failing
+// its membership heartbeat, its shard claims, the subscription listing or a
+// queue (reading the log, reading or storing its cursor or dead letters)
+// has been failing
 // since since, with the latest error of the oldest failure. Stalled loops
 // retry by themselves; Health is for readiness checks and dashboards. It
 // does no I/O.

@@ -34,16 +34,25 @@ func (s *memStore) put(sub hub.Subscription) {
 	s.mu.Unlock()
 }
 
-func (s *memStore) Subscriptions(_ context.Context, topic string) ([]hub.Subscription, error) {
+func (s *memStore) SubscriptionsInShard(_ context.Context, shard int) ([]hub.Subscription, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var subs []hub.Subscription
 	for _, sub := range s.subs {
-		if topic == "" || sub.Topic == topic {
+		if hub.ShardOf(sub.ID) == shard {
 			subs = append(subs, sub)
 		}
 	}
 	return subs, nil
+}
+
+// ShardVersions never changes: the benchmark activates what it puts.
+func (s *memStore) ShardVersions(context.Context) ([]uint64, error) {
+	return make([]uint64, hub.Shards), nil
+}
+
+func (s *memStore) Heartbeat(_ context.Context, owner string, _ time.Duration) ([]string, error) {
+	return []string{owner}, nil
 }
 
 func (s *memStore) Subscription(_ context.Context, id string) (hub.Subscription, error) {
@@ -120,6 +129,7 @@ func BenchmarkWebhooks_PublishCost(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
+	testenv.Eventually(b, wait, func() bool { return len(w.Shards()) == hub.Shards }, "every shard held")
 
 	sub := func(topic, channel, callback string) hub.Subscription {
 		now := time.Now()

@@ -1,0 +1,121 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// opList is the engine's listing of subscriptions, followed by its health.
+const opList = "listing subscriptions"
+
+// reconcile reads the store's shard versions and, for every shard this
+// engine holds whose version moved since its last listing (or that has not
+// been listed since it was taken), lists the shard's subscriptions and
+// brings its queues in line. An idle hub does one read per interval,
+// whatever the number of subscriptions. Changes made by Activate or
+// Deactivate after a listing was taken win over the listing.
+func (w *Webhooks) reconcile(ctx context.Context) {
+	w.mu.Lock()
+	g0 := w.gen
+	w.mu.Unlock()
+
+	vers, err := w.store.ShardVersions(ctx)
+	if err == nil && len(vers) != hub.Shards {
+		err = fmt.Errorf("store returned %d shard versions, want %d", len(vers), hub.Shards)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			w.h.Fail(opList, err) // the next tick retries; running queues go on
+		}
+		return
+	}
+	if _, last, err := w.log.Bounds(ctx); err == nil {
+		w.noteSeq(last)
+	}
+	synced := false
+	for n := range hub.Shards {
+		w.mu.Lock()
+		st := w.shards[n]
+		w.mu.Unlock()
+		if !st.held || st.releasing || (st.listed && w.listedVer[n] == vers[n]) {
+			continue
+		}
+		if err := w.syncShard(ctx, n); err != nil {
+			if ctx.Err() == nil {
+				w.h.Fail(opList, err)
+			}
+			return
+		}
+		w.listedVer[n] = vers[n]
+		synced = true
+	}
+	w.h.OK(opList)
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, dg := range w.deactivated {
+		if dg <= g0 { // every listing from now on was taken after it
+			delete(w.deactivated, id)
+		}
+	}
+	if synced {
+		hosts := make(map[string]bool, len(w.queues))
+		for _, q := range w.queues {
+			hosts[q.host] = true
+		}
+		w.breakers.prune(hosts)
+	}
+}
+
+// syncShard lists the subscriptions of shard n and starts, updates or stops
+// its queues to match, then applies what was activated before Run.
+func (w *Webhooks) syncShard(ctx context.Context, n int) error {
+	w.mu.Lock()
+	g := w.gen
+	w.mu.Unlock()
+	subs, err := w.store.SubscriptionsInShard(ctx, n)
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", n, err)
+	}
+	now := w.cfg.Clock()
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runCtx == nil || w.runCtx.Err() != nil || !w.ownsLocked(n) {
+		return nil
+	}
+	w.shards[n].listed = true
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.ID] = true
+		if w.deactivated[s.ID] > g {
+			continue
+		}
+		q := w.queues[s.ID]
+		switch {
+		case deliverable(s, now) && q == nil:
+			w.startLocked(s)
+		case deliverable(s, now) && q.gen <= g:
+			q.setSub(s, q.gen)
+		case !deliverable(s, now) && q != nil && q.gen <= g:
+			w.retireLocked(q)
+		}
+	}
+	for id, q := range w.queues {
+		if q.shard == n && !seen[id] && q.gen <= g {
+			w.retireLocked(q)
+		}
+	}
+	for id, s := range w.pending {
+		if hub.ShardOf(id) != n {
+			continue
+		}
+		delete(w.pending, id)
+		if w.queues[id] == nil && deliverable(s, now) {
+			w.startLocked(s)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+package delivery
+
+import (
+	"context"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// Ownership of delivery work. Hubs sharing a store split the subscription
+// space's hub.Shards shards among themselves: each hub heartbeats its
+// membership, computes from the live members which shards are its own
+// (rendezvous hashing, so a member joining or leaving moves only its share)
+// and holds the store lease "shard/<n>" of each before it runs the queues of
+// the shard's subscriptions. The work per interval is one heartbeat and one
+// claim per owned shard, whatever the number of subscriptions.
+//
+// Timing, with T = Config.ClaimTTL: leases and the heartbeat last 2T/3 and
+// are renewed every T/6; a hub stops
+// a shard's queues once its lease has gone a third of its length without a
+// renewal, before the lease can pass to another hub. A dead hub's heartbeat
+// and leases lapse within 2T/3 and the survivors take its shards at their
+// next round, within T of its death. A shard leaves a live hub only after
+// its queues have stopped and stored their cursors, so a joining hub takes
+// its share without duplicates beyond the attempts in flight.
+
+// shardState is this engine's hold on one shard; under Webhooks.mu.
+type shardState struct {
+	held      bool      // the lease is ours; queues of the shard may run
+	releasing bool      // queues stopping before the lease is given up
+	listed    bool      // the queues reflect a listing taken while held
+	renewed   time.Time // last successful claim or renewal
+}
+
+// Operations of the ownership loop whose failures the engine's health follows.
+const (
+	opMembers = "heartbeating hub membership"
+	opShard   = "claiming delivery shards"
+)
+
+// shardKey is the store lease of shard n.
+func shardKey(n int) string { return "shard/" + strconv.Itoa(n) }
+
+// shardLease is how long a heartbeat or shard lease lasts: two thirds of
+// the claim TTL, so that a dead hub's shards move within the TTL.
+func (w *Webhooks) shardLease() time.Duration { return w.cfg.ClaimTTL * 2 / 3 }
+
+// targetShards returns which shards owner should hold when members are the
+// live hubs: for each shard, the member with the highest hash of (member,
+// shard). owner counts as a member even when absent from members.
+func targetShards(members []string, owner string) [hub.Shards]bool {
+	var out [hub.Shards]bool
+	if !slices.Contains(members, owner) {
+		members = append(slices.Clip(members), owner)
+	}
+	for n := range hub.Shards {
+		best, bestScore := "", uint64(0)
+		for _, m := range members {
+			if s := rendezvous(m, n); best == "" || s > bestScore || (s == bestScore && m < best) {
+				best, bestScore = m, s
+			}
+		}
+		out[n] = best == owner
+	}
+	return out
+}
+
+// rendezvous is the score of member for shard n.
+func rendezvous(member string, n int) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(member))
+	_, _ = h.Write([]byte{0, byte(n)})
+	x := h.Sum64()
+	// FNV's last bytes mix weakly into the high bits: finish with a
+	// 64-bit avalanche (splitmix64) so shards spread evenly.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// ownShards heartbeats and claims this engine's shards every sixth of the
+// claim TTL until ctx ends.
+func (w *Webhooks) ownShards(ctx context.Context) {
+	period := w.cfg.ClaimTTL / 6
+	members := []string{w.cfg.Owner}
+	for {
+		hctx, cancel := context.WithTimeout(ctx, period)
+		ms, err := w.store.Heartbeat(hctx, w.cfg.Owner, w.shardLease())
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			w.h.Fail(opMembers, err) // keep the last membership seen
+		default:
+			w.h.OK(opMembers)
+			if !slices.Equal(ms, members) {
+				w.logger.Info("hub membership", "members", ms)
+			}
+			members = ms
+		}
+		w.claimShards(ctx, targetShards(members, w.cfg.Owner), period)
+		if !sleep(ctx, period, nil, nil) {
+			return
+		}
+	}
+}
+
+// claimParallel bounds the claims of one round in flight at once.
+const claimParallel = 16
+
+// claimShards claims or renews every shard in target and every shard held,
+// several at a time, giving each claim timeout; gives up held shards
+// outside target; and stops the queues of a held shard that another hub
+// took or that has not been renewed for a third of a lease.
+func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, timeout time.Duration) {
+	type result struct {
+		ok  bool
+		err error
+	}
+	var res [hub.Shards]*result
+	sem := make(chan struct{}, claimParallel)
+	var wg sync.WaitGroup
+	started := time.Now() // a lease renewed in this round lasts from before its claim
+	w.mu.Lock()
+	for n := range hub.Shards {
+		if !target[n] && !w.shards[n].held {
+			continue
+		}
+		r := &result{}
+		res[n] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			r.ok, r.err = w.store.Claim(cctx, shardKey(n), w.cfg.Owner, w.shardLease())
+		}()
+	}
+	w.mu.Unlock()
+	wg.Wait()
+	if ctx.Err() != nil {
+		return
+	}
+
+	var failed error
+	var unwanted, releasing []int
+	acquired := false
+	w.mu.Lock()
+	for n, r := range res {
+		st := &w.shards[n]
+		switch {
+		case r == nil:
+			continue
+		case r.err != nil:
+			failed = r.err
+			continue
+		case r.ok && !st.held && target[n]:
+			*st = shardState{held: true, renewed: started}
+			acquired = true
+		case r.ok && !st.held: // released meanwhile and no longer ours
+			unwanted = append(unwanted, n)
+		case r.ok:
+			st.renewed = started
+		case st.held: // another hub holds it: our lease lapsed
+			w.logger.Warn("shard taken by another hub; stopping its deliveries", "shard", n)
+			w.dropShardLocked(n)
+		}
+		if st.held && !st.releasing && !target[n] {
+			st.releasing = true
+			releasing = append(releasing, n)
+		}
+	}
+	if failed != nil {
+		for n := range w.shards {
+			if st := w.shards[n]; st.held && time.Since(st.renewed) > w.shardLease()/3 {
+				w.logger.Warn("shard lease not renewed; stopping its deliveries", "shard", n, "err", failed)
+				w.dropShardLocked(n)
+			}
+		}
+	}
+	w.mu.Unlock()
+
+	for _, n := range unwanted {
+		w.releaseKey(ctx, shardKey(n))
+	}
+	for _, n := range releasing {
+		w.release(ctx, n)
+	}
+	if failed == nil {
+		w.h.OK(opShard)
+	} else {
+		w.h.Fail(opShard, failed)
+	}
+	if acquired {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// dropShardLocked stops the queues of shard n at once; w.mu is held.
+func (w *Webhooks) dropShardLocked(n int) {
+	w.shards[n] = shardState{}
+	for _, q := range w.queues {
+		if q.shard == n {
+			w.retireLocked(q)
+		}
+	}
+}
+
+// release stops the queues of shard n and, once they have ended (and
+// stored their cursors), gives the shard's lease up so that the hub whose
+// share it now is can take it. The lease is renewed meanwhile.
+func (w *Webhooks) release(ctx context.Context, n int) {
+	w.mu.Lock()
+	var stopping []*queue
+	for _, q := range w.queues {
+		if q.shard == n {
+			w.retireLocked(q)
+			stopping = append(stopping, q)
+		}
+	}
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for _, q := range stopping {
+			<-q.done // each ends within Grace once cancelled
+		}
+		w.mu.Lock()
+		st := &w.shards[n]
+		if !st.releasing { // dropped meanwhile
+			w.mu.Unlock()
+			return
+		}
+		*st = shardState{}
+		w.mu.Unlock()
+		w.releaseKey(ctx, shardKey(n))
+	}()
+}
+
+// releaseKey gives up a lease, even while the engine stops.
+func (w *Webhooks) releaseKey(ctx context.Context, key string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := w.store.Release(rctx, key, w.cfg.Owner); err != nil {
+		w.logger.Warn("lease not released; it lapses by itself", "key", key, "err", err)
+	}
+}
+
+// leave gives up every shard still held and the membership, once every
+// queue has ended; Run calls it on its way out.
+func (w *Webhooks) leave(ctx context.Context) {
+	w.mu.Lock()
+	var held []int
+	for n, st := range w.shards {
+		if st.held {
+			held = append(held, n)
+		}
+		w.shards[n] = shardState{}
+	}
+	w.mu.Unlock()
+	for _, n := range held {
+		w.releaseKey(ctx, shardKey(n))
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := w.store.Heartbeat(hctx, w.cfg.Owner, 0); err != nil {
+		w.logger.Warn("membership not withdrawn; it lapses by itself", "err", err)
+	}
+}
+
+// ownsLocked reports whether queues of shard n may run; w.mu is held.
+func (w *Webhooks) ownsLocked(n int) bool {
+	st := w.shards[n]
+	return st.held && !st.releasing
+}
+
+// Shards returns the shards this engine holds now, ascending.
+func (w *Webhooks) Shards() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []int
+	for n, st := range w.shards {
+		if st.held {
+			out = append(out, n)
+		}
+	}
+	return out
+}
