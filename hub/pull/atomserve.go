@@ -68,7 +68,7 @@ func (p *Pull) serveFeed(w http.ResponseWriter, r *http.Request) {
 		d.gone = func() { p.forget(open.FirstSeq); p.cache.drop(key) }
 		d.stored = func() (*rendered, error) {
 			return p.cache.get(ctx, key, func() (*rendered, error) {
-				return renderDoc(d.write)
+				return p.renderDoc(d.write)
 			})
 		}
 	}
@@ -126,17 +126,21 @@ func (p *Pull) serveFeedArchive(w http.ResponseWriter, r *http.Request) {
 	if p.cache.enabled() {
 		d.stored = func() (*rendered, error) {
 			return p.cache.get(ctx, key, func() (*rendered, error) {
-				return renderDoc(d.write)
+				return p.renderDoc(d.write)
 			})
 		}
 	}
 	p.serve(w, r, d)
 }
 
-// renderDoc renders a document with write into compressed bytes.
-func renderDoc(write func(io.Writer) error) (*rendered, error) {
+// renderDoc renders a document with write into compressed bytes, with a
+// pooled compressor (one is large: allocating it per rendering dominated
+// the cost of rendering small lists).
+func (p *Pull) renderDoc(write func(io.Writer) error) (*rendered, error) {
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw := p.gz.Get().(*gzip.Writer)
+	defer p.gz.Put(zw)
+	zw.Reset(&buf)
 	cw := &countWriter{w: zw}
 	if err := write(cw); err != nil {
 		return nil, err

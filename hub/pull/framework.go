@@ -53,6 +53,9 @@ type frameworkState struct {
 	known   map[string]hub.Channel // the channels of the last listing read
 	removed map[string]removal     // channels gone from the listing, not yet announced
 	added   map[string]time.Time   // channels whose addition is in the log: their Created, by name and Created
+	// announced is the generation of the channel list (Pull.listing)
+	// whose additions and removals are all in the log; 0: none yet.
+	announced uint64
 }
 
 // EnableFramework makes the Pull announce Change List rotations on each

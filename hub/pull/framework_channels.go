@@ -59,13 +59,20 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 	if !on {
 		return nil
 	}
-	list, err := p.channels(ctx, false)
+	list, gen, err := p.listing(ctx, false)
 	if err != nil {
 		return fmt.Errorf("pull: channel announcements: %w", err)
 	}
 	now := time.Now()
 	p.mu.Lock()
 	p.idx.fw.pruneLocked(now)
+	if gen == p.idx.fw.announced {
+		// this list was gone through, and everything it called for is in
+		// the log: only a new list can call for more (and Syncs, one per
+		// append, must not each cost a pass over every channel)
+		p.mu.Unlock()
+		return nil
+	}
 	removed := p.idx.fw.noteListingLocked(list, now)
 	p.mu.Unlock()
 	for _, added := range list {
@@ -112,6 +119,9 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 		delete(p.idx.fw.removed, gone.ch.Name)
 		p.mu.Unlock()
 	}
+	p.mu.Lock()
+	p.idx.fw.announced = gen
+	p.mu.Unlock()
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package pull
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -160,16 +158,7 @@ func (p *Pull) serveListDoc(w http.ResponseWriter, r *http.Request, ch hub.Chann
 
 // render renders a closed Change List into compressed bytes.
 func (p *Pull) render(ctx context.Context, name string, l list, hdr *changefeed.Header) (*rendered, error) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	cw := &countWriter{w: zw}
-	if err := p.writeList(ctx, cw, name, l, hdr); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return &rendered{gz: bytes.Clone(buf.Bytes()), size: cw.n}, nil
+	return p.renderDoc(func(w io.Writer) error { return p.writeList(ctx, w, name, l, hdr) })
 }
 
 // serveIndex serves the Change List Index.

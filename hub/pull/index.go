@@ -21,6 +21,7 @@ type chanLists struct {
 	openMod  time.Time // Received of the open list's last notification
 	openGone bool      // retention removed the open list's first notification
 	skipped  int       // notifications left out (overlaps, replays)
+	warmed   uint64    // FirstSeq of the newest closed list rendered ahead (warm.go)
 }
 
 // open returns the open list when it is served: anchored and still held.
@@ -62,11 +63,12 @@ type index struct {
 	cursor  uint64    // last sequence applied
 	first   uint64    // first sequence the log holds, as last seen
 	chans   map[string]*chanLists
-	fw      frameworkState // framework notifications, see framework.go
+	closing map[string]struct{} // channels with lists closed since the last warm pass (warm.go)
+	fw      frameworkState      // framework notifications, see framework.go
 }
 
 func newIndex(rot changefeed.Rotation) index {
-	return index{rot: rot, chans: map[string]*chanLists{}}
+	return index{rot: rot, chans: map[string]*chanLists{}, closing: map[string]struct{}{}}
 }
 
 // apply feeds one record. created is the channel's creation time from the
@@ -94,6 +96,7 @@ func (x *index) apply(rec hub.Record, entries int, created time.Time) {
 	case cut.Closes():
 		if closed.Anchored && !c.openGone && closed.FirstSeq >= x.first {
 			c.closed = append(c.closed, list{ListBounds: closed, Modified: c.openMod})
+			x.closing[rec.Channel] = struct{}{}
 		}
 		c.openGone = false
 	}

@@ -85,10 +85,10 @@ type Pull struct {
 	mu     sync.RWMutex
 	idx    index
 
-	warmed map[string]uint64 // per channel, FirstSeq of the newest closed list rendered ahead
-
 	chMu      sync.Mutex
 	chList    []hub.Channel
+	chByName  map[string]hub.Channel // chList by name
+	chGen     uint64                 // counts the listings taken
 	chFetched time.Time
 }
 
@@ -193,10 +193,17 @@ const (
 // channels returns the channel list, refreshed after ChannelsTTL or when
 // fresh is set.
 func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) {
+	list, _, err := p.listing(ctx, fresh)
+	return list, err
+}
+
+// listing is channels with the generation of the list: it changes with
+// every listing taken, so a caller can skip work it did for the same list.
+func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, error) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
 	if !fresh && p.chList != nil && time.Since(p.chFetched) < ChannelsTTL {
-		return p.chList, nil
+		return p.chList, p.chGen, nil
 	}
 	list, err := p.chans.Channels(ctx)
 	if err != nil {
@@ -204,14 +211,28 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 		if ctx.Err() == nil {
 			p.h.Fail(opChannels, err)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	p.h.OK(opChannels)
 	if list == nil {
 		list = []hub.Channel{}
 	}
-	p.chList, p.chFetched = list, time.Now()
-	return list, nil
+	byName := make(map[string]hub.Channel, len(list))
+	for _, ch := range list {
+		byName[ch.Name] = ch
+	}
+	p.chList, p.chByName, p.chFetched = list, byName, time.Now()
+	p.chGen++
+	return list, p.chGen, nil
+}
+
+// listed returns the channel named name in the last list taken, without
+// I/O.
+func (p *Pull) listed(name string) (hub.Channel, bool) {
+	p.chMu.Lock()
+	defer p.chMu.Unlock()
+	ch, ok := p.chByName[name]
+	return ch, ok
 }
 
 // created returns when the channel name was created (zero when it is not
@@ -221,12 +242,8 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 func (p *Pull) created(ctx context.Context, name string) (time.Time, error) {
 	ch, ok, err := p.channel(ctx, name)
 	if err != nil {
-		p.chMu.Lock()
-		defer p.chMu.Unlock()
-		for _, c := range p.chList {
-			if c.Name == name {
-				return c.Created, nil
-			}
+		if ch, ok := p.listed(name); ok {
+			return ch.Created, nil
 		}
 		return time.Time{}, err
 	}
@@ -240,14 +257,11 @@ func (p *Pull) created(ctx context.Context, name string) (time.Time, error) {
 // is not known.
 func (p *Pull) channel(ctx context.Context, name string) (hub.Channel, bool, error) {
 	for _, fresh := range []bool{false, true} {
-		list, err := p.channels(ctx, fresh)
-		if err != nil {
+		if _, _, err := p.listing(ctx, fresh); err != nil {
 			return hub.Channel{}, false, err
 		}
-		for _, ch := range list {
-			if ch.Name == name {
-				return ch, true, nil
-			}
+		if ch, ok := p.listed(name); ok {
+			return ch, true, nil
 		}
 	}
 	return hub.Channel{}, false, nil
