@@ -336,11 +336,40 @@ func (h *Hub) sweepEvery() time.Duration {
 	return min(max(d, time.Second), 30*time.Second)
 }
 
-// SweepOnce expires every subscription whose lease has ended.
+// ShardHolder is an Activator that holds part of the subscription space,
+// as the webhook engine of hubs sharing a store does (a shard at a time,
+// see Shards): the lease sweep then covers only its shards, so the hubs
+// split the sweep as they split delivery.
+type ShardHolder interface {
+	// Shards returns the shards held now.
+	Shards() []int
+}
+
+// SweepOnce expires every subscription whose lease has ended, reading one
+// shard at a time: every shard, or those of the Activator when it is a
+// ShardHolder.
 func (h *Hub) SweepOnce(ctx context.Context) {
-	subs, err := h.cfg.Store.Subscriptions(ctx, "")
+	shards := make([]int, Shards)
+	for n := range shards {
+		shards[n] = n
+	}
+	if sh, ok := h.cfg.Activator.(ShardHolder); ok {
+		shards = sh.Shards()
+	}
+	for _, n := range shards {
+		if ctx.Err() != nil {
+			return
+		}
+		h.sweepShard(ctx, n)
+	}
+}
+
+// sweepShard expires the subscriptions of shard n whose lease has ended and
+// forgets those expired for a day.
+func (h *Hub) sweepShard(ctx context.Context, n int) {
+	subs, err := h.cfg.Store.SubscriptionsInShard(ctx, n)
 	if err != nil {
-		h.logger.Error("lease sweep", "err", err)
+		h.logger.Error("lease sweep", "shard", n, "err", err)
 		return
 	}
 	now := h.cfg.Now()
