@@ -44,6 +44,7 @@ func TestDashboard_ServesThePageWithoutToken(t *testing.T) {
 		"/dashboard/format.js":     "rshubFormat",
 		"/dashboard/continuity.js": "rshubContinuity",
 		"/dashboard/follow.js":     "Followed Sources",
+		"/dashboard/subs.js":       "rshubSubs",
 		"/dashboard/style.css":     "#feed",
 	} {
 		resp, body := get(t, srv.URL+path, "")

@@ -9,13 +9,13 @@
   const FEED_MAX = 200;        // notifications kept in the feed (framework ones included)
   const ENTRIES_SHOWN = 8;     // entries shown per notification
   const REPLAY = 25;           // recent notifications replayed on page load
-  const DL_SUBS_MAX = 50;      // subscriptions whose dead letters are read per poll
+  const CHANNEL_PAGE = 100;    // channels per page
 
   const $ = sel => document.querySelector(sel);
   const state = {
-    token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false,
-    channels: [], subs: [], deliveries: [], deadLetters: {}, throughput: null,
-    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, framework: 0, live: false, redriving: new Set(),
+    token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false, again: false,
+    channels: [], chQ: "", chPages: 1, chMore: false, summary: null, throughput: null,
+    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, framework: 0, live: false,
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -82,6 +82,15 @@
     if (res.status === 204) return null;
     return res.json();
   }
+  // apiPage reads one page of a list: its items and the URL of the next
+  // page from the Link header (null at the end).
+  async function apiPage(path) {
+    const res = await fetch(path, { cache: "no-store", headers: { Authorization: "Bearer " + state.token } });
+    if (res.status === 401) throw new AuthError("the hub refused the admin token");
+    if (!res.ok) throw new Error((await res.text()).trim() || res.status + " " + res.statusText);
+    const m = (res.headers.get("Link") || "").match(/<([^>]*)>\s*;\s*rel="next"/);
+    return { items: (await res.json()) || [], next: m ? m[1] : null };
+  }
   const enc = encodeURIComponent;
 
   function setPill(sel, cls, text) {
@@ -105,18 +114,25 @@
     onAuthError: e => askToken(e.message),
   });
 
+  // The subscriptions card (subs.js) gets what it needs from here.
+  const subs = window.rshubSubs({
+    $, el, api, apiPage, enc, toast, AuthError, refresh, fmtAgo, fmtIn, isZeroTime,
+    onAuthError: e => askToken(e.message),
+  });
+
+  // refresh reads the summary, the channels and subscriptions shown and
+  // the throughput, then renders; asked for while it runs, it runs again
+  // after.
   async function refresh() {
-    if (state.refreshing) return;
+    if (state.refreshing) { state.again = true; return; }
     state.refreshing = true;
     try {
-      const [channels, subs, deliveries, throughput] = await Promise.all([
-        api("../admin/channels"), api("../admin/subscriptions"), api("../admin/deliveries"), api("api/throughput"),
+      const [summary, , , throughput] = await Promise.all([
+        api("../admin/summary"), loadChannels(), subs.load(), api("api/throughput"),
       ]);
-      state.channels = channels || [];
-      state.subs = subs || [];
-      state.deliveries = deliveries || [];
+      state.summary = summary;
       state.throughput = throughput;
-      await refreshDeadLetters();
+      subs.setTotal(summary ? summary.subscriptions : null);
       setPill("#api-status", "ok", "admin API: ok");
       render();
     } catch (e) {
@@ -125,35 +141,34 @@
     } finally {
       state.refreshing = false;
     }
+    if (state.again && state.started) { state.again = false; refresh(); }
   }
 
-  // refreshDeadLetters reads the dead letters of the subscriptions that
-  // have some (or had some at the last poll).
-  async function refreshDeadLetters() {
-    const stats = statsByID();
-    const ids = state.subs
-      .filter(s => (stats[s.id] && stats[s.id].deadLetters > 0) || (state.deadLetters[s.id] || []).length > 0 || !stats[s.id])
-      .slice(0, DL_SUBS_MAX).map(s => s.id);
-    const lists = await Promise.all(ids.map(id => api("../admin/subscriptions/" + enc(id) + "/deadletters").catch(e => {
-      if (e instanceof AuthError) throw e;
-      return [];
-    })));
-    const next = {};
-    ids.forEach((id, i) => { next[id] = lists[i] || []; });
-    state.deadLetters = next;
+  // loadChannels reads state.chPages pages of channels (q: the search).
+  async function loadChannels() {
+    const list = [];
+    let path = "../admin/channels?limit=" + CHANNEL_PAGE + (state.chQ ? "&q=" + enc(state.chQ) : "");
+    for (let i = 0; path && i < state.chPages; i++) {
+      const p = await apiPage(path);
+      list.push(...p.items);
+      path = p.next;
+    }
+    state.channels = list;
+    state.chMore = !!path;
   }
-
-  function statsByID() {
-    const m = {};
-    for (const d of state.deliveries) m[d.id] = d;
-    return m;
-  }
+  $("#channels-more").addEventListener("click", () => { state.chPages++; refresh(); });
+  let chSearchTimer = 0;
+  $("#channels-search").addEventListener("input", ev => {
+    clearTimeout(chSearchTimer);
+    chSearchTimer = setTimeout(() => { state.chQ = ev.target.value.trim(); state.chPages = 1; refresh(); }, 250);
+  });
 
   // ---- rendering ----
   function render() {
     renderChart();
+    renderSummary();
     renderChannels();
-    renderSubs();
+    subs.render();
     renderFilter();
   }
 
@@ -175,7 +190,7 @@
 
   function renderChannels() {
     const body = $("#channels tbody");
-    const rows = state.channels.slice().sort((a, b) => a.name.localeCompare(b.name)).map(c => {
+    const rows = state.channels.map(c => {
       const st = c.state || {};
       const series = (state.throughput && state.throughput.channels[c.name]) || [];
       const rate = lastSeconds(series, 60) / 60;
@@ -193,82 +208,30 @@
         gapCell,
         el("td", {}, continuity.button(c, st)));
     });
-    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "8" }, "no channels yet"))]));
-    $("#channels-count").textContent = state.channels.length + (state.channels.length === 1 ? " channel" : " channels");
+    const empty = state.chQ ? "no channel matches “" + state.chQ + "”" : "no channels yet";
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "8" }, empty))]));
+    const n = state.channels.length, total = state.summary ? " of " + state.summary.channels : "";
+    $("#channels-count").textContent = n + total + (n === 1 && !total ? " channel" : " channels") + (state.chQ ? " · matching “" + state.chQ + "”" : "");
+    $("#channels-more").hidden = !state.chMore;
   }
 
-  // subState combines the subscription's lifecycle (pending, active,
-  // expired) with the delivery engine's health (active, failing, …).
-  function subState(sub, st) {
-    const expired = sub.state === "expired" || (!isZeroTime(sub.expires) && Date.parse(sub.expires) < Date.now());
-    if (sub.state === "pending") return "pending";
-    if (expired) return "expired";
-    if (!st) return sub.state === "active" ? "idle" : sub.state;
-    return st.state;
-  }
-  const stateClass = { active: "ok", pending: "idle", idle: "idle", starting: "idle", standby: "idle", failing: "bad", stalled: "bad", "circuit-open": "bad", expired: "warn", stopped: "warn" };
-
-  function renderSubs() {
-    const body = $("#subs tbody");
-    const stats = statsByID();
-    const rows = [];
-    const subs = state.subs.slice().sort((a, b) => (a.channel + a.callback).localeCompare(b.channel + b.callback));
-    for (const s of subs) {
-      const st = stats[s.id];
-      const ss = subState(s, st);
-      const dls = state.deadLetters[s.id] || [];
-      const nDL = Math.max(dls.length, st ? st.deadLetters : 0);
-      let last = el("td", { class: "sub" }, "—");
-      if (st && !isZeroTime(st.lastAttempt)) {
-        const ok = st.lastStatus >= 200 && st.lastStatus < 300;
-        last = el("td", { title: st.lastError || "" },
-          el("span", { class: ok ? "" : "bad-text" }, st.lastStatus ? "HTTP " + st.lastStatus : "error"),
-          el("div", { class: "sub" }, fmtAgo(st.lastAttempt) + (st.consecutiveFailures ? " · " + st.consecutiveFailures + " failures in a row" : "")));
-      }
-      rows.push(el("tr", { "data-sub-id": s.id, "data-state": ss },
-        el("td", {}, el("div", { class: "mono trunc", title: s.callback }, s.callback), el("div", { class: "sub mono" }, s.id.slice(0, 12))),
-        el("td", {}, s.channel || el("span", { class: "sub", title: s.topic }, "(topic)")),
-        el("td", {}, el("span", { class: "pill state " + (stateClass[ss] || "idle") }, ss)),
-        last,
-        el("td", { class: "num" }, st ? String(st.backlog) : "—"),
-        el("td", { class: "num" + (nDL ? " bad-text" : "") }, String(nDL)),
-        el("td", { title: s.expires || "" }, isZeroTime(s.expires) ? "—" : fmtIn(s.expires))));
-      if (dls.length) rows.push(deadLetterRow(s, dls));
-    }
-    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: "7" }, "no subscriptions yet"))]));
-    $("#subs-count").textContent = state.subs.length + (state.subs.length === 1 ? " subscription" : " subscriptions");
-  }
-
-  function deadLetterRow(sub, dls) {
-    const items = dls.map(d => el("div", { class: "dl", "data-dl-id": d.id, "data-seq": String(d.seq) },
-      el("span", {}, "seq " + d.seq),
-      el("span", { class: "bad-text" }, d.lastStatus ? "HTTP " + d.lastStatus : "error"),
-      el("span", { class: "reason", title: d.reason }, d.attempts + " attempts · " + fmtAgo(d.failed) + " · " + d.reason),
-      redriveButton(sub, d)));
-    return el("tr", { class: "deadletters", "data-sub-id": sub.id }, el("td", { colspan: "7" }, items));
-  }
-
-  function redriveButton(sub, d) {
-    const key = sub.id + "/" + d.id;
-    const busy = state.redriving.has(key);
-    const b = el("button", { class: "redrive", type: "button", title: "deliver seq " + d.seq + " to the callback again", disabled: busy }, busy ? "Redriving…" : "Redrive");
-    b.addEventListener("click", async () => {
-      if (state.redriving.has(key)) return;
-      state.redriving.add(key);
-      b.disabled = true;
-      b.textContent = "Redriving…";
-      try {
-        await api("../admin/subscriptions/" + enc(sub.id) + "/deadletters/" + enc(d.id) + "/redrive", "POST");
-        toast("Delivered seq " + d.seq + " to " + sub.callback);
-      } catch (e) {
-        if (e instanceof AuthError) { askToken(e.message); return; }
-        toast("Redrive of seq " + d.seq + " failed: " + e.message, true);
-      } finally {
-        state.redriving.delete(key);
-      }
-      refresh();
-    });
-    return b;
+  // renderSummary shows the hub's counts (GET /admin/summary).
+  function renderSummary() {
+    const s = state.summary;
+    if (!s) return;
+    const by = s.byStatus || {}, states = s.byState || {};
+    const count = (key, n, label, bad) => el("div", { class: "count" + (bad && n ? " bad" : ""), "data-count": key }, el("strong", {}, String(n || 0)), el("span", {}, label));
+    $("#summary").replaceChildren(
+      count("subscriptions", s.subscriptions, "subscriptions"),
+      count("active", by.active, "active"),
+      count("pending", by.pending, "pending"),
+      count("expired", by.expired, "expired"),
+      count("channels", s.channels, "channels"),
+      count("queues", s.queues, "queues on this hub"),
+      count("failing", s.failing, "failing", true),
+      count("circuit-open", states["circuit-open"], "circuit open", true),
+      count("deadLetters", s.deadLetters, "dead letters", true));
+    $("#summary-computed").textContent = "at " + fmtTime(s.computed);
   }
 
   function renderFilter() {

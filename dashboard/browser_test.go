@@ -1,0 +1,233 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rshub/rshub/admin"
+	"github.com/rshub/rshub/dashboard"
+	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/redisstore"
+	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+const token = "dash-admin-token"
+
+// listRequests records the admin list requests the page makes.
+type listRequests struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *listRequests) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/admin/subscriptions" || r.URL.Path == "/admin/channels" || r.URL.Path == "/admin/deliveries" {
+			l.mu.Lock()
+			l.paths = append(l.paths, r.URL.RequestURI())
+			l.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (l *listRequests) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.paths...)
+}
+
+// failingEngine is a delivery engine whose queues of the given
+// subscriptions fail.
+type failingEngine struct{ stats []delivery.SubStats }
+
+func (e failingEngine) Stats() []delivery.SubStats                    { return e.stats }
+func (e failingEngine) Redrive(context.Context, string, string) error { return nil }
+
+// bigHub serves the dashboard and the admin API of a hub whose Redis
+// store holds subs subscriptions over 50 topics and channels channels;
+// the subscriptions with callbacks …/cb/<i> for i in failing fail.
+func bigHub(t *testing.T, subs, channels int, failing []int) (string, *listRequests) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := redisstore.Open(ctx, testenv.Redis(t), redisstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	_, nc := testenv.NATS(t)
+	lg, err := jslog.Open(ctx, nc, jslog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lg.Close() })
+	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
+	mux := http.NewServeMux()
+	reqs := &listRequests{}
+	srv := httptest.NewServer(reqs.wrap(mux))
+	t.Cleanup(srv.Close)
+	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
+		Activator: nopActivator{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range channels {
+		if _, err := h.PutChannel(ctx, hub.Channel{Name: fmt.Sprintf("ch%03d", i), Hosted: true, Trust: hub.TrustOpen}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stats []delivery.SubStats
+	now := time.Now()
+	for i := range subs {
+		topic := fmt.Sprintf("http://127.0.0.1:1/source/%d/changes", i%50)
+		cb := fmt.Sprintf("http://127.0.0.1:9/cb/%d", i)
+		s := hub.Subscription{ID: hub.SubscriptionID(topic, cb), Topic: topic, Channel: fmt.Sprintf("src%d", i%50), Callback: cb,
+			State: hub.SubActive, Lease: 3600, Expires: now.Add(time.Hour), Created: now}
+		if err := st.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range failing {
+			if f == i {
+				stats = append(stats, delivery.SubStats{ID: s.ID, Topic: topic, Channel: s.Channel, Callback: cb, State: delivery.StateFailing,
+					LastStatus: 500, LastAttempt: now, ConsecutiveFailures: 4})
+			}
+		}
+	}
+	slices.SortFunc(stats, func(a, b delivery.SubStats) int { return strings.Compare(a.ID, b.ID) })
+	api, err := admin.New(admin.Config{Token: token, Hub: h, Store: st, Deliveries: failingEngine{stats: stats}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.Register(mux)
+	dashboard.New(dashboard.Config{AdminToken: token, HubURL: srv.URL + "/", Logger: slog.New(slog.DiscardHandler)}).Register(mux)
+	return srv.URL, reqs
+}
+
+type nopActivator struct{}
+
+func (nopActivator) Activate(hub.Subscription) {}
+func (nopActivator) Deactivate(string)         {}
+
+// browser starts headless Chromium for the test; uncaught exceptions of
+// the page are collected.
+func browser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("chromium not found: the dashboard tests need Debian's chromium; `make test` installs it")
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 900))
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var mu sync.Mutex
+	var errs []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() {
+				mu.Lock()
+				errs = append(errs, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
+}
+
+// waitJS polls a JavaScript condition until it holds or within is over.
+func waitJS(t *testing.T, ctx context.Context, what string, within time.Duration, js string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(within), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 3000) : ""`))
+		t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, body)
+	}
+}
+
+func evalInt(t *testing.T, ctx context.Context, js string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return n
+}
+
+const rows = `document.querySelectorAll("#subs tbody tr[data-sub-id]:not(.deadletters)").length`
+
+func TestDashboard_ManySubscriptionsLoadOnePageFailingFirst(t *testing.T) {
+	failing := []int{17, 1234, 2500, 4999}
+	base, reqs := bigHub(t, 5000, 130, failing)
+	ctx, pageErrors := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/dashboard/#token="+token)); err != nil {
+		t.Fatal(err)
+	}
+
+	// One page, the failing ones first, the counts from the summary.
+	waitJS(t, ctx, "the first page of subscriptions", 30*time.Second, rows+` >= 100`)
+	waitJS(t, ctx, "the summary", 10*time.Second, `(document.querySelector('#summary [data-count="subscriptions"] strong') || {}).textContent === "5000"`)
+	if n := evalInt(t, ctx, rows); n > 100+len(failing) {
+		t.Errorf("%d subscription rows after loading, want one page of 100 and the %d failing", n, len(failing))
+	}
+	firstFailing := evalInt(t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("#subs tbody tr[data-sub-id]")).slice(0, %d).filter(r => r.dataset.state === "failing" && r.classList.contains("failing-first")).length`, len(failing)))
+	if firstFailing != len(failing) {
+		t.Errorf("%d of the first %d rows are failing, want all", firstFailing, len(failing))
+	}
+	if n := evalInt(t, ctx, `document.querySelectorAll("#channels tbody tr[data-channel]").length`); n != 100 {
+		t.Errorf("%d channel rows, want one page of 100", n)
+	}
+	for _, p := range reqs.all() {
+		if strings.HasPrefix(p, "/admin/deliveries") || (!strings.Contains(p, "limit=100") && !strings.Contains(p, "status=failing")) {
+			t.Errorf("the page asked for %s: more than a page", p)
+		}
+	}
+
+	// Load more: a second page.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#subs-more"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the second page", 20*time.Second, rows+` >= 200`)
+
+	// Search: one subscription of the 5000, by its callback.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#subs-search"), "cb/4321")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the search result", 30*time.Second, rows+` === 1 && document.querySelector("#subs tbody tr[data-sub-id] .mono").textContent.endsWith("/cb/4321")`)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#channels-search"), "ch12")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the channel search", 20*time.Second, `document.querySelectorAll("#channels tbody tr[data-channel]").length === 10`)
+	if errs := pageErrors(); len(errs) > 0 {
+		t.Errorf("page exceptions: %v", errs)
+	}
+	t.Logf("%d admin list requests, e.g. %s", len(reqs.all()), strconv.Quote(reqs.all()[0]))
+}
