@@ -68,7 +68,7 @@ func clusterNotes(cfg Config) []string {
 	return []string{
 		fmt.Sprintf("cluster: 3 nats-server (JetStream cluster, replicas 3), 1 redis-server, 3 hub processes (--claim-ttl %v, --reconcile %v); %d subscriptions over %d channels seeded into Redis, callbacks on %d loopback servers; each run is a fresh cluster",
 			cfg.ClusterClaimTTL, clusterReconcile(cfg), cfg.ClusterSubscriptions, cfg.ClusterChannels, cfg.Servers),
-		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered and 2 reconcile periods); hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
+		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered and 3 reconcile periods, at least 5 s); the hubs' CPU from /proc over the same window; hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
 			cfg.ClusterIdle, cfg.ClusterSubscriptions, clusterBaseline),
 		"cluster: takeover = hub 1 SIGKILLed, then one notification published to every channel through hub 0; receipt − kill at the subscriptions hub 1 delivered (its admin API's active queues); hub = hub 1's subscriptions, ceiling = the live hubs' (the same fan-out without a takeover), resumed = the first of hub 1's",
 		"cluster: join = hub 3 started while a steady stream is published; its share = its active queues once unchanged for 3 reconcile periods; duplicates = repeated receipts in the join phase beside the subscriptions that moved (at most one in-flight delivery each); receipts/expected above 1 would be a delivery storm",
@@ -193,10 +193,10 @@ type idleWork struct {
 	hubCPU float64
 }
 
-// idle lets the cluster settle for two reconcile periods and measures
-// Redis's and the hubs' work over ClusterIdle.
+// idle lets the cluster settle for three reconcile periods (at least 5 s)
+// and measures Redis's and the hubs' work over ClusterIdle.
 func (b *clusterBench) idle(ctx context.Context, life *clusterLife) (idleWork, error) {
-	if err := pause(ctx, 2*clusterReconcile(b.cfg)); err != nil {
+	if err := pause(ctx, max(3*clusterReconcile(b.cfg), 5*time.Second)); err != nil {
 		return idleWork{}, err
 	}
 	cpu0, err := life.topo.hubsCPU()
