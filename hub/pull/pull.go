@@ -87,7 +87,7 @@ type Pull struct {
 
 	chMu      sync.Mutex
 	chList    []hub.Channel
-	chByName  map[string]hub.Channel // chList by name
+	chByName  map[string]int // index in chList by name
 	chGen     uint64                 // counts the listings taken
 	chFetched time.Time
 }
@@ -217,9 +217,9 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	if list == nil {
 		list = []hub.Channel{}
 	}
-	byName := make(map[string]hub.Channel, len(list))
-	for _, ch := range list {
-		byName[ch.Name] = ch
+	byName := make(map[string]int, len(list))
+	for i, ch := range list {
+		byName[ch.Name] = i
 	}
 	p.chList, p.chByName, p.chFetched = list, byName, time.Now()
 	p.chGen++
@@ -231,8 +231,11 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 func (p *Pull) listed(name string) (hub.Channel, bool) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
-	ch, ok := p.chByName[name]
-	return ch, ok
+	i, ok := p.chByName[name]
+	if !ok {
+		return hub.Channel{}, false
+	}
+	return p.chList[i], true
 }
 
 // created returns when the channel name was created (zero when it is not

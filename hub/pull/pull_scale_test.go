@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -143,4 +144,37 @@ func heapInUse() int64 {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// Run renders ahead the lists of exactly the channels whose lists closed:
+// with many channels, a notification that closes no list renders nothing,
+// and one that closes a list renders that list once.
+func TestPull_RenderAheadFollowsRotations(t *testing.T) {
+	const n = 40
+	names := channelNames(n)
+	e := newEnv(t, pull.Config{Rotation: changefeed.Rotation{MaxEntries: 4}}, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = e.pull.Run(ctx) }()
+	at := make([]time.Time, n)
+	next := func(i int) {
+		until := at[i].Add(time.Minute)
+		e.notify(names[i], at[i], until, entries(at[i], until, 2, i))
+		at[i] = until
+	}
+	for i := range n {
+		at[i] = t0
+		for range 3 { // 2 entries each: the third closes the first list
+			next(i)
+		}
+	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return e.pull.CacheStats().Lists == n }, "a closed list of each channel rendered ahead")
+	before := e.pull.CacheStats()
+	next(5) // 4 entries in c5's open list: it stays open
+	next(7)
+	next(7) // closes c7's second list
+	testenv.Eventually(t, 10*time.Second, func() bool { return e.pull.CacheStats().Lists == n+1 }, "c7's second closed list rendered ahead")
+	if after := e.pull.CacheStats(); after.Misses != before.Misses+1 {
+		t.Fatalf("renderings: before %+v, after %+v; want exactly one more", before, after)
+	}
 }
