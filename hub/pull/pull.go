@@ -88,7 +88,7 @@ type Pull struct {
 	chMu      sync.Mutex
 	chList    []hub.Channel
 	chByName  map[string]int // index in chList by name
-	chGen     uint64                 // counts the listings taken
+	chGen     uint64         // counts the listings taken
 	chFetched time.Time
 }
 
