@@ -45,7 +45,7 @@ func newClusterBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *clust
 		return nil, fmt.Errorf("cluster dir: %w", err)
 	}
 	t0 := time.Now()
-	if b.bins, err = buildClusterBinaries(ctx, b.dir); err != nil {
+	if b.bins, err = buildClusterBinaries(ctx, b.dir, cfg.ClusterSource); err != nil {
 		return nil, err
 	}
 	lg.Info("cluster: binaries built", "took", time.Since(t0).Round(time.Millisecond))

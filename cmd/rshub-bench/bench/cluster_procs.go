@@ -166,9 +166,9 @@ type clusterBinaries struct {
 
 // buildClusterBinaries finds redis-server and builds cmd/hub and
 // nats-server (from the Go module, as examples/cluster does) into dir. It
-// needs the go command and the rshub module's source: run the bench from
-// the module (go run ./cmd/rshub-bench).
-func buildClusterBinaries(ctx context.Context, dir string) (clusterBinaries, error) {
+// needs the go command and the rshub module's source: src, or when src is
+// "" the module the bench runs in (go run ./cmd/rshub-bench).
+func buildClusterBinaries(ctx context.Context, dir, src string) (clusterBinaries, error) {
 	var b clusterBinaries
 	redis, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -178,13 +178,15 @@ func buildClusterBinaries(ctx context.Context, dir string) (clusterBinaries, err
 		redis = "/usr/bin/redis-server"
 	}
 	b.redis = redis
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	gomodCmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
+	gomodCmd.Dir = src
+	out, err := gomodCmd.Output()
 	if err != nil {
 		return b, fmt.Errorf("cluster: find the rshub module with go env GOMOD: %w", err)
 	}
 	gomod := strings.TrimSpace(string(out))
 	if mod, err := os.ReadFile(gomod); err != nil || !strings.Contains(string(mod), "module github.com/rshub/rshub\n") {
-		return b, fmt.Errorf("cluster: run the bench from the rshub module (go run ./cmd/rshub-bench) so it can build cmd/hub; go.mod here is %q", gomod)
+		return b, fmt.Errorf("cluster: run the bench from the rshub module (go run ./cmd/rshub-bench) or name one with --cluster-source, so it can build cmd/hub; go.mod there is %q", gomod)
 	}
 	root := filepath.Dir(gomod)
 	b.hub, b.nats = filepath.Join(dir, "hub"), filepath.Join(dir, "nats-server")

@@ -83,6 +83,10 @@ type Config struct {
 	// its idle Redis work is measured over.
 	ClusterSubscriptions, ClusterChannels int
 	ClusterClaimTTL, ClusterIdle          time.Duration
+	// ClusterSource is the rshub module directory the cluster scenario
+	// builds cmd/hub from ("": the one the bench runs in), to measure
+	// another version beside this one.
+	ClusterSource string
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -166,6 +170,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")
 	fs.DurationVar(&c.ClusterClaimTTL, "cluster-claim-ttl", d.ClusterClaimTTL, "cluster: the hubs' --claim-ttl (their --reconcile is a fifth of it)")
 	fs.DurationVar(&c.ClusterIdle, "cluster-idle", d.ClusterIdle, "cluster: window over which idle Redis commands/s are measured")
+	fs.StringVar(&c.ClusterSource, "cluster-source", "", "cluster: directory of the rshub module to build cmd/hub from (default: the current one), e.g. an older version unpacked with git archive")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
