@@ -160,7 +160,9 @@ func (a *API) shardPage(ctx context.Context, sq subQuery) (page[hub.Subscription
 			}
 			p.items = append(p.items, s)
 		}
-		if scanned >= maxScan && shard+1 < hub.Shards {
+		// a full page at a shard's end, or the scan budget spent: the
+		// next page starts at the next shard, unread
+		if (len(p.items) == sq.limit || scanned >= maxScan) && shard+1 < hub.Shards {
 			p.next = &cursor{kind: kindShards, shard: shard + 1}
 			return p, nil
 		}
