@@ -7,7 +7,11 @@
 // small interfaces it declares: [Hub] (a *hub.Hub), [Store] (a hub.Store)
 // and [Deliveries] (a *delivery.Webhooks). Every route needs the admin
 // token as a Bearer token; answers are JSON, refusals plain text with a
-// reason.
+// reason. Lists are paged with an opaque cursor and a Link rel="next"
+// header (see cursor.go), subscriptions shard by shard, so that a page
+// costs the same with 100 subscriptions as with 100,000; GET
+// /admin/summary counts them. A delivery engine that also implements
+// [DeliveryIndex] spares the API a walk of all its queues per request.
 package admin
 
 import (

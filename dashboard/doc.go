@@ -4,8 +4,12 @@
 // EventSource resumes by itself with Last-Event-ID), channels with their
 // publish rate, last until and gaps, subscriptions with their delivery
 // health and dead letters (with a redrive button each), and a throughput
-// chart of the last minutes. The feed shows change notifications; the
-// hub's framework notifications (wire.FrameworkChannel: its Change Lists,
+// chart of the last minutes. Lists are paged as the admin API pages them:
+// the page reads one page of channels and of subscriptions (the failing
+// ones first) and one more per "Load more", narrows both with a search
+// box, and shows the hub's counts from GET /admin/summary, so that it
+// stays usable with 100,000 subscriptions. The feed shows change
+// notifications; the hub's framework notifications (wire.FrameworkChannel: its Change Lists,
 // Capability Lists and Source Description changed) are about documents,
 // not resources, and are left out unless the feed's "framework" toggle is
 // on; they are never counted as notifications.
