@@ -31,11 +31,13 @@ type queue struct {
 	signals atomic.Uint64
 	woken   atomic.Uint64
 
-	mu    sync.Mutex
-	gen   uint64 // Webhooks.gen when sub was last set
-	sub   hub.Subscription
-	stats SubStats
-	idle  bool // caught up with the log
+	mu      sync.Mutex
+	gen     uint64 // Webhooks.gen when sub was last set
+	sub     hub.Subscription
+	stats   SubStats
+	idle    bool // caught up with the log
+	stalled bool // a store or log call is failing (h)
+	gone    bool // the goroutine ended; Webhooks.index forgot the queue
 }
 
 // stop reasons of a queue's delivery loop.
@@ -61,7 +63,14 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 	}
 	q.logger = w.logger.With("sub", sub.ID, "callback", clip(sub.Callback))
 	q.h = loophealth.New(q.logger)
+	q.h.Watch(func(stalled bool) {
+		q.mu.Lock()
+		q.stalled = stalled
+		w.index.changed(q, q.stats, q.stats)
+		q.mu.Unlock()
+	})
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
+	w.index.add(q)
 	return q
 }
 
@@ -90,7 +99,9 @@ func (q *queue) getSub() hub.Subscription {
 
 func (q *queue) update(fn func(s *SubStats)) {
 	q.mu.Lock()
+	before := q.stats
 	fn(&q.stats)
+	q.w.index.changed(q, before, q.stats)
 	q.mu.Unlock()
 }
 

@@ -48,7 +48,8 @@ type SubStats struct {
 }
 
 // Stats returns the delivery health of every subscription with a running
-// queue, ordered by ID. It does no I/O.
+// queue, ordered by ID. It does no I/O, but walks every queue: Stat,
+// Failing and StateCounts answer without doing so.
 func (w *Webhooks) Stats() []SubStats {
 	w.mu.Lock()
 	qs := make([]*queue, 0, len(w.queues))
@@ -56,29 +57,50 @@ func (w *Webhooks) Stats() []SubStats {
 		qs = append(qs, q)
 	}
 	w.mu.Unlock()
+	return w.statsOf(qs)
+}
+
+// Stat returns the delivery health of the subscription id, and whether
+// this engine runs its queue.
+func (w *Webhooks) Stat(id string) (SubStats, bool) {
+	q := w.queueFor(id)
+	if q == nil {
+		return SubStats{}, false
+	}
+	return w.statOf(q, w.lastSeq.Load(), w.cfg.Clock()), true
+}
+
+// statsOf returns the stats of qs ordered by ID.
+func (w *Webhooks) statsOf(qs []*queue) []SubStats {
 	last := w.lastSeq.Load()
 	now := w.cfg.Clock()
 	out := make([]SubStats, 0, len(qs))
 	for _, q := range qs {
-		q.mu.Lock()
-		s := q.stats
-		idle := q.idle
-		q.mu.Unlock()
-		s.Host = q.host
-		bs, _ := w.breakers.state(q.host, now)
-		s.HostBreaker = bs.String()
-		if bs == BreakerOpen && s.State == StateFailing {
-			s.State = StateCircuitOpen
-		}
-		if ok, _, err := q.h.State(); !ok && s.State != StateStopped {
-			s.State = StateStalled
-			s.Stalled = clip(err.Error())
-		}
-		if !idle && last > s.Cursor.Seq {
-			s.Backlog = last - s.Cursor.Seq
-		}
-		out = append(out, s)
+		out = append(out, w.statOf(q, last, now))
 	}
 	slices.SortFunc(out, func(a, b SubStats) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// statOf returns the stats of q, its state refined by its host's breaker
+// and its loop's health; last is the log's last sequence as last seen.
+func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
+	q.mu.Lock()
+	s := q.stats
+	idle := q.idle
+	q.mu.Unlock()
+	s.Host = q.host
+	bs, _ := w.breakers.state(q.host, now)
+	s.HostBreaker = bs.String()
+	if bs == BreakerOpen && s.State == StateFailing {
+		s.State = StateCircuitOpen
+	}
+	if ok, _, err := q.h.State(); !ok && s.State != StateStopped {
+		s.State = StateStalled
+		s.Stalled = clip(err.Error())
+	}
+	if !idle && last > s.Cursor.Seq {
+		s.Backlog = last - s.Cursor.Seq
+	}
+	return s
 }

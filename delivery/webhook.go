@@ -144,6 +144,7 @@ type Webhooks struct {
 	filters  filterCache         // filtered bodies, shared by the queues
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
 	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
+	index    *statsIndex         // troubled queues and counts by state
 	// listedVer is the store's version of each shard at its last listing;
 	// Run's goroutine only.
 	listedVer [hub.Shards]uint64
@@ -207,6 +208,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		breakers:    newBreakerSet(cfg.Breaker),
 		wakes:       newWakeIndex(),
 		kick:        make(chan struct{}, 1),
+		index:       newStatsIndex(),
 		queues:      map[string]*queue{},
 		retired:     map[string]*queue{},
 		pending:     map[string]hub.Subscription{},
@@ -356,6 +358,7 @@ func (w *Webhooks) startLocked(sub hub.Subscription) {
 		defer close(q.done)
 		defer cancel()
 		defer w.wakes.unwatch(q)
+		defer w.index.remove(q)
 		if prev != nil {
 			<-prev.done // ends within Grace once cancelled
 		}
@@ -386,16 +389,10 @@ func (w *Webhooks) retireLocked(q *queue) {
 // has been failing
 // since since, with the latest error of the oldest failure. Stalled loops
 // retry by themselves; Health is for readiness checks and dashboards. It
-// does no I/O.
+// does no I/O and reads only the queues in trouble.
 func (w *Webhooks) Health() (ok bool, since time.Time, err error) {
 	ok, since, err = w.h.State()
-	w.mu.Lock()
-	qs := make([]*queue, 0, len(w.queues))
-	for _, q := range w.queues {
-		qs = append(qs, q)
-	}
-	w.mu.Unlock()
-	for _, q := range qs {
+	for _, q := range w.index.list() {
 		qok, qsince, qerr := q.h.State()
 		ok, since, err = worst(ok, since, err, qok, qsince, qerr)
 	}

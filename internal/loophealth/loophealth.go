@@ -32,6 +32,7 @@ type Tracker struct {
 	nfail   atomic.Int32 // len(failing), read without the lock on the hot path
 	mu      sync.Mutex
 	failing map[string]*failure // by operation
+	watch   func(stalled bool)  // told when the loop stalls and recovers; see Watch
 }
 
 // failure is an operation failing since a time.
@@ -46,6 +47,12 @@ func New(lg *slog.Logger) *Tracker {
 	return &Tracker{lg: lg, failing: map[string]*failure{}}
 }
 
+// Watch has fn called, under the Tracker's lock, whenever the loop goes
+// from no operation failing to one failing (true) and back (false), so that
+// a caller can keep an index of stalled loops instead of polling each. Call
+// it before the Tracker is used; fn must not call the Tracker.
+func (h *Tracker) Watch(fn func(stalled bool)) { h.watch = fn }
+
 // Fail records that op failed with err and returns how many times in a row
 // it has. The first failure of a run is logged.
 func (h *Tracker) Fail(op string, err error) int {
@@ -56,6 +63,9 @@ func (h *Tracker) Fail(op string, err error) int {
 		f = &failure{since: time.Now()}
 		h.failing[op] = f
 		h.nfail.Store(int32(len(h.failing)))
+		if len(h.failing) == 1 && h.watch != nil {
+			h.watch(true)
+		}
 		h.lg.Warn(op+" failed; retrying until it works", "err", err)
 	}
 	f.err = err
@@ -76,6 +86,9 @@ func (h *Tracker) OK(op string) {
 	}
 	delete(h.failing, op)
 	h.nfail.Store(int32(len(h.failing)))
+	if len(h.failing) == 0 && h.watch != nil {
+		h.watch(false)
+	}
 	h.lg.Info(op+" works again", "failed_for", time.Since(f.since).Round(time.Millisecond), "attempts", f.attempts, "last_err", f.err)
 }
 
