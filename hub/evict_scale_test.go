@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,5 +153,37 @@ func TestChannelMemory_DeleteChannelForgets(t *testing.T) {
 	}
 	if m := f.hub.ChannelMemory(); m.States != 0 || m.Definitions != 0 || m.Dirty != 0 {
 		t.Fatalf("%+v after the delete, want nothing", m)
+	}
+}
+
+// Verified topics beyond MaxChannelStates are forgotten, and a forgotten
+// one is checked again (one more HEAD) at its channel's next publish.
+func TestChannelMemory_TopicChecksBounded(t *testing.T) {
+	const limit, channels = 4, 12
+	f := newFixture(t, withMaxStates(limit))
+	var heads atomic.Int64
+	topicSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			heads.Add(1)
+		}
+		self := "http://" + r.Host + r.URL.Path
+		w.Header().Add("Link", "<"+self+`>; rel="self"`)
+		w.Header().Add("Link", "<"+f.url+`>; rel="hub"`)
+	}))
+	t.Cleanup(topicSrv.Close)
+	chs := make([]hub.Channel, channels)
+	for i := range chs {
+		chs[i] = f.channel(hub.Channel{Topic: fmt.Sprintf("%s/verified/%d/", topicSrv.URL, i), Trust: hub.TrustVerifiedTopic})
+		f.publish(chs[i], at(0), at(10), http.StatusOK)
+	}
+	if n := heads.Load(); n != channels {
+		t.Fatalf("%d topic checks for %d channels", n, channels)
+	}
+	f.settle("topic checks", func(m hub.ChannelMemory) bool { return m.TopicChecks <= limit })
+	for _, ch := range chs {
+		f.publish(ch, at(10), at(20), http.StatusOK)
+	}
+	if n := heads.Load(); n <= channels {
+		t.Fatalf("%d topic checks after the second round: forgotten topics were not checked again", n)
 	}
 }
