@@ -137,7 +137,7 @@ func Quick(c Config) Config {
 	c.CatchUpResources = 100
 	c.DurationCap = 20 * time.Second
 	c.WideSubscribers = 200
-	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 2000, 200, 20
+	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 500, 50, 20
 	c.ClusterSubscriptions, c.ClusterChannels, c.ClusterClaimTTL, c.ClusterIdle = 2000, 10, 5*time.Second, 3*time.Second
 	return c
 }
