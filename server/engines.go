@@ -131,12 +131,13 @@ func (p *process) buildWebSockets(context.Context) error {
 	})
 	hooks := p.hooks
 	p.metrics.SetSources(metrics.Sources{
-		LogSize:           p.notifications.Size,
-		WebSockets:        p.ws.Count,
-		Events:            p.ws.EventsCount,
-		WebSocketsRefused: p.ws.ProtocolClosed,
+		LogSize:            p.notifications.Size,
+		WebSockets:         p.ws.Count,
+		Events:             p.ws.EventsCount,
+		WebSocketsRefused:  p.ws.ProtocolClosed,
+		SubscriptionStates: hooks.StateCounts,
 		Subscriptions: func() []metrics.SubGauge {
-			stats := hooks.Stats()
+			stats := hooks.Failing()
 			out := make([]metrics.SubGauge, len(stats))
 			for i, st := range stats {
 				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}

@@ -1,7 +1,7 @@
 // Package metrics exposes the hub's Prometheus metrics: intake (publishes,
 // rejects by reason, gaps, verifications), delivery (outcomes, latency
-// histograms, backlog and dead letters per subscription), WebSocket
-// connections and log size. It implements hub.Observer and the delivery
+// histograms, subscriptions by delivery state, backlog and dead letters
+// of each subscription in trouble), WebSocket connections and log size. It implements hub.Observer and the delivery
 // engine's observer, and reads gauges from the engines at scrape time.
 package metrics
 
@@ -17,6 +17,9 @@ import (
 )
 
 // SubGauge is one subscription's backlog and dead letters at scrape time.
+// Only subscriptions in trouble (failing, held back, stalled or holding dead
+// letters) get series of their own, so that a scrape's size follows the
+// trouble, not the number of subscriptions.
 type SubGauge struct {
 	ID          string
 	Channel     string
@@ -27,8 +30,12 @@ type SubGauge struct {
 
 // Sources are read at every scrape; nil fields are skipped.
 type Sources struct {
+	// Subscriptions returns the subscriptions in trouble.
 	Subscriptions func() []SubGauge
-	WebSockets    func() int
+	// SubscriptionStates returns how many subscriptions this hub delivers
+	// in each delivery state, and the dead letters they hold.
+	SubscriptionStates func() (byState map[string]int, deadLetters int)
+	WebSockets         func() int
 	// Events counts open Server-Sent Events streams.
 	Events func() int
 	// WebSocketsRefused counts WebSocket clients closed for sending what
@@ -135,6 +142,7 @@ type gauges struct {
 	src                                  Sources
 	backlog, dead, ws, wsRefused, events *prometheus.Desc
 	logMsgs, logBytes                    *prometheus.Desc
+	subStates, deadTotal                 *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -147,11 +155,13 @@ func newGauges(src Sources) *gauges {
 		wsRefused: prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
 		logMsgs:   prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
 		logBytes:  prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
+		subStates: prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
+		deadTotal: prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.subStates, g.deadTotal} {
 		ch <- d
 	}
 }
@@ -165,6 +175,13 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.backlog, prometheus.GaugeValue, float64(s.Backlog), s.ID, s.Channel, s.State)
 			ch <- prometheus.MustNewConstMetric(g.dead, prometheus.GaugeValue, float64(s.DeadLetters), s.ID, s.Channel)
 		}
+	}
+	if src.SubscriptionStates != nil {
+		byState, dead := src.SubscriptionStates()
+		for st, n := range byState {
+			ch <- prometheus.MustNewConstMetric(g.subStates, prometheus.GaugeValue, float64(n), st)
+		}
+		ch <- prometheus.MustNewConstMetric(g.deadTotal, prometheus.GaugeValue, float64(dead))
 	}
 	if src.WebSockets != nil {
 		ch <- prometheus.MustNewConstMetric(g.ws, prometheus.GaugeValue, float64(src.WebSockets()))

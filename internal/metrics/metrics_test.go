@@ -14,10 +14,11 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		Subscriptions: func() []SubGauge {
 			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2}}
 		},
-		WebSockets:        func() int { return 3 },
-		Events:            func() int { return 5 },
-		WebSocketsRefused: func() uint64 { return 7 },
-		LogSize:           func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
+		SubscriptionStates: func() (map[string]int, int) { return map[string]int{"active": 99999, "failing": 1}, 2 },
+		WebSockets:         func() int { return 3 },
+		Events:             func() int { return 5 },
+		WebSocketsRefused:  func() uint64 { return 7 },
+		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -42,6 +43,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_delivery_lag_seconds_count 1`,
 		`rshub_subscription_backlog{channel="demo",state="failing",subscription="s1"} 7`,
 		`rshub_subscription_dead_letters{channel="demo",subscription="s1"} 2`,
+		`rshub_subscriptions{state="active"} 99999`,
+		`rshub_subscriptions{state="failing"} 1`,
+		`rshub_dead_letters 2`,
 		`rshub_websocket_connections 3`,
 		`rshub_events_connections 5`,
 		`rshub_websocket_protocol_closed_total 7`,
