@@ -13,15 +13,26 @@ window.rshubSubs = deps => {
   const FAILING_MAX = 100;  // failing subscriptions shown first
   const MAX_REQUESTS = 25;  // list requests per refresh (a search reads a bounded slice per request)
   const DL_SUBS_MAX = 50;   // subscriptions whose dead letters are read per refresh
+  const SEARCH_EVERY_MS = 15000; // a search's list is read again at most this often by polling
 
-  const st = { q: "", pages: 1, failing: [], list: [], more: false, deadLetters: {}, redriving: new Set(), total: null };
+  // st.dirty: the search or the number of pages changed since the last load.
+
+  const st = { q: "", pages: 1, failing: [], list: [], more: false, deadLetters: {}, redriving: new Set(), total: null, dirty: true, loadedAt: 0 };
 
   // load reads the failing subscriptions and st.pages pages of all of
   // them: a page is full (PAGE items) or the list's end; a filtered page
-  // may take several requests, each reading a bounded slice of the hub.
+  // may take several requests, each reading a bounded slice of the hub, so
+  // polling reads a search's list again only every SEARCH_EVERY_MS.
   async function load() {
     const q = st.q ? "&q=" + enc(st.q) : "";
     const failing = await apiPage("../admin/subscriptions?status=failing&limit=" + FAILING_MAX + q);
+    if (st.q && !st.dirty && Date.now() - st.loadedAt < SEARCH_EVERY_MS) {
+      st.failing = failing.items;
+      await loadDeadLetters();
+      return;
+    }
+    const want = { q: st.q, pages: st.pages };
+    st.dirty = false;
     const list = [];
     let path = "../admin/subscriptions?limit=" + PAGE + q;
     for (let requests = 0; path && requests < MAX_REQUESTS && list.length < st.pages * PAGE; requests++) {
@@ -32,6 +43,8 @@ window.rshubSubs = deps => {
     st.failing = failing.items;
     st.list = list;
     st.more = !!path;
+    st.loadedAt = Date.now();
+    if (want.q !== st.q || want.pages !== st.pages) st.dirty = true; // changed meanwhile
     await loadDeadLetters();
   }
 
@@ -133,13 +146,14 @@ window.rshubSubs = deps => {
     return b;
   }
 
-  $("#subs-more").addEventListener("click", () => { st.pages++; refresh(); });
+  $("#subs-more").addEventListener("click", () => { st.pages++; st.dirty = true; refresh(); });
   let searchTimer = 0;
   $("#subs-search").addEventListener("input", ev => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => {
       st.q = ev.target.value.trim();
       st.pages = 1;
+      st.dirty = true;
       refresh();
     }, 250);
   });
