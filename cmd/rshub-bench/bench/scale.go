@@ -106,10 +106,11 @@ func (b *scaleBench) startHub(ctx context.Context, channels int) (_ *scaleHub, e
 }
 
 // waitActive waits until h's admin API reports a running queue for each
-// of its subscriptions. A poll that fails (a hub busy starting its queues
-// may answer slowly) is retried until the duration cap.
+// of its subscriptions. A poll that fails is retried until the duration
+// cap; a poll may take long, since a hub's first summary reads every
+// subscription of the store (later ones only the shards that changed).
 func (b *scaleBench) waitActive(ctx context.Context, h *scaleHub, token string) error {
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: b.cfg.DurationCap}
 	deadline := time.Now().Add(b.cfg.DurationCap)
 	for {
 		active, err := countActiveQueues(ctx, client, h.URL, token)
