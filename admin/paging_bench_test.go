@@ -27,7 +27,8 @@ const (
 )
 
 // BenchmarkListAt100k measures admin list requests, over loopback HTTP, of
-// a hub whose Redis store holds 100,000 subscriptions over 10,000 topics.
+// a hub whose Redis store holds 100,000 subscriptions over 10,000 topics,
+// each topic a channel.
 //
 //	go test -run '^$' -bench ListAt100k -benchtime 20x -v ./admin/
 //
@@ -60,22 +61,28 @@ func BenchmarkListAt100k(b *testing.B) {
 		return resp.Header.Get("Link")
 	}
 	// a cursor half-way through: follow the next links of pages of 1000
-	mid := "/admin/subscriptions?limit=1000"
-	for range benchSubs / 2 / 1000 {
-		l := get(b, mid)
-		mid = l[1 : len(l)-len(`>; rel="next"`)]
+	midCursor := func(path string, pages int) string {
+		for range pages {
+			l := get(b, path)
+			path = l[1 : len(l)-len(`>; rel="next"`)]
+		}
+		u, _ := url.Parse(path)
+		return u.Query().Get("cursor")
 	}
-	u, _ := url.Parse(mid)
-	midCursor := u.Query().Get("cursor")
+	midSubs := midCursor("/admin/subscriptions?limit=1000", benchSubs/2/1000)
+	midChannels := midCursor("/admin/channels?limit=1000", benchTopics/2/1000)
 	get(b, "/admin/summary") // the summary's first count reads every shard once
 
 	for _, bc := range []struct{ name, path string }{
 		{"subscriptions/first-page-100", "/admin/subscriptions?limit=100"},
-		{"subscriptions/mid-cursor-100", "/admin/subscriptions?limit=100&cursor=" + midCursor},
+		{"subscriptions/mid-cursor-100", "/admin/subscriptions?limit=100&cursor=" + midSubs},
 		{"subscriptions/first-page-1000", "/admin/subscriptions?limit=1000"},
-		{"subscriptions/mid-cursor-1000", "/admin/subscriptions?limit=1000&cursor=" + midCursor},
+		{"subscriptions/mid-cursor-1000", "/admin/subscriptions?limit=1000&cursor=" + midSubs},
 		{"subscriptions/search-one-bounded-page", "/admin/subscriptions?limit=100&q=cb/99999"},
 		{"subscriptions/one-topic", "/admin/subscriptions?limit=100&topic=" + url.QueryEscape(benchTopic(4242))},
+		{"channels/first-page-100", "/admin/channels?limit=100"},
+		{"channels/mid-cursor-100", "/admin/channels?limit=100&cursor=" + midChannels},
+		{"channels/search", "/admin/channels?limit=100&q=c4242"},
 		{"summary/at-rest", "/admin/summary"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -97,13 +104,13 @@ func BenchmarkListAt100k(b *testing.B) {
 func benchTopic(n int) string { return fmt.Sprintf("http://127.0.0.1:1/source/%d/changes", n) }
 
 // seedBench stores benchSubs subscriptions, benchSubs/benchTopics per
-// topic, with 16 writers.
+// topic, and a channel per topic, with 16 writers.
 func seedBench(b *testing.B, st hub.Store) {
 	b.Helper()
 	const writers = 16
 	now := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, writers)
+	errs := make(chan error, 2*writers)
 	for w := range writers {
 		wg.Add(1)
 		go func() {
@@ -114,6 +121,19 @@ func seedBench(b *testing.B, st hub.Store) {
 				s := hub.Subscription{ID: hub.SubscriptionID(topic, cb), Topic: topic, Channel: fmt.Sprintf("c%d", i%benchTopics),
 					Callback: cb, State: hub.SubActive, Lease: 86400, Expires: now.Add(24 * time.Hour), Created: now}
 				if err := st.PutSubscription(context.Background(), s); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < benchTopics; i += writers {
+				c := hub.Channel{Topic: benchTopic(i), Name: fmt.Sprintf("c%d", i), Trust: hub.TrustOpen, Created: now}
+				if err := st.PutChannel(context.Background(), c); err != nil {
 					errs <- err
 					return
 				}
