@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -362,5 +363,62 @@ func TestSummary_CountsFollowTheStore(t *testing.T) {
 	}
 	if s := summary(); s.Subscriptions != 29 {
 		t.Errorf("after a deletion: %d subscriptions, want 29", s.Subscriptions)
+	}
+}
+
+// The webhook engine offers the index the admin API reads pages and the
+// summary from.
+var _ admin.DeliveryIndex = (*delivery.Webhooks)(nil)
+
+// countingStore counts the shard reads of a store.
+type countingStore struct {
+	hub.Store
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingStore) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Store.SubscriptionsInShard(ctx, shard)
+}
+
+func (c *countingStore) take() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.reads
+	c.reads = 0
+	return n
+}
+
+func TestListSubscriptions_APageReadsOnlyTheShardsItLists(t *testing.T) {
+	var cs *countingStore
+	f := newFixture(t, func(_ *hub.Config, c *admin.Config) {
+		cs = &countingStore{Store: c.Store.(hub.Store)}
+		c.Store = cs
+	})
+	f.seedSubs(openTopic, "open", 640) // 10 a shard on average
+	cs.take()
+	pages := 0
+	for path := "/admin/subscriptions?limit=7"; path != ""; pages++ {
+		status, body, next := f.adminGet(path)
+		var items []admin.SubscriptionView
+		if status != http.StatusOK || json.Unmarshal([]byte(body), &items) != nil {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		shards := map[int]bool{}
+		for _, s := range items {
+			shards[hub.ShardOf(s.ID)] = true
+		}
+		// the shards of its items, and at most one more, where it found
+		// that more follow
+		if reads := cs.take(); reads > len(shards)+1 {
+			t.Errorf("page %d (%d items from %d shards) read %d shards", pages, len(items), len(shards), reads)
+		}
+		path = next
+	}
+	if pages < 640/7 {
+		t.Errorf("%d pages of 7 for 640 subscriptions", pages)
 	}
 }
