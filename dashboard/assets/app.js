@@ -82,14 +82,20 @@
     if (res.status === 204) return null;
     return res.json();
   }
-  // apiPage reads one page of a list: its items and the URL of the next
-  // page from the Link header (null at the end).
+  // apiPage reads one page of a list: its items and the path of the next
+  // page (null at the end): path with the cursor of the Link header's next
+  // URL, so that it stays relative to the page behind a proxy's prefix.
   async function apiPage(path) {
     const res = await fetch(path, { cache: "no-store", headers: { Authorization: "Bearer " + state.token } });
     if (res.status === 401) throw new AuthError("the hub refused the admin token");
     if (!res.ok) throw new Error((await res.text()).trim() || res.status + " " + res.statusText);
     const m = (res.headers.get("Link") || "").match(/<([^>]*)>\s*;\s*rel="next"/);
-    return { items: (await res.json()) || [], next: m ? m[1] : null };
+    const items = (await res.json()) || [];
+    if (!m) return { items, next: null };
+    const [base, query] = path.split("?");
+    const q = new URLSearchParams(query || "");
+    q.set("cursor", new URL(m[1], location.href).searchParams.get("cursor") || "");
+    return { items, next: base + "?" + q.toString() };
   }
   const enc = encodeURIComponent;
 
