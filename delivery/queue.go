@@ -21,11 +21,15 @@ type queue struct {
 	id     string
 	shard  int // hub.ShardOf(id)
 	host   string
+	ctx    context.Context // ends when the queue is stopped
 	cancel context.CancelFunc
-	wake   chan struct{} // a changed subscription or an append to its channel; buffered 1
-	done   chan struct{} // closed when the queue's goroutine has ended
-	logger *slog.Logger
-	h      *loophealth.Tracker // the store and log calls of this queue that fail
+	// stopHook unregisters stopParked from ctx.
+	stopHook func() bool
+	wake     chan struct{} // a changed subscription or an append to its channel; buffered 1
+	done     chan struct{} // closed when the queue has finished (finish)
+	finished sync.Once
+	logger   *slog.Logger
+	h        *loophealth.Tracker // the store and log calls of this queue that fail
 	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
@@ -38,6 +42,10 @@ type queue struct {
 	idle    bool // caught up with the log
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
+	// parked is the state of a queue parked without a goroutine, nil while
+	// one runs it; timer wakes it at the end of its lease.
+	parked *runState
+	timer  *time.Timer
 }
 
 // stop reasons of a queue's delivery loop.
@@ -47,11 +55,13 @@ const (
 	stopCtx     stopReason = iota // stopped, shard given up, or the engine is stopping
 	stopExpired                   // lease ended or subscription no longer active
 	stopGone                      // 410 Gone or deleted
+	stopParked                    // caught up and parked without a goroutine
 )
 
-func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.CancelFunc) *queue {
+func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context, cancel context.CancelFunc) *queue {
 	q := &queue{
 		w:      w,
+		ctx:    ctx,
 		id:     sub.ID,
 		shard:  hub.ShardOf(sub.ID),
 		host:   hostOf(sub.Callback),
@@ -71,6 +81,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, cancel context.Canc
 	})
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	w.index.add(q)
+	q.stopHook = context.AfterFunc(ctx, q.stopParked)
 	return q
 }
 
@@ -85,10 +96,7 @@ func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret {
 		return
 	}
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 }
 
 func (q *queue) getSub() hub.Subscription {
@@ -115,24 +123,45 @@ const (
 )
 
 // run delivers until ctx ends (the engine stops, the subscription is
-// deactivated or its shard leaves this engine), the lease ends or the
-// subscription is gone. A store that fails is retried with backoff, however
-// long it takes.
-func (q *queue) run(ctx context.Context) {
-	switch q.loop(ctx) {
+// deactivated or its shard leaves this engine), the lease ends, the
+// subscription is gone, or the queue parks (queue_park.go): it reports
+// whether it parked, leaving its state in the queue. st is the state to
+// resume with; nil starts from the stored cursor. A store that fails is
+// retried with backoff, however long it takes.
+func (q *queue) run(ctx context.Context, st *runState) (parked bool) {
+	var reason stopReason
+	if st == nil {
+		st, reason = q.start(ctx)
+	}
+	if st != nil {
+		reason = q.loop(ctx, st)
+	}
+	switch reason {
+	case stopParked:
+		return true
 	case stopExpired, stopGone:
 		q.update(func(s *SubStats) { s.State = StateStopped })
 	}
+	return false
 }
 
-// loop delivers from the stored cursor onwards until ctx ends, the lease
-// ends or the subscription is gone.
-func (q *queue) loop(ctx context.Context) (reason stopReason) {
+// runState is where a queue's delivery loop is: what it keeps across
+// iterations, and across a park.
+type runState struct {
+	channel string
+	cursor  hub.Cursor
+	saver   cursorSaver
+	cu      catchUp
+}
+
+// start reads the subscription, its cursor and dead letters and returns
+// the state to deliver from, or nil and why the queue stops first.
+func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	w := q.w
 	sub, err := w.store.Subscription(ctx, q.id)
 	switch {
 	case errors.Is(err, hub.ErrNotFound):
-		return stopGone
+		return nil, stopGone
 	case err == nil:
 		q.mu.Lock()
 		if sub.Expires.After(q.sub.Expires) || sub.Expires.Equal(q.sub.Expires) {
@@ -144,7 +173,7 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		sub = q.getSub()
 	}
 	if !deliverable(sub, w.cfg.Clock()) {
-		return stopExpired
+		return nil, stopExpired
 	}
 
 	channel := logChannel(sub)
@@ -164,26 +193,35 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		}
 		return err
 	}) {
-		return stopCtx
+		return nil, stopCtx
 	}
-	cursor := stored
-	q.update(func(s *SubStats) { s.Cursor = cursor; s.State = StateActive })
-	saver := cursorSaver{q: q, stored: stored, written: time.Now()}
-	var cu catchUp
+	q.update(func(s *SubStats) { s.Cursor = stored; s.State = StateActive })
+	return &runState{
+		channel: channel,
+		cursor:  stored,
+		saver:   cursorSaver{q: q, stored: stored, written: time.Now()},
+	}, stopCtx
+}
+
+// loop delivers from st onwards until ctx ends, the lease ends, the
+// subscription is gone or the queue parks, caught up.
+func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
+	w := q.w
+	channel, saver := st.channel, &st.saver
 	defer func() {
-		if reason != stopGone {
-			saver.final(ctx, cursor)
+		if reason != stopGone && reason != stopParked {
+			saver.final(ctx, st.cursor)
 		}
 	}()
 
 	for {
-		sub = q.getSub()
+		sub := q.getSub()
 		now := w.cfg.Clock()
 		if !deliverable(sub, now) {
 			q.logger.Info("lease ended; delivery stopped", "expires", sub.Expires)
 			return stopExpired
 		}
-		rec, err := w.log.Next(ctx, channel, cursor.Seq+1)
+		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
 		if err != nil && !errors.Is(err, hub.ErrNotFound) {
 			if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
 				return stopCtx
@@ -192,11 +230,15 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		}
 		q.h.OK(opLog)
 		if err != nil { // hub.ErrNotFound
-			saver.flush(ctx, cursor) // caught up: store where we are before waiting
+			saver.flush(ctx, st.cursor) // caught up: store where we are before waiting
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
-			if !q.waitForMore(ctx, sub, now, saver.retryIn(cursor)) {
+			retry := saver.retryIn(st.cursor)
+			if retry == 0 && q.park(ctx, st, sub, now) {
+				return stopParked
+			}
+			if !q.waitForMore(ctx, sub, now, retry) {
 				return stopCtx
 			}
 			continue
@@ -205,16 +247,16 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 		q.idle = false
 		q.mu.Unlock()
 		w.noteSeq(rec.Seq)
-		if rec.Seq > cursor.Seq+1 {
-			q.noteRetention(ctx, cursor.Seq+1)
+		if rec.Seq > st.cursor.Seq+1 {
+			q.noteRetention(ctx, st.cursor.Seq+1)
 		}
 		if channel == "" && rec.Topic != sub.Topic {
-			cursor.Seq = rec.Seq // another topic's record in the shared log
+			st.cursor.Seq = rec.Seq // another topic's record in the shared log
 			continue
 		}
 		var run *CoalescedRun
 		if channel != "" {
-			if run, err = q.runFor(ctx, &cu, sub, channel, rec); err != nil {
+			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); err != nil {
 				if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
 					return stopCtx
 				}
@@ -238,10 +280,11 @@ func (q *queue) loop(ctx context.Context) (reason stopReason) {
 			})
 			return stopGone
 		}
-		cursor = hub.Cursor{Seq: rec.Seq, Until: rec.Until}
+		cursor := hub.Cursor{Seq: rec.Seq, Until: rec.Until}
 		if run != nil {
 			cursor = hub.Cursor{Seq: run.Last, Until: run.Until}
 		}
+		st.cursor = cursor
 		q.update(func(s *SubStats) { s.Cursor = cursor })
 		if run != nil || saver.due() {
 			saver.flush(ctx, cursor)

@@ -68,7 +68,10 @@ func TestWebhooks_FailingIndexAgreesWithEveryQueue(t *testing.T) {
 		}
 		return true
 	}
-	testenv.Eventually(t, wait, func() bool { return len(w.Failing()) == len(bad) && agree() }, "the failing queues indexed")
+	testenv.Eventually(t, wait, func() bool {
+		counts, _ := w.StateCounts()
+		return len(w.Failing()) == len(bad) && counts[StateActive] == 5 && agree()
+	}, "the failing queues indexed, the others active")
 	for _, id := range bad {
 		if s, ok := w.Stat(id); !ok || s.State != StateFailing {
 			t.Errorf("Stat(%s) = %+v, %v; want failing", id, s, ok)

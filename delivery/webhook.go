@@ -348,31 +348,16 @@ func expired(s hub.Subscription, now time.Time) bool {
 // deliver or move the cursor of one subscription at once.
 func (w *Webhooks) startLocked(sub hub.Subscription) {
 	ctx, cancel := context.WithCancel(w.runCtx)
-	q := newQueue(w, sub, w.gen, cancel)
+	q := newQueue(w, sub, w.gen, ctx, cancel)
 	prev := w.retired[sub.ID]
 	delete(w.retired, sub.ID)
 	w.queues[sub.ID] = q
-	w.wg.Add(1)
+	w.wg.Add(1) // until q finishes, parked or not
 	go func() {
-		defer w.wg.Done()
-		defer close(q.done)
-		defer cancel()
-		defer w.wakes.unwatch(q)
-		defer w.index.remove(q)
 		if prev != nil {
 			<-prev.done // ends within Grace once cancelled
 		}
-		if ctx.Err() == nil {
-			q.run(ctx)
-		}
-		w.mu.Lock()
-		if w.queues[sub.ID] == q {
-			delete(w.queues, sub.ID)
-		}
-		if w.retired[sub.ID] == q {
-			delete(w.retired, sub.ID)
-		}
-		w.mu.Unlock()
+		q.work(nil)
 	}()
 }
 

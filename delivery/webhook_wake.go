@@ -104,15 +104,6 @@ func (x *wakeIndex) wakeAll() {
 	}
 }
 
-// signal wakes q without blocking; a wake-up already pending absorbs it.
-func (q *queue) signal() {
-	q.signals.Add(1)
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
 // dispatchWakes follows the log from its end until ctx ends, waking the
 // queues of each new record's channel. It reads the log on every change
 // signal and every Config.Reconcile, its one safety net for lost signals;

@@ -1,0 +1,81 @@
+package delivery
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
+)
+
+// parkedCount returns how many of the engine's queues are parked.
+func parkedCount(w *Webhooks) (parked, all int) {
+	w.mu.Lock()
+	qs := make([]*queue, 0, len(w.queues))
+	for _, q := range w.queues {
+		qs = append(qs, q)
+	}
+	w.mu.Unlock()
+	for _, q := range qs {
+		q.mu.Lock()
+		if q.parked != nil {
+			parked++
+		}
+		q.mu.Unlock()
+	}
+	return parked, len(qs)
+}
+
+// Caught-up queues hold no goroutine; an append to their channel resumes
+// each, which delivers and parks again.
+func TestWebhooks_IdleQueuesParkWithoutAGoroutine(t *testing.T) {
+	const n = 300
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, nil)
+	var ids []string
+	for i := range n {
+		ids = append(ids, e.subscribe(topic, r.url("/cb/"+strconv.Itoa(i)), "").ID)
+	}
+	first := e.publish(topic, "feed", 0, 1)
+	before := runtime.NumGoroutine()
+	w, _ := e.start(e.fastConfig())
+	allParked := func() bool { p, all := parkedCount(w); return all == n && p == n }
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range ids {
+			if e.cursor(id).Seq != first[0] {
+				return false
+			}
+		}
+		return allParked()
+	}, "every queue delivered and parked")
+	// The engine's own loops, idle HTTP connections and the receiver's
+	// handlers remain; none per subscription.
+	if grew := runtime.NumGoroutine() - before; grew >= n/3 {
+		t.Errorf("goroutines grew by %d for %d parked queues", grew, n)
+	}
+
+	next := e.publish(topic, "feed", 1, 2)
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range ids {
+			if e.cursor(id).Seq != next[1] {
+				return false
+			}
+		}
+		return allParked()
+	}, "every queue resumed, delivered the appends and parked again")
+	perPath := map[string][]string{}
+	for _, d := range r.all() {
+		perPath[d.Path] = append(perPath[d.Path], d.Header.Get(wire.HeaderSeq))
+	}
+	want := []string{strconv.FormatUint(first[0], 10), strconv.FormatUint(next[0], 10), strconv.FormatUint(next[1], 10)}
+	for path, got := range perPath {
+		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("%s received %v, want %v", path, got, want)
+		}
+	}
+	if len(perPath) != n {
+		t.Fatalf("%d callbacks received, want %d", len(perPath), n)
+	}
+}
