@@ -66,7 +66,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.WSToken, "ws-token", "", "token WebSocket clients must present (?token= or Authorization: Bearer); empty: none")
 	fs.IntVar(&s.RotateEntries, "rotate-entries", d.RotateEntries, "close a pull-mode Change List at this many entries (at most 50000)")
 	fs.DurationVar(&s.RotatePeriod, "rotate-period", d.RotatePeriod, "close a pull-mode Change List when Source time passes this period (0: by count only)")
-	fs.DurationVar(&s.ClaimTTL, "claim-ttl", d.ClaimTTL, "lease on a subscription's delivery held by one hub process; a dead hub's subscriptions move to another within it")
+	fs.DurationVar(&s.ClaimTTL, "claim-ttl", d.ClaimTTL, "bound on how long a dead hub's delivery shards wait for live hubs: shard leases last two thirds of it, renewed every sixth")
 	fs.DurationVar(&s.Reconcile, "reconcile", d.Reconcile, "how often each hub re-lists subscriptions to start, stop or take over deliveries")
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", d.StartupTimeout, "how long to wait at start for NATS JetStream and Redis to be ready")
 	fs.StringVar(&s.Owner, "owner", "", "this hub's identity in delivery ownership claims; stable across restarts so a restarted hub resumes its own deliveries at once (default host name and listen address)")
