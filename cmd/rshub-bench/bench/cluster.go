@@ -71,7 +71,7 @@ func clusterNotes(cfg Config) []string {
 		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered, 3 reconcile periods and until the hubs use under 3 %% of a core over 1 s, at most 1 min); the hubs' CPU from /proc over the same window; hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
 			cfg.ClusterIdle, cfg.ClusterSubscriptions, clusterBaseline),
 		"cluster: takeover = hub 1 SIGKILLed, then one notification published to every channel through hub 0; receipt − kill at the subscriptions hub 1 delivered (its admin API's active queues); hub = hub 1's subscriptions, ceiling = the live hubs' (the same fan-out without a takeover), resumed = the first of hub 1's",
-		"cluster: join = hub 3 started while a steady stream is published; its share = its active queues once unchanged for 3 reconcile periods; duplicates = repeated receipts in the join phase beside the subscriptions that moved (at most one in-flight delivery each); receipts/expected above 1 would be a delivery storm",
+		"cluster: join = hub 3 started while a steady stream is published; its share = its active queues once unchanged for 3 reconcile periods; duplicates = repeated receipts in the join phase beside the in-flight bound (a moved subscription has at most one delivery in flight; the two hubs that gave shards up at most --per-host × --callback-servers each); receipts per distinct delivery above 1 would be a delivery storm",
 		"cluster: delivered in order = subscriptions that got every acknowledged notification of their channel, first arrivals in publish order, over the whole life (kill and join included)",
 	}
 }

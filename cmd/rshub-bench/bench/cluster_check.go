@@ -74,13 +74,16 @@ func (c clusterCheck) err() error {
 type phaseCounts struct {
 	Receipts int // POSTs received
 	Dups     int // of those, repeats of a notification the subscription already had
+	// MovedDups are the Dups at subscriptions the moved set names.
+	MovedDups int
 }
 
 // countPhase counts the receipts of subscriptions [0, subs) that arrived
-// in [from, to), offsets from the log's epoch.
-func countPhase(l *clusterLog, subs int, from, to time.Duration) phaseCounts {
+// in [from, to), offsets from the log's epoch; moved (nil: none) names
+// the subscriptions whose owner changed in the window.
+func countPhase(l *clusterLog, subs int, from, to time.Duration, moved func(i int) bool) phaseCounts {
 	var pc phaseCounts
-	l.each(0, subs, func(_ int, rs []clusterReceipt) {
+	l.each(0, subs, func(i int, rs []clusterReceipt) {
 		seen := map[int32]bool{}
 		for _, r := range rs {
 			dup := seen[r.id]
@@ -91,6 +94,9 @@ func countPhase(l *clusterLog, subs int, from, to time.Duration) phaseCounts {
 			pc.Receipts++
 			if dup {
 				pc.Dups++
+				if moved != nil && moved(i) {
+					pc.MovedDups++
+				}
 			}
 		}
 	})

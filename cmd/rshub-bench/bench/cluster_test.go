@@ -67,9 +67,9 @@ func TestCheckDelivery_CountsMissingReorderedAndStrayReceipts(t *testing.T) {
 
 func TestCountPhase_CountsRepeatsInTheWindowAsDuplicates(t *testing.T) {
 	l := logOf([][]int32{{0, 0, 1, 1, 1}, {0, 1}}) // arrivals at 0, 1, 2, 3, 4 ms
-	got := countPhase(l, 2, time.Millisecond, 4*time.Millisecond)
+	got := countPhase(l, 2, time.Millisecond, 4*time.Millisecond, func(i int) bool { return i == 0 })
 	// window [1ms, 4ms): subscription 0's 0 (repeat), 1, 1 (repeat); subscription 1's 1
-	if want := (phaseCounts{Receipts: 4, Dups: 2}); got != want {
+	if want := (phaseCounts{Receipts: 4, Dups: 2, MovedDups: 2}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
