@@ -16,7 +16,9 @@ import (
 type Summary struct {
 	Subscriptions int            `json:"subscriptions"`
 	ByStatus      map[string]int `json:"byStatus"` // pending, active, expired
-	Channels      int            `json:"channels"`
+	// Channels is the number of channels, counted at most
+	// channelCountTTL ago.
+	Channels int `json:"channels"`
 	// Queues is the number of webhook queues this hub runs, ByState their
 	// count by delivery state.
 	Queues   int            `json:"queues"`
@@ -39,13 +41,37 @@ type shardCount struct {
 	forever  int     // active subscriptions without one
 }
 
+// channelCountTTL is how long the summary reuses its count of channels:
+// counting reads the store's whole channel list.
+const channelCountTTL = 2 * time.Second
+
 // shardCounts caches the summary's per-shard counts. A summary reads the
 // store's shard versions (one call) and re-reads only the shards whose
 // version changed, so its cost at rest does not grow with the number of
-// subscriptions.
+// subscriptions. It also keeps the number of channels for channelCountTTL.
 type shardCounts struct {
 	mu     sync.Mutex
 	shards [hub.Shards]shardCount
+
+	chMu       sync.Mutex
+	channels   int
+	channelsAt time.Time // zero: never counted
+}
+
+// channelCount returns the number of channels, counted at most
+// channelCountTTL before now.
+func (c *shardCounts) channelCount(ctx context.Context, st Store, now time.Time) (int, error) {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	if !c.channelsAt.IsZero() && now.Sub(c.channelsAt) < channelCountTTL {
+		return c.channels, nil
+	}
+	chs, err := st.Channels(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.channels, c.channelsAt = len(chs), now
+	return c.channels, nil
 }
 
 // count returns the number of subscriptions by status at now, re-reading
@@ -97,19 +123,19 @@ func (c *shardCounts) count(ctx context.Context, st Store, now time.Time) (map[s
 }
 
 // summary answers the hub's counts. Subscriptions come from the per-shard
-// counts, channels from the store's list, queues from the delivery
-// engine.
+// counts, channels from the store's list (reused for channelCountTTL),
+// queues from the delivery engine.
 func (a *API) summary(r *http.Request) (any, error) {
 	now := time.Now()
 	by, err := a.counts.count(r.Context(), a.cfg.Store, now)
 	if err != nil {
 		return nil, err
 	}
-	chs, err := a.cfg.Store.Channels(r.Context())
+	nch, err := a.counts.channelCount(r.Context(), a.cfg.Store, now)
 	if err != nil {
 		return nil, err
 	}
-	s := Summary{ByStatus: by, Channels: len(chs), ByState: map[string]int{}, Computed: now.UTC()}
+	s := Summary{ByStatus: by, Channels: nch, ByState: map[string]int{}, Computed: now.UTC()}
 	for _, n := range by {
 		s.Subscriptions += n
 	}
