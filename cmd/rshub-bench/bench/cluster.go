@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -68,7 +69,7 @@ func clusterNotes(cfg Config) []string {
 	return []string{
 		fmt.Sprintf("cluster: 3 nats-server (JetStream cluster, replicas 3), 1 redis-server, 3 hub processes (--claim-ttl %v, --reconcile %v); %d subscriptions over %d channels seeded into Redis, callbacks on %d loopback servers; each run is a fresh cluster",
 			cfg.ClusterClaimTTL, clusterReconcile(cfg), cfg.ClusterSubscriptions, cfg.ClusterChannels, cfg.Servers),
-		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered, 3 reconcile periods and until the hubs use under 3 %% of a core over 1 s, at most 1 min); the hubs' CPU from /proc over the same window; hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
+		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered, 3 reconcile periods and until the hubs use under 3 %% of a core over 1 s, at most 1 min); the hubs' CPU from /proc over the same window, their VmRSS summed at its end (per idle subscription: the growth from the baseline over the subscriptions added); hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
 			cfg.ClusterIdle, cfg.ClusterSubscriptions, clusterBaseline),
 		"cluster: takeover = hub 1 SIGKILLed, then one notification published to every channel through hub 0; receipt − kill at the subscriptions hub 1 delivered (its admin API's active queues); hub = hub 1's subscriptions, ceiling = the live hubs' (the same fan-out without a takeover), resumed = the first of hub 1's",
 		"cluster: join = hub 3 started while a steady stream is published; its share = its active queues once unchanged for 3 reconcile periods; duplicates = repeated receipts in the join phase beside the in-flight bound (a moved subscription has at most one delivery in flight; the two hubs that gave shards up at most --per-host × --callback-servers each); receipts per distinct delivery above 1 would be a delivery storm",
@@ -165,6 +166,8 @@ func (b *clusterBench) run(ctx context.Context) (_ []sample, err error) {
 		{Name: "idle Redis commands/s", Unit: "1/s", Better: "lower", Hub: idleFull.commands, Ceiling: idleBase.commands},
 		{Name: "idle Redis CPU", Unit: "%", Better: "lower", Hub: idleFull.cpu, Ceiling: idleBase.cpu},
 		{Name: "idle CPU of the 3 hubs", Unit: "%", Better: "lower", Hub: idleFull.hubCPU, Ceiling: idleBase.hubCPU},
+		{Name: "RSS of the 3 hubs", Unit: "MiB", Better: "info", Hub: float64(idleFull.hubRSS) / (1 << 20), Ceiling: float64(idleBase.hubRSS) / (1 << 20)},
+		{Name: "hub RSS per idle subscription", Unit: "B", Better: "info", Hub: perConn(idleBase.hubRSS, idleFull.hubRSS, subs-base), Ceiling: math.NaN()},
 		{Name: "activation of all subscriptions", Unit: "s", Better: "info", Hub: activation.Seconds(), Ceiling: ttl},
 	}
 	out = append(out, take...)
@@ -187,10 +190,12 @@ func (b *clusterBench) deliverRound(ctx context.Context, life *clusterLife, subs
 }
 
 // idleWork is the work of an idle cluster: Redis's and the hubs' CPU (in
-// percent of one core, summed over the hub processes).
+// percent of one core, summed over the hub processes), and the hubs'
+// resident memory (summed) at the end.
 type idleWork struct {
 	redisRate
 	hubCPU float64
+	hubRSS uint64
 }
 
 // Settling before an idle measurement: the hubs' CPU, summed, is sampled
@@ -241,5 +246,5 @@ func (b *clusterBench) idle(ctx context.Context, life *clusterLife) (idleWork, e
 	if err != nil {
 		return idleWork{}, err
 	}
-	return idleWork{redisRate: r, hubCPU: 100 * (cpu1 - cpu0).Seconds() / time.Since(t0).Seconds()}, nil
+	return idleWork{redisRate: r, hubCPU: 100 * (cpu1 - cpu0).Seconds() / time.Since(t0).Seconds(), hubRSS: life.topo.hubsRSS()}, nil
 }

@@ -158,6 +158,17 @@ func (t *clusterTopology) hubsCPU() (time.Duration, error) {
 	return sum, nil
 }
 
+// hubsRSS is the resident memory of the running hubs, summed.
+func (t *clusterTopology) hubsRSS() uint64 {
+	var sum uint64
+	for _, h := range t.hubs {
+		if h != nil && !h.exited() {
+			sum += procRSS(h.pid())
+		}
+	}
+	return sum
+}
+
 // close stops every process and removes the directory.
 func (t *clusterTopology) close() {
 	for _, h := range t.hubs {
