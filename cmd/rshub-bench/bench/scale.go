@@ -239,8 +239,8 @@ func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (float64, error) 
 }
 
 // fixedRate publishes ScaleNotifications notifications at ScaleRate per
-// second, each to a channel the big hub's previous publishes did not use
-// (the baseline hub has only its one channel), and measures
+// second, each to another channel of the big hub (in the first run, to
+// channels never published to; the baseline hub has only its one channel), and measures
 // publish→receipt and the hub's CPU time until the last receipt.
 func (b *scaleBench) fixedRate(ctx context.Context, h *scaleHub) (scaleFixed, error) {
 	n := b.cfg.ScaleNotifications
@@ -325,7 +325,7 @@ func scaleNotes(cfg Config) []string {
 		fmt.Sprintf("scale: hub = a hub child process with %d webhook subscriptions over %d channels (%d each); ceiling = a hub child process with one channel and its %d subscriptions; both deliver to the same %d loopback callback servers",
 			cfg.ScaleSubscribers, cfg.ScaleChannels, per, per, cfg.Servers),
 		"scale: channels and active subscriptions are written into each hub's JetStream KV store before it starts (as a restarted hub finds them), not through subscribe forms and verification",
-		fmt.Sprintf("scale: %d notifications at %d/s, each to a channel not published to before (the ceiling hub: its one channel); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
+		fmt.Sprintf("scale: %d notifications at %d/s, each to another channel (the first run's to channels never published to; the ceiling hub: its one channel); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
 		"scale: RSS after runtime.GC and debug.FreeOSMemory in the hub process; 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
 	}
 }
