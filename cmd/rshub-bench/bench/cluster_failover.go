@@ -59,6 +59,10 @@ func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWor
 	// About 1,000 deliveries a second offered while the hub joins.
 	perChannel := (subs + cfg.ClusterChannels - 1) / cfg.ClusterChannels
 	interval := max(20*time.Millisecond, time.Duration(perChannel)*time.Millisecond)
+	before, err := owners(ctx, topo, []int{0, 2})
+	if err != nil {
+		return nil, err
+	}
 	c0, err := readRedisCounters(ctx, life.rdb)
 	if err != nil {
 		return nil, err
@@ -68,8 +72,8 @@ func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWor
 	defer cancel()
 	stop, streamErr := make(chan struct{}), make(chan error, 1)
 	go func() { streamErr <- life.pub.stream(sctx, stop, interval) }()
-	moved, took, err := b.joinHub(ctx, topo)
-	share := len(moved)
+	joined, took, err := b.joinHub(ctx, topo)
+	share := len(joined)
 	close(stop)
 	if serr := <-streamErr; err == nil && serr != nil {
 		err = fmt.Errorf("cluster join stream: %w", serr)
@@ -84,7 +88,17 @@ func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWor
 	if _, err := b.deliverRound(ctx, life, subs, cfg.ClusterChannels, 3*cfg.DurationCap); err != nil {
 		return nil, fmt.Errorf("cluster after join: %w", err)
 	}
-	pc := countPhase(b.recv, subs, startAt, time.Since(b.recv.epoch), func(i int) bool { return moved[life.ids[i]] })
+	after, err := owners(ctx, topo, []int{0, 2, clusterJoiner})
+	if err != nil {
+		return nil, err
+	}
+	moved := 0
+	for _, id := range life.ids {
+		if before.of(id) != after.of(id) {
+			moved++
+		}
+	}
+	pc := countPhase(b.recv, subs, startAt, time.Since(b.recv.epoch), func(i int) bool { return before.of(life.ids[i]) != after.of(life.ids[i]) })
 	perDistinct := math.NaN()
 	if pc.Receipts > pc.Dups {
 		perDistinct = float64(pc.Receipts) / float64(pc.Receipts-pc.Dups)
@@ -92,16 +106,45 @@ func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWor
 	// A moved subscription has at most one delivery in flight when its
 	// old owner lets go: the hubs that gave shards up (the two that were
 	// live) have at most PerHost × callback servers deliveries in flight.
-	inFlight := min(share, 2*cfg.PerHost*cfg.Servers)
-	b.lg.Info("cluster: join", "took", share, "after", took, "receipts", pc.Receipts, "duplicates", pc.Dups,
+	inFlight := min(moved, 2*cfg.PerHost*cfg.Servers)
+	b.lg.Info("cluster: join", "took", share, "after", took, "moved", moved, "receipts", pc.Receipts, "duplicates", pc.Dups,
 		"at moved subscriptions", pc.MovedDups, "in-flight bound", inFlight)
 	return []sample{
 		{Name: "join: subscriptions the new hub took", Unit: "", Better: "info", Hub: float64(share), Ceiling: float64(subs) / 3},
+		{Name: "join: subscriptions that changed hub", Unit: "", Better: "info", Hub: float64(moved), Ceiling: float64(share)},
+		{Name: "join: duplicates at subscriptions that kept their hub", Unit: "", Better: "lower", Hub: float64(pc.Dups - pc.MovedDups), Ceiling: 0},
 		{Name: "join: time until its share is stable", Unit: "s", Better: "lower", Hub: took.Seconds(), Ceiling: cfg.ClusterClaimTTL.Seconds()},
 		{Name: "join: duplicate deliveries", Unit: "", Better: "lower", Hub: float64(pc.Dups), Ceiling: float64(inFlight)},
 		{Name: "join: receipts per distinct delivery", Unit: "", Better: "lower", Hub: perDistinct, Ceiling: 1},
 		{Name: "join: Redis commands/s", Unit: "1/s", Better: "info", Hub: rateBetween(c0, c1).commands, Ceiling: idle.commands},
 	}, nil
+}
+
+// ownerMap is which hub delivers each subscription, by ID.
+type ownerMap map[string]int
+
+// of is the hub delivering subscription id, -1 for none.
+func (o ownerMap) of(id string) int {
+	if h, ok := o[id]; ok {
+		return h
+	}
+	return -1
+}
+
+// owners returns which of the hubs numbered in hubs delivers each
+// subscription, from their admin APIs.
+func owners(ctx context.Context, topo *clusterTopology, hubs []int) (ownerMap, error) {
+	out := ownerMap{}
+	for _, h := range hubs {
+		active, err := activeDeliveries(ctx, topo.hubURLs[h])
+		if err != nil {
+			return nil, fmt.Errorf("cluster owners: hub %d: %w", h, err)
+		}
+		for id := range active {
+			out[id] = h
+		}
+	}
+	return out, nil
 }
 
 // joinHub starts the joining hub and polls its active deliveries every
