@@ -77,6 +77,9 @@ type Config struct {
 	// HubCPUProfile, when set, has every hub child process write a CPU
 	// profile of its whole life to HubCPUProfile.<port>.
 	HubCPUProfile string
+	// HubIdleProfile, when set, has the scale scenario's big hub write a
+	// CPU profile of each idle window to HubIdleProfile.<run>.
+	HubIdleProfile string
 
 	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
 	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
@@ -165,6 +168,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleChannels, "scale-channels", d.ScaleChannels, "scale: channels on the big hub")
 	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
+	fs.StringVar(&c.HubIdleProfile, "hub-idle-profile", "", "scale: the big hub child writes a CPU profile of each run's idle window to this path + '.<run>' (not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
 	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")

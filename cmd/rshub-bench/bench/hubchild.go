@@ -23,12 +23,16 @@ import (
 const HubFlag = "internal-hub"
 
 // hubChildMsg is one line between the parent and a hub child: the parent
-// sends the server.Config first and then commands ("settle"); the child
+// sends the server.Config first and then commands ("settle", "profile");
+// the child
 // answers the config once the hub serves and each command once done.
 type hubChildMsg struct {
 	Config     *server.Config `json:"config,omitempty"`
 	CPUProfile string         `json:"cpuProfile,omitempty"` // with Config: write a CPU profile here
 	Op         string         `json:"op,omitempty"`
+	// Path and Ms are the profile op's file and duration.
+	Path string `json:"path,omitempty"`
+	Ms   int64  `json:"ms,omitempty"`
 
 	Err        string `json:"err,omitempty"`
 	Addr       string `json:"addr,omitempty"`
@@ -81,12 +85,18 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			return fmt.Errorf("hub child: bad command: %w", err)
 		}
 		r := hubChildMsg{Err: "unknown op " + c.Op}
-		if c.Op == "settle" {
+		switch c.Op {
+		case "settle":
 			runtime.GC()
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine()}
+		case "profile":
+			r = hubChildMsg{}
+			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {
+				r.Err = err.Error()
+			}
 		}
 		if err := enc.Encode(r); err != nil {
 			return fmt.Errorf("hub child: %w", err)
@@ -97,6 +107,23 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 		return fmt.Errorf("hub child: %w", err)
 	}
 	return nil
+}
+
+// profileFor writes a CPU profile of this process to path for d.
+func profileFor(ctx context.Context, path string, d time.Duration) error {
+	stop, err := StartCPUProfile(path)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // hubChild is the parent's handle on a hub child process.

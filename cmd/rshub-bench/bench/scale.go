@@ -224,12 +224,20 @@ func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (float64, error) 
 		return 0, err
 	}
 	t0 := time.Now()
-	t := time.NewTimer(window)
-	select {
-	case <-ctx.Done():
-		t.Stop()
-		return 0, ctx.Err()
-	case <-t.C:
+	if b.cfg.HubIdleProfile != "" && h == b.big {
+		// The child spends the window writing the profile.
+		path := fmt.Sprintf("%s.%d", b.cfg.HubIdleProfile, b.runs)
+		if _, err := h.call(ctx, hubChildMsg{Op: "profile", Path: path, Ms: window.Milliseconds()}, window+time.Minute); err != nil {
+			return 0, err
+		}
+	} else {
+		t := time.NewTimer(window)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
 	}
 	c1, err := h.cpu()
 	if err != nil {
