@@ -97,41 +97,12 @@ func (b *scaleBench) startHub(ctx context.Context, channels int) (_ *scaleHub, e
 		return nil, err
 	}
 	h.pub = newChannelPublisher(h.URL, h.plan)
-	if err := b.waitActive(ctx, h, token); err != nil {
+	if err := waitActiveQueues(ctx, h.URL, token, h.subs, b.cfg.DurationCap); err != nil {
 		h.close()
 		return nil, err
 	}
 	b.lg.Info("scale: hub delivering", "subscriptions", h.subs, "took", time.Since(t0).Round(time.Millisecond))
 	return h, nil
-}
-
-// waitActive waits until h's admin API reports a running queue for each
-// of its subscriptions. A poll that fails is retried until the duration
-// cap; a poll may take long, since a hub's first summary reads every
-// subscription of the store (later ones only the shards that changed).
-func (b *scaleBench) waitActive(ctx context.Context, h *scaleHub, token string) error {
-	client := &http.Client{Timeout: b.cfg.DurationCap}
-	deadline := time.Now().Add(b.cfg.DurationCap)
-	for {
-		active, err := countActiveQueues(ctx, client, h.URL, token)
-		if err == nil && active >= h.subs {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("queues not all delivering after %v: %w", b.cfg.DurationCap, err)
-			}
-			return fmt.Errorf("%d of %d subscriptions delivering after %v", active, h.subs, b.cfg.DurationCap)
-		}
-		// Each poll lists every channel: poll a big hub less often.
-		t := time.NewTimer(500*time.Millisecond + time.Duration(h.subs)*10*time.Microsecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }
 
 func (b *scaleBench) close() {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -93,21 +92,10 @@ func (b *webhookBench) subscribeAll(ctx context.Context) error {
 		return err
 	default:
 	}
-	deadline := time.Now().Add(b.cfg.DurationCap)
-	for {
-		active, err := b.activeQueues(ctx, client)
-		if err != nil {
-			return err
-		}
-		if active >= b.cfg.Subscribers {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("webhook: %d of %d subscriptions verified, %d delivering after %v",
-				b.cbs.verified.Load(), b.cfg.Subscribers, active, b.cfg.DurationCap)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitActiveQueues(ctx, b.hub.URL, b.hub.AdminToken, b.cfg.Subscribers, b.cfg.DurationCap); err != nil {
+		return fmt.Errorf("webhook: %d of %d subscriptions verified: %w", b.cbs.verified.Load(), b.cfg.Subscribers, err)
 	}
+	return nil
 }
 
 // subscribe posts one subscribe form, retrying while the hub's
@@ -134,36 +122,6 @@ func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int
 			return fmt.Errorf("subscribe %d: hub answered %d: %s", i, resp.StatusCode, msg)
 		}
 	}
-}
-
-// activeQueues counts the delivery queues the admin API reports active.
-func (b *webhookBench) activeQueues(ctx context.Context, client *http.Client) (int, error) {
-	return countActiveQueues(ctx, client, b.hub.URL, b.hub.AdminToken)
-}
-
-// countActiveQueues returns the number of delivery queues in state
-// active that GET /admin/summary of the hub at hubURL reports.
-func countActiveQueues(ctx context.Context, client *http.Client, hubURL, adminToken string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hubURL+"admin/summary", nil)
-	if err != nil {
-		return 0, fmt.Errorf("admin summary: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("admin summary: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("admin summary: status %d: %s", resp.StatusCode, drain(resp))
-	}
-	var sum struct {
-		ByState map[string]int `json:"byState"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
-		return 0, fmt.Errorf("admin summary: %w", err)
-	}
-	return sum.ByState["active"], nil
 }
 
 // run measures once: hub and ceiling at full speed, then both at half of
