@@ -97,6 +97,9 @@ func (b *clusterBench) run(ctx context.Context) (_ []sample, err error) {
 		return nil, err
 	}
 	defer topo.close()
+	if cfg.Verbose {
+		defer topo.logTails(b.lg)
+	}
 	opt, err := redis.ParseURL(topo.redisURL)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -167,6 +168,16 @@ func (t *clusterTopology) hubsRSS() uint64 {
 		}
 	}
 	return sum
+}
+
+// logTails logs the end of every hub's output (their warnings and
+// errors: the hubs log at warn).
+func (t *clusterTopology) logTails(lg *slog.Logger) {
+	for _, h := range t.hubs {
+		if h != nil {
+			lg.Info("cluster: hub output", "hub", h.name, "tail", h.out.String())
+		}
+	}
 }
 
 // close stops every process and removes the directory.
