@@ -69,7 +69,7 @@ func clusterNotes(cfg Config) []string {
 	return []string{
 		fmt.Sprintf("cluster: 3 nats-server (JetStream cluster, replicas 3), 1 redis-server, 3 hub processes (--claim-ttl %v, --reconcile %v); %d subscriptions over %d channels seeded into Redis, callbacks on %d loopback servers; each run is a fresh cluster",
 			cfg.ClusterClaimTTL, clusterReconcile(cfg), cfg.ClusterSubscriptions, cfg.ClusterChannels, cfg.Servers),
-		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered, 3 reconcile periods and until the hubs use under 3 %% of a core over 1 s, at most 1 min); the hubs' CPU from /proc over the same window, their VmRSS summed at its end (per idle subscription: the growth from the baseline over the subscriptions added); hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
+		fmt.Sprintf("cluster: idle Redis = INFO total_commands_processed and used_cpu delta over %v with the hubs idle (after a round is delivered, 3 reconcile periods and until the hubs use under 3 %% of a core in 3 successive seconds, at most 90 s); the hubs' CPU from /proc over the same window, their VmRSS summed at its end (per idle subscription: the growth from the baseline over the subscriptions added); hub = %d subscriptions, ceiling = the same cluster earlier with %d (the point: ratio ≈ 1)",
 			cfg.ClusterIdle, cfg.ClusterSubscriptions, clusterBaseline),
 		"cluster: takeover = hub 1 SIGKILLed, then one notification published to every channel through hub 0; receipt − kill at the subscriptions hub 1 delivered (its admin API's active queues); hub = hub 1's subscriptions, ceiling = the live hubs' (the same fan-out without a takeover), resumed = the first of hub 1's",
 		"cluster: join = hub 3 started while a steady stream is published; its share = its active queues once unchanged for 3 reconcile periods; duplicates = repeated receipts in the join phase beside the in-flight bound (a moved subscription has at most one delivery in flight; the two hubs that gave shards up at most --per-host × --callback-servers each); moved = subscriptions whose hub (by the live hubs' admin APIs, before and after) changed; duplicates at subscriptions that kept their hub should be 0; receipts per distinct delivery above 1 would be a delivery storm",
@@ -202,13 +202,15 @@ type idleWork struct {
 }
 
 // Settling before an idle measurement: the hubs' CPU, summed, is sampled
-// every clusterSettleSample until one sample is below clusterSettleCPU
-// percent of one core, for at most clusterSettleMax (after a publish, the
-// hubs keep working on each channel for a while).
+// every clusterSettleSample until clusterSettleQuiet samples in a row are
+// below clusterSettleCPU percent of one core, for at most
+// clusterSettleMax (after a publish, the hubs keep working on each
+// channel for a while).
 const (
 	clusterSettleCPU    = 3.0
 	clusterSettleSample = time.Second
-	clusterSettleMax    = time.Minute
+	clusterSettleQuiet  = 3
+	clusterSettleMax    = 90 * time.Second
 )
 
 // idle waits until the hubs are quiet (at least three reconcile periods)
@@ -218,7 +220,7 @@ func (b *clusterBench) idle(ctx context.Context, life *clusterLife) (idleWork, e
 	if err := pause(ctx, 3*clusterReconcile(b.cfg)); err != nil {
 		return idleWork{}, err
 	}
-	for {
+	for quiet := 0; ; {
 		c0, err := life.topo.hubsCPU()
 		if err != nil {
 			return idleWork{}, err
@@ -231,7 +233,10 @@ func (b *clusterBench) idle(ctx context.Context, life *clusterLife) (idleWork, e
 			return idleWork{}, err
 		}
 		pct := 100 * (c1 - c0).Seconds() / clusterSettleSample.Seconds()
-		if pct < clusterSettleCPU || time.Since(start) > clusterSettleMax {
+		if quiet++; pct >= clusterSettleCPU {
+			quiet = 0
+		}
+		if quiet >= clusterSettleQuiet || time.Since(start) > clusterSettleMax {
 			b.lg.Info("cluster: settled", "took", time.Since(start).Round(time.Millisecond), "hub CPU %", pct)
 			break
 		}
