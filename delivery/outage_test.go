@@ -37,7 +37,7 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 	o := &outage{}
 	logs := &logBuffer{}
 	cfg := e.fastConfig()
-	cfg.ClaimTTL = 1500 * time.Millisecond
+	cfg.ClaimTTL = 3 * time.Second // claims time out after 500 ms: a loaded machine must not make them flap
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	w := NewWebhooks(o.Log(e.log), &flakyStore{s: e.store, o: o}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
