@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -73,5 +74,91 @@ func TestLease_SweepCoversTheShardsHeld(t *testing.T) {
 	}
 	if state(subs[1]) != hub.SubActive {
 		t.Error("a lease of a shard held by another hub was swept")
+	}
+}
+
+// countingStore counts the shard listings read with a counted context (the
+// hub's own sweeper runs beside the test's passes).
+type countingStore struct {
+	hub.Store
+	mu    sync.Mutex
+	reads []int
+}
+
+type countedKey struct{}
+
+func (c *countingStore) SubscriptionsInShard(ctx context.Context, n int) ([]hub.Subscription, error) {
+	if ctx.Value(countedKey{}) != nil {
+		c.mu.Lock()
+		c.reads = append(c.reads, n)
+		c.mu.Unlock()
+	}
+	return c.Store.SubscriptionsInShard(ctx, n)
+}
+
+// take returns the shards read since the last take.
+func (c *countingStore) take() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.reads
+	c.reads = nil
+	return out
+}
+
+// The periodic sweep re-reads a shard only when its version moved or one
+// of its leases is due: at rest it reads none, whatever the number of
+// subscriptions.
+func TestLease_PeriodicSweepReadsOnlyShardsChangedOrDue(t *testing.T) {
+	var cs *countingStore
+	f := newFixture(t, func(c *hub.Config) {
+		cs = &countingStore{Store: c.Store}
+		c.Store = cs
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600} // the fixture's own sweeper ticks every 30 s
+	})
+	ctx := context.WithValue(context.Background(), countedKey{}, true)
+	now := f.clock.Now()
+	put := func(i int, expires time.Time) hub.Subscription {
+		cb := "http://127.0.0.1:1/cb/" + strconv.Itoa(i)
+		s := hub.Subscription{
+			ID: hub.SubscriptionID(openTopic, cb), Topic: openTopic, Callback: cb, Lease: 3600,
+			Expires: expires, State: hub.SubActive, Created: now, Verified: now,
+		}
+		if err := f.store.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	soon := put(0, now.Add(time.Hour))
+	put(1, now.Add(240*time.Hour))
+
+	var swept hub.SweptShards
+	sweep := func() []int {
+		t.Helper()
+		cs.take()
+		if err := hub.SweepDue(ctx, f.hub, &swept); err != nil {
+			t.Fatal(err)
+		}
+		return cs.take()
+	}
+	if got := sweep(); len(got) != hub.Shards {
+		t.Fatalf("first pass read %d shards, want all %d", len(got), hub.Shards)
+	}
+	if got := sweep(); len(got) != 0 {
+		t.Fatalf("a pass at rest read shards %v", got)
+	}
+	f.clock.Advance(2 * time.Hour)
+	if got := sweep(); !slices.Equal(got, []int{hub.ShardOf(soon.ID)}) {
+		t.Fatalf("after a lease ended the pass read shards %v, want only %d", got, hub.ShardOf(soon.ID))
+	}
+	if s, err := f.store.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
+		t.Fatalf("the ended lease: %+v, %v", s, err)
+	}
+	sweep() // the expiry itself moved the shard's version
+	if got := sweep(); len(got) != 0 {
+		t.Fatalf("a pass at rest read shards %v", got)
+	}
+	added := put(2, f.clock.Now().Add(time.Hour))
+	if got := sweep(); !slices.Equal(got, []int{hub.ShardOf(added.ID)}) {
+		t.Fatalf("after a subscription was added the pass read shards %v, want only %d", got, hub.ShardOf(added.ID))
 	}
 }
