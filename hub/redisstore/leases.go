@@ -41,7 +41,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 	k, err := s.dkey("claim", "lease key", key)
 	ok := false
 	if err == nil {
-		ok, err = s.rdb.SetNX(ctx, k, owner, ttl).Result()
+		ok, err = s.leases.SetNX(ctx, k, owner, ttl).Result()
 	}
 	if err != nil {
 		return false, fmt.Errorf("redisstore: claim %q: %w", hub.Truncate(key), err)
@@ -49,7 +49,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 	if ok {
 		return true, nil
 	}
-	n, err := renewScript.Run(ctx, s.rdb, []string{k}, owner, ttl.Milliseconds()).Int()
+	n, err := renewScript.Run(ctx, s.leases, []string{k}, owner, ttl.Milliseconds()).Int()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: claim %q: %w", hub.Truncate(key), err)
 	}
@@ -60,7 +60,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 func (s *Store) Release(ctx context.Context, key, owner string) error {
 	k, err := s.dkey("claim", "lease key", key)
 	if err == nil {
-		err = releaseScript.Run(ctx, s.rdb, []string{k}, owner).Err()
+		err = releaseScript.Run(ctx, s.leases, []string{k}, owner).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("redisstore: release %q: %w", hub.Truncate(key), err)

@@ -92,7 +92,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) 
 	if ttl > 0 {
 		ms = max(ttl.Milliseconds(), 1)
 	}
-	members, err := heartbeatScript.Run(ctx, s.rdb, []string{s.key("members")}, owner, ms).StringSlice()
+	members, err := heartbeatScript.Run(ctx, s.leases, []string{s.key("members")}, owner, ms).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: heartbeat %q: %w", hub.Truncate(owner), err)
 	}

@@ -62,7 +62,11 @@ type Config struct {
 
 // Store is a hub.Store on Redis.
 type Store struct {
-	rdb    *redis.Client
+	rdb *redis.Client
+	// leases is a small pool of its own for leases and heartbeats, so that
+	// a renewal never queues behind a flood of cursor writes for a
+	// connection of rdb's pool (a renewal that times out gives work up).
+	leases *redis.Client
 	prefix string
 	log    *slog.Logger
 }
@@ -79,28 +83,32 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	s := &Store{rdb: redis.NewClient(opt), prefix: cfg.Prefix, log: cfg.Logger}
+	lopt := *opt
+	lopt.PoolSize, lopt.MinIdleConns = leasePool, 1
+	s := &Store{rdb: redis.NewClient(opt), leases: redis.NewClient(&lopt), prefix: cfg.Prefix, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if err := s.Ping(ctx); err != nil {
-		_ = s.rdb.Close()
-		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
+	err = s.Ping(ctx)
+	if err == nil {
+		err = s.migrate(ctx)
 	}
-	err = s.migrate(ctx)
 	if err == nil {
 		err = s.indexShards(ctx)
 	}
 	if err != nil {
-		_ = s.rdb.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("redisstore: open %s: %w", opt.Addr, err)
 	}
 	return s, nil
 }
 
-// Close closes the connection pool.
+// leasePool is the size of the connection pool for leases and heartbeats.
+const leasePool = 4
+
+// Close closes the connection pools.
 func (s *Store) Close() error {
-	return s.rdb.Close()
+	return errors.Join(s.rdb.Close(), s.leases.Close())
 }
 
 // Ping reports whether Redis answers.
