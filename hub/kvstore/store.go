@@ -52,6 +52,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/internal/snapshot"
 )
 
 // DefaultPrefix starts every bucket name.
@@ -76,6 +77,9 @@ type Store struct {
 	rebuild sync.Mutex // one rebuild at a time
 	mu      sync.Mutex
 	b       *buckets
+	// channelList is the last channel listing and the bucket version it
+	// was read at (Channels).
+	channelList snapshot.List[hub.Channel]
 }
 
 // buckets are the handles of one connection generation.

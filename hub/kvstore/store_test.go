@@ -50,3 +50,18 @@ func TestOpen_TwiceSharesState(t *testing.T) {
 		t.Fatal("a store with another prefix sees the channel")
 	}
 }
+
+func TestStore_SharedByTwoProcesses(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := kvstore.Open(ctx, nc, kvstore.Config{Prefix: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kvstore.Open(ctx, nc, kvstore.Config{Prefix: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Shared(t, a, b)
+}

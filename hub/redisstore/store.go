@@ -16,6 +16,7 @@
 //	<p>:shardver             hash   shard n -> counter of its subscription writes
 //	<p>:shardindex           string set once the shard index is built
 //	<p>:members              zset   hub owner names, scored by heartbeat expiry (ms)
+//	<p>:chanver              string counter moved by every channel put and delete
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose never becomes part of a key name, only of hash
@@ -46,6 +47,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/snapshot"
 )
 
 // DefaultPrefix starts every key.
@@ -69,6 +71,9 @@ type Store struct {
 	leases *redis.Client
 	prefix string
 	log    *slog.Logger
+	// channelList is the last channel listing and the chanver it was read
+	// at (Channels).
+	channelList snapshot.List[hub.Channel]
 }
 
 var _ hub.Store = (*Store)(nil)

@@ -59,3 +59,8 @@ func TestOpen_UnreachableFails(t *testing.T) {
 		t.Fatal("Open accepted a malformed URL")
 	}
 }
+
+func TestStore_SharedByTwoProcesses(t *testing.T) {
+	url := testenv.Redis(t)
+	storetest.Shared(t, open(t, url, "s"), open(t, url, "s"))
+}
