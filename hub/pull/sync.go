@@ -30,9 +30,17 @@ func (p *Pull) Sync(ctx context.Context) error {
 	return err
 }
 
-// syncLocked is Sync; the caller holds syncMu.
+// syncCatchUp bounds how long a Sync waits for a cache in front of the log
+// to absorb the records the log's bounds promise.
+const syncCatchUp = 2 * time.Second
+
+// syncLocked is Sync; the caller holds syncMu. It reads to the log's last
+// sequence as its bounds give it when the Sync starts: a cache in front of
+// the log (hub/logcache) may not have absorbed an append acknowledged by
+// another writer yet, so a read that ends early waits for the cache's
+// signal and reads on, for at most syncCatchUp.
 func (p *Pull) syncLocked(ctx context.Context) error {
-	first, _, err := p.log.Bounds(ctx)
+	first, last, err := p.log.Bounds(ctx)
 	if err != nil {
 		return fmt.Errorf("pull: sync: %w", err)
 	}
@@ -46,42 +54,69 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 	cursor := p.idx.cursor
 	p.mu.Unlock()
 
-	err = p.metadata(ctx, cursor+1, func(rec hub.Record) error {
-		p.mu.Lock()
-		fw := p.frameworkRecordLocked(rec)
-		p.mu.Unlock()
-		if fw {
-			return nil
+	seen := cursor
+	var deadline <-chan time.Time
+	for {
+		changed := p.log.Changed() // before reading: no lost signal
+		err = p.metadata(ctx, seen+1, func(rec hub.Record) error {
+			seen = max(seen, rec.Seq)
+			return p.applyRecord(ctx, rec)
+		})
+		if err != nil {
+			return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
 		}
-		entries := rec.Entries
-		if entries == 0 && !rec.From.IsZero() {
-			if rec.Body == nil { // a headers-only read of a record stored without its count
-				full, err := p.log.Next(ctx, rec.Channel, rec.Seq)
-				if err != nil {
-					return err
-				}
-				rec.Body = full.Body
-			}
-			entries = countEntries(rec.Body)
+		if seen >= last {
+			break
 		}
-		var when time.Time
-		if !rec.From.IsZero() && p.meets(rec.Channel) {
-			var err error
-			if when, err = p.created(ctx, rec.Channel); err != nil {
-				return err // applied again by the next Sync
-			}
+		if deadline == nil {
+			t := time.NewTimer(syncCatchUp)
+			defer t.Stop()
+			deadline = t.C
 		}
-		p.mu.Lock()
-		before := p.closedCountLocked(rec.Channel)
-		p.idx.apply(rec, entries, when)
-		p.rotationLocked(rec, before)
-		p.mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
+		select {
+		case <-changed:
+			continue
+		case <-deadline:
+		case <-ctx.Done():
+			return fmt.Errorf("pull: sync from %d: %w", cursor+1, ctx.Err())
+		}
+		break
 	}
 	return p.emitFramework(ctx)
+}
+
+// applyRecord feeds one record read by syncLocked to the index.
+func (p *Pull) applyRecord(ctx context.Context, rec hub.Record) error {
+	p.mu.Lock()
+	fw := p.frameworkRecordLocked(rec)
+	p.mu.Unlock()
+	if fw {
+		return nil
+	}
+	entries := rec.Entries
+	if entries == 0 && !rec.From.IsZero() {
+		if rec.Body == nil { // a headers-only read of a record stored without its count
+			full, err := p.log.Next(ctx, rec.Channel, rec.Seq)
+			if err != nil {
+				return err
+			}
+			rec.Body = full.Body
+		}
+		entries = countEntries(rec.Body)
+	}
+	var when time.Time
+	if !rec.From.IsZero() && p.meets(rec.Channel) {
+		var err error
+		if when, err = p.created(ctx, rec.Channel); err != nil {
+			return err // applied again by the next Sync
+		}
+	}
+	p.mu.Lock()
+	before := p.closedCountLocked(rec.Channel)
+	p.idx.apply(rec, entries, when)
+	p.rotationLocked(rec, before)
+	p.mu.Unlock()
+	return nil
 }
 
 // HeaderRangeLog is a RangeLog that can also read records' metadata
