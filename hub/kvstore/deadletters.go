@@ -44,6 +44,9 @@ func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter
 	k, err := key("subscription ID", subID)
 	if err == nil {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+			if none, err := noDeadLetters(ctx, b, k); err != nil || none {
+				return err
+			}
 			vals, err = entries(ctx, b.dead, k+".*")
 			return err
 		})
@@ -88,4 +91,20 @@ func (s *Store) DeleteDeadLetter(ctx context.Context, subID, id string) error {
 		return fmt.Errorf("kvstore: delete dead letter %q/%q: %w", hub.Truncate(subID), hub.Truncate(id), err)
 	}
 	return nil
+}
+
+// noDeadLetters reports whether the dead bucket holds no key of the
+// subscription with key token k, asking the stream for the subjects under
+// it: one request, where a scan creates a consumer (a hub starting 100,000
+// queues read every subscription's dead letters that way). A subject with
+// only a delete marker still counts, so the caller scans then.
+func noDeadLetters(ctx context.Context, b *buckets, k string) (bool, error) {
+	if b.deadStream == nil {
+		return false, nil
+	}
+	info, err := b.deadStream.Info(ctx, jetstream.WithSubjectFilter(b.deadSubjects+k+".*"))
+	if err != nil {
+		return false, err
+	}
+	return len(info.State.Subjects) == 0, nil
 }

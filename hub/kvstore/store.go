@@ -87,6 +87,10 @@ type buckets struct {
 	gen                                                      uint64
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 	subShards, shardVer, members                             jetstream.KeyValue
+	// deadStream is the dead bucket's stream and deadSubjects its subject
+	// prefix, for counting a subscription's dead letters without a scan.
+	deadStream   jetstream.Stream
+	deadSubjects string
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -212,6 +216,17 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 			return nil, fmt.Errorf("bucket %s: %w", name, err)
 		}
 		*k.kv = kv
+	}
+	status, err := b.dead.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s_dead: %w", cfg.Prefix, err)
+	}
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
+		name := bs.StreamInfo().Config.Name
+		if b.deadStream, err = js.Stream(ctx, name); err != nil {
+			return nil, fmt.Errorf("stream %s: %w", name, err)
+		}
+		b.deadSubjects = "$KV." + cfg.Prefix + "_dead."
 	}
 	return b, nil
 }
