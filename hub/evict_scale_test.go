@@ -76,10 +76,10 @@ func TestChannelMemory_BoundedByMaxChannelStates(t *testing.T) {
 	}
 	f.settle("working states", func(m hub.ChannelMemory) bool { return m.States <= limit && m.Dirty == 0 })
 	f.clock.Advance(3 * time.Second) // past the definitions' cache lifetime
-	m := f.settle("cached definitions", func(m hub.ChannelMemory) bool { return m.Definitions <= limit })
-	if m.Locks != 0 {
-		t.Errorf("%d channel locks held with no request in flight", m.Locks)
-	}
+	f.settle("cached definitions", func(m hub.ChannelMemory) bool { return m.Definitions <= limit })
+	// The hub's own flusher takes a channel's lock for a moment too: with
+	// no request in flight, every lock is given back.
+	f.settle("channel locks", func(m hub.ChannelMemory) bool { return m.Locks == 0 })
 }
 
 // A channel whose working state was dropped is checked exactly as before:
