@@ -1,10 +1,7 @@
 package bench
 
 import (
-	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -16,8 +13,7 @@ import (
 // POSTed notification in the current receipts. Subscriber i lives on
 // server i % len(servers).
 type callbacks struct {
-	servers  []*http.Server
-	bases    []string // http://127.0.0.1:port
+	loopbackServers
 	verified atomic.Int64
 	current  atomic.Pointer[receipts]
 	bodyErrs atomic.Int64 // POSTs without a readable mark
@@ -29,23 +25,16 @@ func startCallbacks(n int) (*callbacks, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cb/{i}", c.verify)
 	mux.HandleFunc("POST /cb/{i}", c.receive)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			c.close()
-			return nil, fmt.Errorf("callback server: %w", err)
-		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-		go func() { _ = srv.Serve(ln) }()
-		c.servers = append(c.servers, srv)
-		c.bases = append(c.bases, "http://"+ln.Addr().String())
+	var err error
+	if c.loopbackServers, err = serveLoopback(n, mux, "callback server"); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
 // url is subscriber i's callback URL.
 func (c *callbacks) url(i int) string {
-	return c.bases[i%len(c.bases)] + "/cb/" + strconv.Itoa(i)
+	return c.on(i, "/cb/"+strconv.Itoa(i))
 }
 
 func (c *callbacks) verify(w http.ResponseWriter, r *http.Request) {
@@ -74,11 +63,3 @@ func (c *callbacks) receive(w http.ResponseWriter, r *http.Request) {
 
 // measure makes rc the receipts that POSTs are recorded in.
 func (c *callbacks) measure(rc *receipts) { c.current.Store(rc) }
-
-func (c *callbacks) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, s := range c.servers {
-		_ = s.Shutdown(ctx)
-	}
-}

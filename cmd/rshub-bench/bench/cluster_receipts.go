@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -26,10 +25,9 @@ const clusterStripes = 256
 // /cb/<i> for subscription i (on server i % servers), recording every POST
 // in arrival order per subscription.
 type clusterLog struct {
-	epoch   time.Time
-	servers []*http.Server
-	bases   []string
-	bad     atomic.Int64 // POSTs without a readable mark or subscription
+	epoch time.Time
+	loopbackServers
+	bad atomic.Int64 // POSTs without a readable mark or subscription
 
 	mu  [clusterStripes]sync.Mutex
 	got atomic.Pointer[[][]clusterReceipt] // by subscription index
@@ -45,16 +43,9 @@ func startClusterLog(n int) (*clusterLog, error) {
 		_, _ = io.WriteString(w, r.URL.Query().Get("hub.challenge"))
 	})
 	mux.HandleFunc("POST /cb/{i}", l.receive)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			l.close()
-			return nil, fmt.Errorf("cluster callback server: %w", err)
-		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-		go func() { _ = srv.Serve(ln) }()
-		l.servers = append(l.servers, srv)
-		l.bases = append(l.bases, "http://"+ln.Addr().String())
+	var err error
+	if l.loopbackServers, err = serveLoopback(n, mux, "cluster callback server"); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -68,7 +59,7 @@ func (l *clusterLog) reset(subs int) {
 
 // url is subscription i's callback URL.
 func (l *clusterLog) url(i int) string {
-	return l.bases[i%len(l.bases)] + "/cb/" + strconv.Itoa(i)
+	return l.on(i, "/cb/"+strconv.Itoa(i))
 }
 
 func (l *clusterLog) receive(w http.ResponseWriter, r *http.Request) {
@@ -137,13 +128,5 @@ func (l *clusterLog) waitRound(ctx context.Context, from, to int, round []int, l
 			return missing, ctx.Err()
 		case <-t.C:
 		}
-	}
-}
-
-func (l *clusterLog) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, s := range l.servers {
-		_ = s.Shutdown(ctx)
 	}
 }

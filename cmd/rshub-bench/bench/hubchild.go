@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -116,24 +115,14 @@ func profileFor(ctx context.Context, path string, d time.Duration) error {
 		return err
 	}
 	defer stop()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return pause(ctx, d)
 }
 
 // hubChild is the parent's handle on a hub child process.
 type hubChild struct {
+	*childProc
 	URL  string // hub URL, ends in "/"
 	Addr string
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Scanner
-	enc  *json.Encoder
 	dir  string // data directory, removed by close
 }
 
@@ -141,31 +130,11 @@ type hubChild struct {
 // with --internal-hub) running hubCfg and returns once it serves; dir is
 // removed when the child is closed.
 func startHubChild(ctx context.Context, cfg Config, hubCfg server.Config, dir string, lg *slog.Logger) (*hubChild, error) {
-	argv := cfg.HubCommand
-	if len(argv) == 0 {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("hub child: find own executable: %w", err)
-		}
-		argv = []string{self, "--" + HubFlag}
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), cfg.HubEnv...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	p, err := startChild("hub child", cfg.HubCommand, HubFlag, cfg.HubEnv)
 	if err != nil {
-		return nil, fmt.Errorf("hub child: %w", err)
+		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("hub child: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("hub child: start %s: %w", argv[0], err)
-	}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	h := &hubChild{cmd: cmd, in: in, out: sc, enc: json.NewEncoder(in), dir: dir}
+	h := &hubChild{childProc: p, dir: dir}
 	first := hubChildMsg{Config: &hubCfg}
 	if cfg.HubCPUProfile != "" {
 		_, port, _ := strings.Cut(hubCfg.Listen, ":")
@@ -177,39 +146,22 @@ func startHubChild(ctx context.Context, cfg Config, hubCfg server.Config, dir st
 		return nil, err
 	}
 	h.URL, h.Addr = r.HubURL, r.Addr
-	lg.Info("hub child serving", "pid", cmd.Process.Pid, "url", h.URL)
+	lg.Info("hub child serving", "pid", h.pid(), "url", h.URL)
 	return h, nil
 }
 
 // call sends m and waits, at most limit, for the answer.
 func (h *hubChild) call(ctx context.Context, m hubChildMsg, limit time.Duration) (hubChildMsg, error) {
-	if err := h.enc.Encode(m); err != nil {
-		return hubChildMsg{}, fmt.Errorf("hub child: %w", err)
-	}
-	got := make(chan error, 1)
 	var r hubChildMsg
-	go func() {
-		if !h.out.Scan() {
-			got <- fmt.Errorf("hub child: ended: %v", h.out.Err())
-			return
-		}
-		got <- json.Unmarshal(h.out.Bytes(), &r)
-	}()
-	t := time.NewTimer(limit)
-	defer t.Stop()
-	select {
-	case err := <-got:
-		if err == nil && r.Err != "" {
-			err = fmt.Errorf("hub child: %s", r.Err)
-		}
-		return r, err
-	case <-t.C:
-		h.kill()
-		return r, fmt.Errorf("hub child: no answer within %v; killed", limit)
-	case <-ctx.Done():
-		h.kill()
-		return r, ctx.Err()
+	op := m.Op
+	if op == "" {
+		op = "start" // the first message carries the hub's configuration
 	}
+	err := h.childProc.call(ctx, op, m, &r, limit)
+	if err == nil && r.Err != "" {
+		err = fmt.Errorf("hub child: %s", r.Err)
+	}
+	return r, err
 }
 
 // settle has the child collect garbage and return free memory to the OS,
@@ -218,30 +170,16 @@ func (h *hubChild) settle(ctx context.Context) (rss uint64, r hubChildMsg, err e
 	if r, err = h.call(ctx, hubChildMsg{Op: "settle"}, time.Minute); err != nil {
 		return 0, r, err
 	}
-	return procRSS(h.cmd.Process.Pid), r, nil
+	return procRSS(h.pid()), r, nil
 }
 
 // cpu returns the child's user plus system CPU time so far.
-func (h *hubChild) cpu() (time.Duration, error) { return procCPU(h.cmd.Process.Pid) }
-
-func (h *hubChild) kill() {
-	if h.cmd.Process != nil {
-		_ = h.cmd.Process.Kill()
-	}
-}
+func (h *hubChild) cpu() (time.Duration, error) { return procCPU(h.pid()) }
 
 // close stops the hub by closing the child's stdin, kills it if it
 // lingers, and removes its data directory.
 func (h *hubChild) close() {
-	_ = h.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- h.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		h.kill()
-		<-done
-	}
+	h.childProc.close()
 	if h.dir != "" {
 		_ = os.RemoveAll(h.dir)
 	}

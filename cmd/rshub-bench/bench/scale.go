@@ -243,14 +243,8 @@ func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (float64, error) 
 		if _, err := h.call(ctx, hubChildMsg{Op: "profile", Path: path, Ms: window.Milliseconds()}, window+time.Minute); err != nil {
 			return 0, err
 		}
-	} else {
-		t := time.NewTimer(window)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return 0, ctx.Err()
-		case <-t.C:
-		}
+	} else if err := pause(ctx, window); err != nil {
+		return 0, err
 	}
 	c1, err := h.cpu()
 	if err != nil {

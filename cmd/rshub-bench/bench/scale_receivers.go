@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -17,8 +16,7 @@ import (
 // channel its notification was published to.
 type scaleReceivers struct {
 	perChan int
-	servers []*http.Server
-	bases   []string
+	loopbackServers
 	current atomic.Pointer[scaleRound]
 }
 
@@ -36,23 +34,16 @@ func startScaleReceivers(servers, perChan int) (*scaleReceivers, error) {
 	r := &scaleReceivers{perChan: perChan}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /s/{i}", r.receive)
-	for range servers {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			r.close()
-			return nil, fmt.Errorf("scale callback server: %w", err)
-		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-		go func() { _ = srv.Serve(ln) }()
-		r.servers = append(r.servers, srv)
-		r.bases = append(r.bases, "http://"+ln.Addr().String())
+	var err error
+	if r.loopbackServers, err = serveLoopback(servers, mux, "scale callback server"); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
 // url is subscription i's callback URL.
 func (r *scaleReceivers) url(i int) string {
-	return r.bases[i%len(r.bases)] + "/s/" + strconv.Itoa(i)
+	return r.on(i, "/s/"+strconv.Itoa(i))
 }
 
 func (r *scaleReceivers) receive(w http.ResponseWriter, req *http.Request) {
@@ -106,12 +97,4 @@ func (r *scaleReceivers) measure(ctx context.Context, base int, chans []int, int
 		return tally{}, first, fmt.Errorf("%d deliveries reached a subscription of another channel", n)
 	}
 	return round.rc.tally(), first, nil
-}
-
-func (r *scaleReceivers) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, s := range r.servers {
-		_ = s.Shutdown(ctx)
-	}
 }
