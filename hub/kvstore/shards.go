@@ -50,27 +50,10 @@ func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subs
 	if !hub.ValidShard(shard) {
 		return nil, fmt.Errorf("kvstore: subscriptions of shard %d: no such shard", shard)
 	}
-	out := []hub.Subscription{}
-	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
-		out = out[:0]
-		ids, err := entries(ctx, b.subShards, shardPrefix(shard)+"*")
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			var sub hub.Subscription
-			_, err := getJSON(ctx, b.subs, digest(string(id)), &sub)
-			if errors.Is(err, hub.ErrNotFound) {
-				continue // indexed, not yet stored or deleted meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			if hub.ShardOf(sub.ID) == shard {
-				out = append(out, sub)
-			}
-		}
-		return nil
+	var out []hub.Subscription
+	err := s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+		out, err = indexed(ctx, b, b.subShards, shardPrefix(shard)+"*", func(sub hub.Subscription) bool { return hub.ShardOf(sub.ID) == shard })
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: subscriptions of shard %d: %w", shard, err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rshub/rshub/hub"
 )
 
@@ -83,25 +85,9 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 	} else {
 		var t string
 		if t, err = key("topic", topic); err == nil {
-			err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-				ids, err := entries(ctx, b.subTopics, t+".*")
-				if err != nil {
-					return err
-				}
-				for _, id := range ids {
-					var sub hub.Subscription
-					_, err := getJSON(ctx, b.subs, digest(string(id)), &sub)
-					if errors.Is(err, hub.ErrNotFound) {
-						continue // index written, subscription not yet or deleted
-					}
-					if err != nil {
-						return err
-					}
-					if sub.Topic == topic {
-						out = append(out, sub)
-					}
-				}
-				return nil
+			err = s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+				out, err = indexed(ctx, b, b.subTopics, t+".*", func(sub hub.Subscription) bool { return sub.Topic == topic })
+				return err
 			})
 		}
 	}
@@ -188,4 +174,29 @@ func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error
 		return fmt.Errorf("kvstore: put cursor %q: %w", hub.Truncate(subID), err)
 	}
 	return nil
+}
+
+// indexed loads the subscriptions whose IDs an index bucket holds under the
+// keys matching filter, keeping those keep accepts (an index entry can
+// outlive or precede its subscription, or name one moved meanwhile).
+func indexed(ctx context.Context, b *buckets, index jetstream.KeyValue, filter string, keep func(hub.Subscription) bool) ([]hub.Subscription, error) {
+	ids, err := entries(ctx, index, filter)
+	if err != nil {
+		return nil, err
+	}
+	out := []hub.Subscription{}
+	for _, id := range ids {
+		var sub hub.Subscription
+		_, err := getJSON(ctx, b.subs, digest(string(id)), &sub)
+		if errors.Is(err, hub.ErrNotFound) {
+			continue // indexed, not yet stored or deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		if keep(sub) {
+			out = append(out, sub)
+		}
+	}
+	return out, nil
 }
