@@ -89,29 +89,22 @@ func (w *Webhooks) Failing() []SubStats {
 // and the dead letters they hold. Stalled queues and those held back by an
 // open circuit count under StateStalled and StateCircuitOpen.
 func (w *Webhooks) StateCounts() (byState map[string]int, deadLetters int) {
-	troubled := w.statsOf(w.index.list())
+	troubled := w.index.list()
 	w.index.mu.Lock()
 	byState = make(map[string]int, len(w.index.states))
 	for st, n := range w.index.states {
-		if n != 0 {
-			byState[st] = n
-		}
+		byState[st] = n
 	}
 	deadLetters = w.index.dead
 	w.index.mu.Unlock()
-	for _, s := range troubled {
-		w.mu.Lock()
-		q := w.queues[s.ID]
-		w.mu.Unlock()
-		if q == nil {
-			continue
-		}
+	last, now := w.lastSeq.Load(), w.cfg.Clock()
+	for _, q := range troubled { // move those whose state the breaker or health refines
 		q.mu.Lock()
 		raw := q.stats.State
 		q.mu.Unlock()
-		if raw != s.State && byState[raw] > 0 {
+		if st := w.statOf(q, last, now).State; st != raw && byState[raw] > 0 {
 			byState[raw]--
-			byState[s.State]++
+			byState[st]++
 		}
 	}
 	for st, n := range byState {
