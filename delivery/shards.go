@@ -209,21 +209,16 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 	}
 }
 
-// dropShardLocked stops the queues of shard n at once; w.mu is held.
+// dropShardLocked gives shard n up at once and stops its queues; w.mu is
+// held.
 func (w *Webhooks) dropShardLocked(n int) {
 	w.shards[n] = shardState{}
-	for _, q := range w.queues {
-		if q.shard == n {
-			w.retireLocked(q)
-		}
-	}
+	w.retireShardLocked(n)
 }
 
-// release stops the queues of shard n and, once they have ended (and
-// stored their cursors), gives the shard's lease up so that the hub whose
-// share it now is can take it. The lease is renewed meanwhile.
-func (w *Webhooks) release(ctx context.Context, n int) {
-	w.mu.Lock()
+// retireShardLocked stops the queues of shard n and returns them; w.mu is
+// held.
+func (w *Webhooks) retireShardLocked(n int) []*queue {
 	var stopping []*queue
 	for _, q := range w.queues {
 		if q.shard == n {
@@ -231,6 +226,15 @@ func (w *Webhooks) release(ctx context.Context, n int) {
 			stopping = append(stopping, q)
 		}
 	}
+	return stopping
+}
+
+// release stops the queues of shard n and, once they have ended (and
+// stored their cursors), gives the shard's lease up so that the hub whose
+// share it now is can take it. The lease is renewed meanwhile.
+func (w *Webhooks) release(ctx context.Context, n int) {
+	w.mu.Lock()
+	stopping := w.retireShardLocked(n)
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
