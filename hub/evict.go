@@ -18,7 +18,9 @@ import (
 //     their gaps until written).
 //   - dirty, the topics of changed states: a subset of states.
 //   - chanCache, channel definitions read from the store: entries older
-//     than channelCacheTTL are useless and dropped.
+//     than channelCacheTTL and not read under the store's current channels
+//     version are useless and dropped, as are those read ChannelIdle ago;
+//     beyond MaxChannelStates some are dropped (they are read again).
 //   - topicOK, verified topics: dropped when their check expires, and
 //     beyond MaxChannelStates (the topic is checked again).
 //   - fetched, the validators of fetched topics: beyond MaxChannelStates
@@ -66,6 +68,7 @@ func (h *Hub) ChannelMemory() ChannelMemory {
 func (h *Hub) evict(ctx context.Context) {
 	now := h.cfg.Now()
 	limit := h.cfg.MaxChannelStates
+	ver, _ := h.chanVer.held(now)
 	h.mu.Lock()
 	idle := now.Sub(h.swept) >= idleSweepEvery
 	over := len(h.states) > limit
@@ -74,11 +77,12 @@ func (h *Hub) evict(ctx context.Context) {
 	}
 	if idle || len(h.chanCache) > limit {
 		for t, c := range h.chanCache {
-			if now.Sub(c.fetched) >= channelCacheTTL {
+			if c.drop(ver, now) {
 				delete(h.chanCache, t)
 			}
 		}
 	}
+	trimMap(h.chanCache, limit)
 	if idle || len(h.topicOK) > limit {
 		for t, until := range h.topicOK {
 			if !now.Before(until) {

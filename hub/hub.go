@@ -82,14 +82,16 @@ type Hub struct {
 	obs     Observer
 
 	mu        sync.Mutex
-	chanLocks keyedLocks           // serialises intake per channel, see chanlock.go
-	states    map[string]*memState // working channel states, see state.go; bounded, see evict.go
-	dirty     map[string]struct{}  // topics of states changed since their last flush
-	chanCache map[string]cachedChannel
-	names     nameIndex // stored channels by name, see channels.go
+	chanLocks keyedLocks               // serialises intake per channel, see chanlock.go
+	states    map[string]*memState     // working channel states, see state.go; bounded, see evict.go
+	dirty     map[string]struct{}      // topics of states changed since their last flush
+	chanCache map[string]cachedChannel // channel definitions, see chancache.go
+	names     nameIndex                // stored channels by name, see channels.go
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
 	swept     time.Time            // when idle channels were last looked for (evict.go)
+
+	chanVer chanVersion // the store's channels version, see chancache.go
 
 	openMu      sync.Mutex // serialises channel creation by OpenTopics
 	openCount   int        // channels in the store, as last counted

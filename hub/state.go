@@ -10,10 +10,6 @@ import (
 	"github.com/rshub/rshub/changefeed"
 )
 
-// channelCacheTTL is how long a channel definition read from the store is
-// reused by intake; changes made through another hub process show within it.
-const channelCacheTTL = 2 * time.Second
-
 // flushEvery is how often changed channel states are written to the store.
 const flushEvery = 100 * time.Millisecond
 
@@ -40,39 +36,6 @@ func (h *Hub) markDirty(m *memState) {
 	m.dirty = true
 	h.mu.Lock()
 	h.dirty[m.topic] = struct{}{}
-	h.mu.Unlock()
-}
-
-type cachedChannel struct {
-	ch      Channel
-	fetched time.Time
-}
-
-// lookupChannel returns the channel of topic, from a short-lived cache.
-func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) {
-	now := h.cfg.Now()
-	h.mu.Lock()
-	c, ok := h.chanCache[topic]
-	h.mu.Unlock()
-	if ok && now.Sub(c.fetched) < channelCacheTTL {
-		return c.ch, nil
-	}
-	ch, err := h.cfg.Store.Channel(ctx, topic)
-	if errors.Is(err, ErrNotFound) {
-		ch, err = h.frameworkChannelForTopic(ctx, topic)
-	}
-	if err != nil {
-		return ch, err
-	}
-	h.mu.Lock()
-	h.chanCache[topic] = cachedChannel{ch: ch, fetched: now}
-	h.mu.Unlock()
-	return ch, nil
-}
-
-func (h *Hub) forgetChannel(topic string) {
-	h.mu.Lock()
-	delete(h.chanCache, topic)
 	h.mu.Unlock()
 }
 

@@ -49,13 +49,9 @@ func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) 
 func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 	var out []hub.Channel
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
-		st, err := b.channels.Status(ctx)
+		ver, err := channelsVersion(ctx, b)
 		if err != nil {
 			return err
-		}
-		ver := ""
-		if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
-			ver = fmt.Sprint(b.gen, ".", bs.StreamInfo().State.LastSeq)
 		}
 		if list, ok := s.channelList.Get(ver); ok && ver != "" {
 			out = list
@@ -83,6 +79,34 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 		return nil, fmt.Errorf("kvstore: channels: %w", err)
 	}
 	return out, nil
+}
+
+// ChannelsVersion returns a version that moves with every channel put and
+// delete: the generation of the connection's buckets and the channels
+// bucket stream's last sequence, in one status request. "" when the
+// server does not tell.
+func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
+	var ver string
+	err := s.do(ctx, func(ctx context.Context, b *buckets) (err error) {
+		ver, err = channelsVersion(ctx, b)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("kvstore: channels version: %w", err)
+	}
+	return ver, nil
+}
+
+// channelsVersion is ChannelsVersion on b.
+func channelsVersion(ctx context.Context, b *buckets) (string, error) {
+	st, err := b.channels.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
+		return fmt.Sprint(b.gen, ".", bs.StreamInfo().State.LastSeq), nil
+	}
+	return "", nil
 }
 
 // DeleteChannel removes the channel of topic; its state is kept.

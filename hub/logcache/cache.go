@@ -69,6 +69,7 @@ type Cache struct {
 	lo, hi  uint64 // every log record with lo <= seq <= hi is in recs
 	recs    deque[hub.Record]
 	byChan  map[string]*deque[uint64] // sequences of each channel's records in recs
+	evicted evictedIndex              // each channel's last record evicted from recs
 	bytes   int64
 	changed chan struct{}
 }
@@ -120,16 +121,18 @@ func (c *Cache) Append(ctx context.Context, rec hub.Record) (uint64, bool, error
 // Next returns the first record of channel (any channel when channel is
 // "") with a sequence of at least seq, or an error wrapping hub.ErrNotFound.
 // A seq inside the ring is answered from memory, as is a seq after it when
-// the ring holds everything the follower has seen; a seq before the ring
-// goes to the underlying log.
+// the ring holds everything the follower has seen, and a seq before the
+// ring when no record of channel from seq on has left the ring; any other
+// seq before the ring goes to the underlying log.
 func (c *Cache) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
 	seq = max(seq, 1)
 	c.mu.RLock()
-	if c.state != stateReady || seq < c.lo {
+	if c.state != stateReady || (seq < c.lo && !c.clearLocked(channel, seq)) {
 		c.mu.RUnlock()
 		c.delegated.Add(1)
 		return c.log.Next(ctx, channel, seq)
 	}
+	seq = max(seq, c.lo)
 	if seq <= c.hi {
 		if rec, ok := c.find(channel, seq); ok {
 			c.mu.RUnlock()
@@ -146,6 +149,12 @@ func (c *Cache) Next(ctx context.Context, channel string, seq uint64) (hub.Recor
 	}
 	c.hits.Add(1)
 	return hub.Record{}, errNotFound
+}
+
+// clearLocked reports whether every record of channel from seq on that
+// the follower has seen is still in the ring. The caller holds mu.
+func (c *Cache) clearLocked(channel string, seq uint64) bool {
+	return seq >= c.lo || (channel != "" && c.evicted.clear(channel, seq))
 }
 
 // find returns the first record of channel at or after seq in the ring.
@@ -250,6 +259,7 @@ func (c *Cache) evict() {
 	if q.len() == 0 {
 		delete(c.byChan, old.Channel)
 	}
+	c.evicted.note(old.Channel, old.Seq)
 	c.lo = old.Seq + 1
 }
 

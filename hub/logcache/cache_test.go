@@ -127,8 +127,10 @@ func TestNext_BeforeTheRingGoesToTheLog(t *testing.T) {
 		want      uint64
 		delegated bool
 	}{
-		{"", 1, 1, true}, {"a", 2, 3, true}, {"b", 3, 4, true},
+		{"", 1, 1, true}, {"a", 2, 3, true}, {"b", 1, 2, true}, {"", 3, 3, true},
 		{"", 4, 4, false}, {"a", 4, 5, false}, {"b", 5, 6, false},
+		// b's last record before the ring is 2: from 3 on the ring has them all
+		{"b", 3, 4, false}, {"a", 4, 5, false},
 	}
 	for _, tt := range tests {
 		before := log.probes.Load()
@@ -311,5 +313,45 @@ func TestRun_StoppedCachePassesThrough(t *testing.T) {
 	}
 	if err := c.Run(ctxT(t)); err == nil {
 		t.Fatal("second Run succeeded")
+	}
+}
+
+func TestNext_QuietChannelBeforeTheRingAnswersFromMemory(t *testing.T) {
+	log := newMemLog()
+	early := appendAll(t, log, "quiet", "busy") // before the follower starts: never seen by it
+	c := logcache.New(log, logcache.Config{MaxRecords: 4})
+	start(t, c)
+	s := appendAll(t, c, "quiet", "busy", "busy", "busy", "busy", "busy", "busy", "quiet")
+	waitAbsorbed(t, c, s[7])
+	if st := c.Stats(); st.First != s[4] {
+		t.Fatalf("ring starts at %d, want %d", st.First, s[4])
+	}
+	tests := []struct {
+		from      uint64
+		want      uint64
+		delegated bool
+	}{
+		{early[0], early[0], true}, // before the follower: the log must answer
+		{s[0], s[0], true},         // quiet's record s[0] left the ring
+		{s[0] + 1, s[7], false},    // nothing of quiet between s[0] and the ring
+		{s[4], s[7], false},
+	}
+	for _, tt := range tests {
+		before := log.probes.Load()
+		got, err := c.Next(ctxT(t), "quiet", tt.from)
+		if err != nil || got.Seq != tt.want {
+			t.Errorf("Next(quiet, %d) = %d, %v; want %d", tt.from, got.Seq, err, tt.want)
+		}
+		if d := log.probes.Load() > before; d != tt.delegated {
+			t.Errorf("Next(quiet, %d): reached the log = %v, want %v", tt.from, d, tt.delegated)
+		}
+	}
+	// a channel the follower never saw, asked from after its start: nothing
+	before := log.probes.Load()
+	if _, err := c.Next(ctxT(t), "never", s[0]); !errors.Is(err, hub.ErrNotFound) {
+		t.Errorf("Next(never) = %v, want ErrNotFound", err)
+	}
+	if log.probes.Load() != before {
+		t.Error("Next(never) after the follower's start reached the log")
 	}
 }

@@ -74,6 +74,7 @@ func (c *Cache) seed(ctx context.Context, positioned *bool) error {
 		}
 		c.mu.Lock()
 		c.lo, c.hi = from, from-1
+		c.evicted.reset(from)
 		c.mu.Unlock()
 		*positioned = true
 		c.cfg.Logger.Debug("logcache: following", "from", from, "last", last)
@@ -133,6 +134,7 @@ func (c *Cache) stop() {
 	c.state = stateStopped
 	c.recs = deque[hub.Record]{}
 	c.byChan = map[string]*deque[uint64]{}
+	c.evicted = evictedIndex{}
 	c.bytes = 0
 	close(c.changed)
 }

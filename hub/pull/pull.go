@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,7 +89,7 @@ type Pull struct {
 	chMu      sync.Mutex
 	chList    []hub.Channel
 	chByName  map[string]int // index in chList by name
-	chGen     uint64         // counts the listings taken
+	chGen     uint64         // counts the listings that differed from the one before
 	chFetched time.Time
 }
 
@@ -198,7 +199,8 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 }
 
 // listing is channels with the generation of the list: it changes with
-// every listing taken, so a caller can skip work it did for the same list.
+// every listing that differs from the one before, so a caller can skip
+// work it did for the same list.
 func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, error) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
@@ -217,11 +219,16 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	if list == nil {
 		list = []hub.Channel{}
 	}
+	p.chFetched = time.Now()
+	if p.chList != nil && slices.Equal(list, p.chList) {
+		// the same list: work done for this generation stays done
+		return p.chList, p.chGen, nil
+	}
 	byName := make(map[string]int, len(list))
 	for i, ch := range list {
 		byName[ch.Name] = i
 	}
-	p.chList, p.chByName, p.chFetched = list, byName, time.Now()
+	p.chList, p.chByName = list, byName
 	p.chGen++
 	return list, p.chGen, nil
 }

@@ -51,10 +51,7 @@ func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) 
 // PutChannel and DeleteChannel increments it): a hub reading it every few
 // seconds with 10,000 channels pays one GET.
 func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
-	ver, err := s.rdb.Get(ctx, s.key("chanver")).Result()
-	if errors.Is(err, redis.Nil) {
-		ver, err = "0", nil
-	}
+	ver, err := s.ChannelsVersion(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: channels: %w", err)
 	}
@@ -76,6 +73,19 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 	slices.SortFunc(out, func(a, b hub.Channel) int { return strings.Compare(a.Topic, b.Topic) })
 	s.channelList.Put(ver, out)
 	return out, nil
+}
+
+// ChannelsVersion returns the channel version, a counter every PutChannel
+// and DeleteChannel increments, in one GET.
+func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
+	ver, err := s.rdb.Get(ctx, s.key("chanver")).Result()
+	if errors.Is(err, redis.Nil) {
+		return "0", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("redisstore: channels version: %w", err)
+	}
+	return ver, nil
 }
 
 // DeleteChannel removes the channel of topic; its state is kept.

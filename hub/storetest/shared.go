@@ -33,12 +33,24 @@ func Shared(t *testing.T, a, b hub.Store) {
 			t.Fatal(err)
 		}
 	}
+	version := channelsVersion(t, a)
+	v0 := version()
 	put(a, "https://example.org/1", "")
+	v1 := version()
+	if v1 == v0 {
+		t.Fatalf("channels version %q did not move with a put", v1)
+	}
 	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 "}) {
 		t.Fatalf("listing after a put: %q", got)
 	}
 	topics(a) // a listing kept unchanged
+	if v := version(); v != v1 {
+		t.Fatalf("channels version moved from %q to %q without a change", v1, v)
+	}
 	put(b, "https://example.org/2", "")
+	if v := version(); v == v1 {
+		t.Fatalf("channels version %q did not move with the other store's put", v)
+	}
 	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 ", "https://example.org/2 "}) {
 		t.Fatalf("a store does not list a channel the other added: %q", got)
 	}
@@ -46,8 +58,12 @@ func Shared(t *testing.T, a, b hub.Store) {
 	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 changed", "https://example.org/2 "}) {
 		t.Fatalf("a store does not list a channel the other changed: %q", got)
 	}
+	v2 := version()
 	if err := b.DeleteChannel(ctx, "https://example.org/2"); err != nil {
 		t.Fatal(err)
+	}
+	if v := version(); v == v2 {
+		t.Fatalf("channels version %q did not move with the other store's delete", v)
 	}
 	got := topics(a)
 	if !slices.Equal(got, []string{"https://example.org/1 changed"}) {
@@ -57,5 +73,25 @@ func Shared(t *testing.T, a, b hub.Store) {
 	chs[0].Topic = "mutated by a caller"
 	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 changed"}) {
 		t.Fatalf("a caller changed the store's listing through its copy: %q", got)
+	}
+}
+
+// channelsVersion returns a reader of s's ChannelsVersion, which a store
+// shared by hubs must have (their channel caches depend on it).
+func channelsVersion(t *testing.T, s hub.Store) func() string {
+	t.Helper()
+	vs, ok := s.(interface {
+		ChannelsVersion(ctx context.Context) (string, error)
+	})
+	if !ok {
+		t.Fatalf("%T has no ChannelsVersion", s)
+	}
+	return func() string {
+		t.Helper()
+		v, err := vs.ChannelsVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
 }

@@ -80,6 +80,10 @@ type Config struct {
 	// HubIdleProfile, when set, has the scale scenario's big hub write a
 	// CPU profile of each idle window to HubIdleProfile.<run>.
 	HubIdleProfile string
+	// HubPublishProfile, when set, has both hubs of the scale scenario
+	// write a CPU profile of each fixed-rate measurement to
+	// HubPublishProfile.big.<run> and HubPublishProfile.base.<run>.
+	HubPublishProfile string
 
 	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
 	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
@@ -169,6 +173,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
 	fs.StringVar(&c.HubIdleProfile, "hub-idle-profile", "", "scale: the big hub child writes a CPU profile of each run's idle window to this path + '.<run>' (not with --hub-cpuprofile)")
+	fs.StringVar(&c.HubPublishProfile, "hub-publish-profile", "", "scale: both hub children write a CPU profile of each run's fixed-rate measurement to this path + '.big.<run>' and '.base.<run>' (compare with go tool pprof -diff_base; not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
 	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")

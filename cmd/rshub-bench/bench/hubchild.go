@@ -22,9 +22,11 @@ import (
 const HubFlag = "internal-hub"
 
 // hubChildMsg is one line between the parent and a hub child: the parent
-// sends the server.Config first and then commands ("settle", "profile");
-// the child
-// answers the config once the hub serves and each command once done.
+// sends the server.Config first and then commands ("settle", "profile",
+// "profile-start", "profile-stop");
+// the child answers the config once the hub serves and each command once
+// done. "profile" profiles the CPU to Path for Ms; "profile-start" and
+// "profile-stop" bracket a CPU profile to Path.
 type hubChildMsg struct {
 	Config     *server.Config `json:"config,omitempty"`
 	CPUProfile string         `json:"cpuProfile,omitempty"` // with Config: write a CPU profile here
@@ -64,6 +66,12 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 		}
 		defer stop()
 	}
+	var stopProfile func() // a running "profile-start" profile
+	defer func() {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan server.Started, 1)
@@ -95,6 +103,21 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			r = hubChildMsg{}
 			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {
 				r.Err = err.Error()
+			}
+		case "profile-start":
+			r = hubChildMsg{}
+			if stopProfile != nil {
+				r.Err = "a profile is already running"
+			} else if stop, err := StartCPUProfile(c.Path); err != nil {
+				r.Err = err.Error()
+			} else {
+				stopProfile = stop
+			}
+		case "profile-stop":
+			r = hubChildMsg{}
+			if stopProfile != nil {
+				stopProfile()
+				stopProfile = nil
 			}
 		}
 		if err := enc.Encode(r); err != nil {

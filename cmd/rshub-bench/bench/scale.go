@@ -265,6 +265,14 @@ func (b *scaleBench) fixedRate(ctx context.Context, h *scaleHub) (scaleFixed, er
 	}
 	base := b.nextID
 	b.nextID += n
+	if b.cfg.HubPublishProfile != "" {
+		which := map[bool]string{true: "big", false: "base"}[h == b.big]
+		path := fmt.Sprintf("%s.%s.%d", b.cfg.HubPublishProfile, which, b.runs)
+		if _, err := h.call(ctx, hubChildMsg{Op: "profile-start", Path: path}, time.Minute); err != nil {
+			return scaleFixed{}, err
+		}
+		defer func() { _, _ = h.call(ctx, hubChildMsg{Op: "profile-stop"}, time.Minute) }()
+	}
 	c0, err := h.cpu()
 	if err != nil {
 		return scaleFixed{}, err

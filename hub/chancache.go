@@ -1,0 +1,121 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// channelCacheTTL is how long a channel definition read from the store is
+// reused by intake without asking the store whether channels changed;
+// changes made through another hub process show within it.
+const channelCacheTTL = 2 * time.Second
+
+// channelVersioner is a Store that tells with one cheap read whether any
+// channel definition changed: the version it answers moves with every
+// channel put and delete.
+type channelVersioner interface {
+	ChannelsVersion(ctx context.Context) (string, error)
+}
+
+// cachedChannel is a channel definition read from the store at fetched,
+// when the store's channels version was ver ("" when unknown).
+type cachedChannel struct {
+	ch      Channel
+	fetched time.Time
+	ver     string
+}
+
+// chanVersion is the store's channels version as last read, so that a
+// hub publishing to many channels asks the store one question every
+// channelCacheTTL instead of reading each channel's definition again.
+type chanVersion struct {
+	readMu sync.Mutex // one read of the store at a time
+	mu     sync.Mutex // guards ver and read; never held over I/O
+	ver    string
+	read   time.Time // zero: never read, or the last read failed
+}
+
+// held returns the version last read and whether it is younger than
+// channelCacheTTL at now.
+func (v *chanVersion) held(now time.Time) (ver string, fresh bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.ver, !v.read.IsZero() && now.Sub(v.read) < channelCacheTTL
+}
+
+// current returns the store's channels version, read again when the one
+// held is channelCacheTTL old; ok is false when the store has no version
+// or it cannot be read (the cache then falls back on channelCacheTTL).
+func (v *chanVersion) current(ctx context.Context, store Store, now time.Time) (ver string, ok bool) {
+	vs, isV := store.(channelVersioner)
+	if !isV {
+		return "", false
+	}
+	if ver, fresh := v.held(now); fresh {
+		return ver, true
+	}
+	v.readMu.Lock()
+	defer v.readMu.Unlock()
+	if ver, fresh := v.held(now); fresh { // read by another caller meanwhile
+		return ver, true
+	}
+	ver, err := vs.ChannelsVersion(ctx)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err != nil {
+		v.read = time.Time{}
+		return "", false
+	}
+	v.ver, v.read = ver, now
+	return ver, true
+}
+
+// lookupChannel returns the channel of topic. A definition read from the
+// store is reused while it is younger than channelCacheTTL, or, with a
+// store that has a channels version, for as long as that version stays
+// the same: the version is read first, so a definition is never older
+// than the version it is kept under.
+func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) {
+	now := h.cfg.Now()
+	ver, versioned := h.chanVer.current(ctx, h.cfg.Store, now)
+	h.mu.Lock()
+	c, ok := h.chanCache[topic]
+	h.mu.Unlock()
+	if ok && (now.Sub(c.fetched) < channelCacheTTL || (versioned && c.ver != "" && c.ver == ver)) {
+		return c.ch, nil
+	}
+	ch, err := h.cfg.Store.Channel(ctx, topic)
+	if errors.Is(err, ErrNotFound) {
+		ch, err = h.frameworkChannelForTopic(ctx, topic)
+	}
+	if err != nil {
+		return ch, err
+	}
+	if !versioned {
+		ver = ""
+	}
+	h.mu.Lock()
+	h.chanCache[topic] = cachedChannel{ch: ch, fetched: now, ver: ver}
+	h.mu.Unlock()
+	return ch, nil
+}
+
+// forgetChannel drops the cached definition of topic, after this hub
+// changed or deleted the channel.
+func (h *Hub) forgetChannel(topic string) {
+	h.mu.Lock()
+	delete(h.chanCache, topic)
+	h.mu.Unlock()
+}
+
+// drop reports whether the idle sweep drops c at now, given the channels
+// version last read: c can no longer be used (it is older than
+// channelCacheTTL and was not read under that version), or was read
+// ChannelIdle ago (a busy channel's definition is then read again, an idle
+// one's is forgotten).
+func (c cachedChannel) drop(ver string, now time.Time) bool {
+	age := now.Sub(c.fetched)
+	return age >= ChannelIdle || (age >= channelCacheTTL && (c.ver == "" || c.ver != ver))
+}
