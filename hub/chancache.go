@@ -19,6 +19,13 @@ type channelVersioner interface {
 	ChannelsVersion(ctx context.Context) (string, error)
 }
 
+// channelsToucher is a Store that can move its channels version without
+// changing a channel, telling the hubs that share it to look again at what
+// they keep under it (a continuity reset, see freshState).
+type channelsToucher interface {
+	TouchChannels(ctx context.Context) error
+}
+
 // cachedChannel is a channel definition read from the store at fetched,
 // when the store's channels version was ver ("" when unknown).
 type cachedChannel struct {

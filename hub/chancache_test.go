@@ -2,7 +2,10 @@ package hub_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,10 +13,16 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
-// chanReadCounter counts the channel definitions read from its store.
+// chanReadCounter counts the channel definitions and states read from its
+// store.
 type chanReadCounter struct {
 	hub.Store
-	channelReads atomic.Int64
+	channelReads, stateReads atomic.Int64
+}
+
+func (s *chanReadCounter) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
+	s.stateReads.Add(1)
+	return s.Store.ChannelState(ctx, topic)
 }
 
 func (s *chanReadCounter) Channel(ctx context.Context, topic string) (hub.Channel, error) {
@@ -29,6 +38,10 @@ func (s versionedChanReadCounter) ChannelsVersion(ctx context.Context) (string, 
 	return s.Store.(interface {
 		ChannelsVersion(context.Context) (string, error)
 	}).ChannelsVersion(ctx)
+}
+
+func (s versionedChanReadCounter) TouchChannels(ctx context.Context) error {
+	return s.Store.(interface{ TouchChannels(context.Context) error }).TouchChannels(ctx)
 }
 
 // A channel definition is read once while the store's channels version
@@ -94,5 +107,61 @@ func TestLookupChannel_WithoutAVersionReadsAgainAfterTheTTL(t *testing.T) {
 	}
 	if cs.channelReads.Load() == reads {
 		t.Fatal("a definition older than the TTL was used without a channels version")
+	}
+}
+
+// A hub does not read a channel's state before each publish to see
+// whether a continuity reset was made through another hub while the
+// store's channels version stays; a reset moves the version, and the
+// other hub applies it before its next publish once it reads the version
+// again.
+func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
+	a := newFixture(t)
+	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cs := &chanReadCounter{Store: a.store}
+	clockB := &clock{}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b, err := hub.New(hub.Config{HubURL: a.url, Store: versionedChanReadCounter{cs}, Log: a.log, Client: http.DefaultClient,
+		Logger: slog.New(slog.DiscardHandler), Now: clockB.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Register(mux)
+	postB := func(from, until string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(notif("change-notification", from, until)))
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("Link", hub.FormatLinks(ch.Topic, a.url, ""))
+		return do(t, req)
+	}
+	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != http.StatusOK {
+		t.Fatalf("A: %d %q", s, r)
+	}
+	if s, r := postB(t1, t2); s != http.StatusOK {
+		t.Fatalf("B: %d %q", s, r)
+	}
+	reads := cs.stateReads.Load()
+	clockB.Advance(time.Minute)
+	if s, r := postB(t2, "2013-01-03T00:25:00Z"); s != http.StatusOK {
+		t.Fatalf("B a minute later: %d %q", s, r)
+	}
+	if n := cs.stateReads.Load() - reads; n != 0 {
+		t.Fatalf("B read the channel state %d times with the channels version unchanged; want 0", n)
+	}
+	// through A: the anchor jumps to t3+10min, past what B would accept next
+	later := mustTime(t3).Add(10 * time.Minute)
+	if _, err := a.hub.ResetContinuity(context.Background(), ch, later, "test"); err != nil {
+		t.Fatal(err)
+	}
+	clockB.Advance(3 * time.Second)
+	// under B's old anchor this would follow on; under the reset it overlaps
+	if s, r := postB("2013-01-03T00:25:00Z", t3); s == http.StatusOK {
+		t.Fatalf("B accepted a notification before the reset made through A: %d %q", s, r)
+	}
+	got, err := b.Continuity(context.Background(), ch)
+	if err != nil || !got.LastUntil.Equal(later) {
+		t.Fatalf("B's anchor %s, %v; want %s", got.LastUntil, err, later)
 	}
 }

@@ -27,6 +27,10 @@ type memState struct {
 	dirty    bool      // changed since the last flush began
 	flushing bool      // a flush of it is writing to the store
 	checked  time.Time // when the store's continuity resets were last compared with st's
+	// checkedVer is the store's channels version read before that
+	// comparison ("" when unknown): while it stays, no reset was made
+	// through another hub (ResetContinuity moves it).
+	checkedVer string
 	used     time.Time // when intake last asked for it, for eviction (evict.go)
 }
 
@@ -53,13 +57,15 @@ func (h *Hub) state(ctx context.Context, ch Channel) (*memState, error) {
 	if m.loaded {
 		return m, nil
 	}
+	now := h.cfg.Now()
+	ver, _ := h.chanVer.current(ctx, h.cfg.Store, now) // before the state: see freshState
 	st, err := h.cfg.Store.ChannelState(ctx, ch.Topic)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, unavailable("the state store", fmt.Errorf("channel state: %w", err))
 	}
 	st.Topic = ch.Topic
 	m.st = st
-	m.checked = h.cfg.Now()
+	m.checked, m.checkedVer = now, ver
 	if err := h.catchUp(ctx, ch, m); err != nil {
 		return nil, unavailable("the log", err)
 	}
@@ -245,26 +251,29 @@ func cloneState(st ChannelState) ChannelState {
 
 // freshState returns the working state of ch, first applying any
 // continuity reset made through another hub: the store is compared at most
-// every channelCacheTTL, or now when force is set. changed reports that a
-// reset was applied. The caller holds the channel lock.
+// every channelCacheTTL, and with a store that has a channels version only
+// when that version moved since the last comparison, or now when force is
+// set. changed reports that a reset was applied. The caller holds the
+// channel lock.
 func (h *Hub) freshState(ctx context.Context, ch Channel, force bool) (m *memState, changed bool, err error) {
 	m, err = h.state(ctx, ch)
 	if err != nil {
 		return nil, false, err
 	}
 	now := h.cfg.Now()
-	if !force && now.Sub(m.checked) < channelCacheTTL {
+	ver, _ := h.chanVer.current(ctx, h.cfg.Store, now) // "" when unknown
+	if !force && (now.Sub(m.checked) < channelCacheTTL || (ver != "" && ver == m.checkedVer)) {
 		return m, false, nil
 	}
 	stored, err := h.cfg.Store.ChannelState(ctx, ch.Topic)
 	if errors.Is(err, ErrNotFound) {
-		m.checked = now
+		m.checked, m.checkedVer = now, ver
 		return m, false, nil
 	}
 	if err != nil {
 		return nil, false, unavailable("the state store", fmt.Errorf("channel state: %w", err))
 	}
-	m.checked = now
+	m.checked, m.checkedVer = now, ver
 	if resetGen(&stored) <= resetGen(&m.st) {
 		return m, false, nil
 	}
@@ -344,6 +353,12 @@ func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, 
 		return ChannelState{}, unavailable("the state store", fmt.Errorf("store the continuity reset: %w", err))
 	}
 	m.st, m.dirty, m.checked = cloneState(st), false, now
+	if t, ok := h.cfg.Store.(channelsToucher); ok {
+		// hubs sharing the store compare their states again
+		if err := t.TouchChannels(ctx); err != nil {
+			return ChannelState{}, unavailable("the state store", fmt.Errorf("continuity reset stored but not announced to the other hubs (reset again): %w", err))
+		}
+	}
 	h.logger.Warn("continuity anchor reset", "channel", ch.Name, "topic", Truncate(ch.Topic),
 		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", Truncate(by))
 	return cloneState(st), nil

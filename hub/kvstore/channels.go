@@ -97,6 +97,21 @@ func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
 	return ver, nil
 }
 
+// touchKey is the channels bucket key TouchChannels deletes: the delete
+// marker moves the bucket's last sequence, while listings (which skip
+// deletes) and lookups (by a topic's digest) never see it.
+const touchKey = "_touch"
+
+// TouchChannels moves the channels version without changing a channel, so
+// that hubs sharing the store look again at what they keep under it.
+func (s *Store) TouchChannels(ctx context.Context) error {
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error { return b.channels.Delete(ctx, touchKey) })
+	if err != nil {
+		return fmt.Errorf("kvstore: touch channels: %w", err)
+	}
+	return nil
+}
+
 // channelsVersion is ChannelsVersion on b.
 func channelsVersion(ctx context.Context, b *buckets) (string, error) {
 	st, err := b.channels.Status(ctx)
@@ -153,23 +168,46 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 	var result hub.ChannelState
 	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 		for attempt := range maxCASAttempts {
-			st := hub.ChannelState{}
-			rev, err := getJSON(ctx, b.states, k, &st)
-			if err != nil && !errors.Is(err, hub.ErrNotFound) {
-				return err
+			// first on the state this store last wrote, when it has it:
+			// the compare-and-set tells whether it is still current
+			st, rev, memoed := hub.ChannelState{}, uint64(0), false
+			if r, val, ok := s.stateMemo.get(b.gen, k); ok && attempt == 0 && json.Unmarshal(val, &st) == nil {
+				rev, memoed = r, true
+			} else {
+				st = hub.ChannelState{}
+				r, err := getJSON(ctx, b.states, k, &st)
+				if err != nil && !errors.Is(err, hub.ErrNotFound) {
+					return err
+				}
+				rev = r
 			}
 			st.Topic = topic
 			if err := fn(&st); err != nil {
+				if memoed { // it may not hold for the current state: read it
+					s.stateMemo.forget(k)
+					continue
+				}
 				return errFn{err}
 			}
 			st.Topic = topic // the key's original, whatever fn did
-			conflict, err := casJSON(ctx, b.states, k, rev, st)
+			val, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			newRev, conflict, err := casBytes(ctx, b.states, k, rev, val)
+			if err != nil || conflict {
+				s.stateMemo.forget(k)
+			}
 			if err != nil {
 				return err
 			}
 			if !conflict {
+				s.stateMemo.put(b.gen, k, newRev, val)
 				result = st
 				return nil
+			}
+			if memoed {
+				continue // another hub wrote it: read it, no need to wait
 			}
 			if err := backoff.Wait(ctx, attempt); err != nil {
 				return err

@@ -80,6 +80,9 @@ type Store struct {
 	// channelList is the last channel listing and the bucket version it
 	// was read at (Channels).
 	channelList snapshot.List[hub.Channel]
+	// stateMemo remembers the channel states this store wrote, for
+	// UpdateChannelState.
+	stateMemo revMemo
 }
 
 // buckets are the handles of one connection generation.
@@ -279,15 +282,22 @@ func casJSON(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64,
 	if err != nil {
 		return false, err
 	}
+	_, conflict, err = casBytes(ctx, kv, key, rev, b)
+	return conflict, err
+}
+
+// casBytes stores b at key if its revision is still rev (0: key absent),
+// and returns the new revision or whether it lost the race.
+func casBytes(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64, b []byte) (newRev uint64, conflict bool, err error) {
 	if rev == 0 {
-		_, err = kv.Create(ctx, key, b)
+		newRev, err = kv.Create(ctx, key, b)
 	} else {
-		_, err = kv.Update(ctx, key, b, rev)
+		newRev, err = kv.Update(ctx, key, b, rev)
 	}
 	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return true, nil
+		return 0, true, nil
 	}
-	return false, err
+	return newRev, false, err
 }
 
 // scan returns the entries whose keys match filter, without their values

@@ -88,6 +88,15 @@ func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
 	return ver, nil
 }
 
+// TouchChannels moves the channel version without changing a channel, so
+// that hubs sharing the store look again at what they keep under it.
+func (s *Store) TouchChannels(ctx context.Context) error {
+	if err := s.rdb.Incr(ctx, s.key("chanver")).Err(); err != nil {
+		return fmt.Errorf("redisstore: touch channels: %w", err)
+	}
+	return nil
+}
+
 // DeleteChannel removes the channel of topic; its state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 	err := check("topic", topic)

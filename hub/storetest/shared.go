@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -73,6 +74,47 @@ func Shared(t *testing.T, a, b hub.Store) {
 	chs[0].Topic = "mutated by a caller"
 	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 changed"}) {
 		t.Fatalf("a caller changed the store's listing through its copy: %q", got)
+	}
+	v3 := version()
+	toucher, ok := b.(interface{ TouchChannels(context.Context) error })
+	if !ok {
+		t.Fatalf("%T has no TouchChannels", b)
+	}
+	if err := toucher.TouchChannels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v == v3 {
+		t.Fatalf("channels version %q did not move with the other store's touch", v)
+	}
+	if got := topics(a); !slices.Equal(got, []string{"https://example.org/1 changed"}) {
+		t.Fatalf("a touch changed the listing: %q", got)
+	}
+	sharedStateUpdates(t, a, b)
+}
+
+// sharedStateUpdates has two stores take turns incrementing one channel
+// state, each update starting from what the store wrote last (a store may
+// remember its own writes): none may be lost, and each update sees the
+// other store's last one.
+func sharedStateUpdates(t *testing.T, a, b hub.Store) {
+	t.Helper()
+	ctx := context.Background()
+	const topic = "https://example.org/shared-state"
+	for i := range 6 {
+		s := []hub.Store{a, a, b, a, b, b}[i]
+		st, err := s.UpdateChannelState(ctx, topic, func(st *hub.ChannelState) error {
+			if st.Published != uint64(i) {
+				return fmt.Errorf("update %d started from %d", i, st.Published)
+			}
+			st.Published++
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		if st.Published != uint64(i+1) {
+			t.Fatalf("update %d stored %d", i, st.Published)
+		}
 	}
 }
 
