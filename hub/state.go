@@ -31,7 +31,7 @@ type memState struct {
 	// comparison ("" when unknown): while it stays, no reset was made
 	// through another hub (ResetContinuity moves it).
 	checkedVer string
-	used     time.Time // when intake last asked for it, for eviction (evict.go)
+	used       time.Time // when intake last asked for it, for eviction (evict.go)
 }
 
 // markDirty notes that m changed and must be written to the store. The
