@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,14 +38,15 @@ type hubChildMsg struct {
 	Addr       string `json:"addr,omitempty"`
 	HubURL     string `json:"hubURL,omitempty"`
 	HeapStack  uint64 `json:"heapStack,omitempty"` // settle: HeapInuse + StackInuse after GC
+	Retained   uint64 `json:"retained,omitempty"`  // settle: free heap kept mapped (HeapIdle − HeapReleased)
 	Goroutines int    `json:"goroutines,omitempty"`
 }
 
 // RunHubChild is the hub child process: it reads a server.Config from in,
 // runs that hub and answers on out once it serves, then answers "settle"
-// commands (full GC and release of free memory to the OS, so that the
-// parent reads a settled RSS) until in ends or ctx does; then it stops the
-// hub. The hub runs in its own process so that its CPU time and RSS are
+// commands (a full GC, and the free heap it keeps mapped, so that the
+// parent can tell the settled RSS) until in ends or ctx does; then it
+// stops the hub. The hub runs in its own process so that its CPU time and RSS are
 // its own.
 func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logger) error {
 	sc := bufio.NewScanner(in)
@@ -94,11 +94,13 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 		r := hubChildMsg{Err: "unknown op " + c.Op}
 		switch c.Op {
 		case "settle":
+			// no debug.FreeOSMemory: the heap it would release comes back
+			// page fault by page fault, a cost a running hub never pays
+			// and the measurements after a settle must not see
 			runtime.GC()
-			debug.FreeOSMemory()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine()}
+			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased}
 		case "profile":
 			r = hubChildMsg{}
 			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {
@@ -187,13 +189,15 @@ func (h *hubChild) call(ctx context.Context, m hubChildMsg, limit time.Duration)
 	return r, err
 }
 
-// settle has the child collect garbage and return free memory to the OS,
-// then reads its resident set.
+// settle has the child collect garbage, then reads its resident set less
+// the free heap the child keeps mapped for its next allocations: the RSS
+// it would have after returning free memory to the OS, without doing it.
 func (h *hubChild) settle(ctx context.Context) (rss uint64, r hubChildMsg, err error) {
 	if r, err = h.call(ctx, hubChildMsg{Op: "settle"}, time.Minute); err != nil {
 		return 0, r, err
 	}
-	return procRSS(h.pid()), r, nil
+	rss = procRSS(h.pid())
+	return rss - min(rss, r.Retained), r, nil
 }
 
 // cpu returns the child's user plus system CPU time so far.

@@ -349,7 +349,7 @@ func scaleNotes(cfg Config) []string {
 			cfg.ScaleSubscribers, cfg.ScaleChannels, per, per, cfg.Servers),
 		"scale: channels and active subscriptions are written into each hub's JetStream KV store before it starts (as a restarted hub finds them), not through subscribe forms and verification",
 		fmt.Sprintf("scale: %d notifications at %d/s, each to another channel (the first run's to channels never published to; the ceiling hub: its one channel); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
-		"scale: RSS after runtime.GC and debug.FreeOSMemory in the hub process; 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
+		"scale: RSS after runtime.GC in the hub process, less the free heap it keeps mapped (HeapIdle − HeapReleased; the heap is not released, so that later measurements do not pay page faults a running hub never pays); 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
 		"scale: idle CPU over a window that starts once the hub has settled (under 5 % of a core for 3 s in a row, at most 2 min: a hub that just started or delivered is not idle yet)",
 	}
 }
