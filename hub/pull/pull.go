@@ -25,6 +25,12 @@ type ChannelLister interface {
 	Channels(ctx context.Context) ([]hub.Channel, error)
 }
 
+// channelsVersioner is a ChannelLister that tells with one cheap read
+// whether any channel changed since a listing (hub stores have it).
+type channelsVersioner interface {
+	ChannelsVersion(ctx context.Context) (string, error)
+}
+
 // RangeLog is a hub.Log that can also read a run of one channel's records in
 // one pass; Pull uses it, when the log has it, instead of one Next per
 // record.
@@ -91,6 +97,8 @@ type Pull struct {
 	chByName  map[string]int // index in chList by name
 	chGen     uint64         // counts the listings that differed from the one before
 	chFetched time.Time
+	chVer     string           // the lister's channels version before chList was taken; "" unknown
+	chClock   func() time.Time // time.Now; tests set another
 }
 
 // New returns a Pull reading log, listing the channels of chans. It reads
@@ -204,8 +212,23 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, error) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
-	if !fresh && p.chList != nil && time.Since(p.chFetched) < ChannelsTTL {
+	now := p.chClock
+	if now == nil {
+		now = time.Now
+	}
+	if !fresh && p.chList != nil && now().Sub(p.chFetched) < ChannelsTTL {
 		return p.chList, p.chGen, nil
+	}
+	ver := ""
+	if vs, ok := p.chans.(channelsVersioner); ok {
+		// read before listing: a listing is never older than its version
+		if v, err := vs.ChannelsVersion(ctx); err == nil {
+			ver = v
+		}
+	}
+	if ver != "" && ver == p.chVer && p.chList != nil {
+		p.chFetched = now()
+		return p.chList, p.chGen, nil // nothing changed: no listing to copy
 	}
 	list, err := p.chans.Channels(ctx)
 	if err != nil {
@@ -219,7 +242,7 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	if list == nil {
 		list = []hub.Channel{}
 	}
-	p.chFetched = time.Now()
+	p.chFetched, p.chVer = now(), ver
 	if p.chList != nil && slices.Equal(list, p.chList) {
 		// the same list: work done for this generation stays done
 		return p.chList, p.chGen, nil

@@ -1,0 +1,21 @@
+package pull
+
+import (
+	"context"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+// SetListingClock replaces the clock of p's channel listing TTL, for tests.
+func SetListingClock(p *Pull, now func() time.Time) {
+	p.chMu.Lock()
+	defer p.chMu.Unlock()
+	p.chClock = now
+}
+
+// Listing returns p's channel listing as the framework sees it, for tests.
+func Listing(ctx context.Context, p *Pull) ([]hub.Channel, error) {
+	list, _, err := p.listing(ctx, false)
+	return list, err
+}
