@@ -30,10 +30,11 @@ const (
 type cursorKind byte
 
 const (
-	kindShards  cursorKind = 's' // every subscription, shard by shard
-	kindTopic   cursorKind = 't' // the subscriptions of one topic, by ID
-	kindFailing cursorKind = 'f' // the failing subscriptions, by ID
-	kindChannel cursorKind = 'c' // channels, by topic
+	kindShards     cursorKind = 's' // every subscription, shard by shard
+	kindTopic      cursorKind = 't' // the subscriptions of one topic, by ID
+	kindFailing    cursorKind = 'f' // the failing subscriptions, by ID
+	kindChannel    cursorKind = 'c' // channels, by topic
+	kindDeliveries cursorKind = 'd' // the delivery engine's queues, by subscription ID
 )
 
 // cursor is where a page starts: in a shard walk, the shard and the last
@@ -82,7 +83,7 @@ func parseCursor(s string, want cursorKind) (cursor, error) {
 		if !hub.ValidShard(c.shard) || (after != "" && (!validSubscriptionID(after) || hub.ShardOf(after) != c.shard)) {
 			return cursor{}, badRequest("cursor %q names no place among the subscriptions", hub.Truncate(s))
 		}
-	case kindTopic, kindFailing:
+	case kindTopic, kindFailing, kindDeliveries:
 		if c.shard != 0 || !validSubscriptionID(after) {
 			return cursor{}, badRequest("cursor %q names no subscription", hub.Truncate(s))
 		}

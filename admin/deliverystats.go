@@ -25,6 +25,10 @@ type DeliveryIndex interface {
 	// StateCounts returns the number of queues in each delivery state and
 	// the dead letters they hold, kept as queues change.
 	StateCounts() (byState map[string]int, deadLetters int)
+	// StatsPage returns the delivery health of at most limit of the
+	// queues with the smallest IDs greater than after, ordered by ID, and
+	// whether more follow.
+	StatsPage(after string, limit int) (page []delivery.SubStats, more bool)
 }
 
 // isFailing reports whether st is one the failing status selects.
@@ -78,18 +82,43 @@ func (a *API) failing() []delivery.SubStats {
 	return out
 }
 
-// deliveries reports the delivery engine's per-subscription health, as a
-// list ordered by ID; ?status=failing keeps the failing ones.
+// deliveries answers a page of the delivery engine's per-subscription
+// health, ordered by ID; ?status=failing pages through the failing ones.
 func (a *API) deliveries(r *http.Request) (any, error) {
-	switch st := r.URL.Query().Get("status"); st {
+	q := r.URL.Query()
+	limit, err := parseLimit(q.Get("limit"))
+	if err != nil {
+		return nil, err
+	}
+	kind := kindDeliveries
+	switch st := q.Get("status"); st {
 	case "":
 	case StatusFailing:
-		return nonNil(a.failing()), nil
+		kind = kindFailing
 	default:
 		return nil, badRequest("status %q: only %s filters deliveries", hub.Truncate(st), StatusFailing)
 	}
-	if a.cfg.Deliveries == nil {
-		return []delivery.SubStats{}, nil
+	cur, err := parseCursor(q.Get("cursor"), kind)
+	if err != nil {
+		return nil, err
 	}
-	return nonNil(a.cfg.Deliveries.Stats()), nil
+	next := func(s delivery.SubStats) cursor { return cursor{kind: kind, after: s.ID} }
+	switch {
+	case a.cfg.Deliveries == nil:
+		return page[delivery.SubStats]{}, nil
+	case kind == kindFailing:
+		failing := a.failing()
+		return takePage(failing[afterID(failing, cur.after, func(s delivery.SubStats) string { return s.ID }):], limit, next), nil
+	}
+	if ix, ok := a.cfg.Deliveries.(DeliveryIndex); ok {
+		items, more := ix.StatsPage(cur.after, limit)
+		p := page[delivery.SubStats]{items: items}
+		if more && len(items) > 0 {
+			c := next(items[len(items)-1])
+			p.next = &c
+		}
+		return p, nil
+	}
+	all := a.cfg.Deliveries.Stats()
+	return takePage(all[afterID(all, cur.after, func(s delivery.SubStats) string { return s.ID }):], limit, next), nil
 }

@@ -259,6 +259,18 @@ func (d indexedDeliveries) Failing() []delivery.SubStats {
 	return out
 }
 
+func (d indexedDeliveries) StatsPage(after string, limit int) ([]delivery.SubStats, bool) {
+	i, _ := slices.BinarySearchFunc(d.stats, after, func(s delivery.SubStats, id string) int { return strings.Compare(s.ID, id) })
+	for i < len(d.stats) && d.stats[i].ID <= after {
+		i++
+	}
+	rest := d.stats[i:]
+	if len(rest) > limit {
+		return rest[:limit], true
+	}
+	return rest, false
+}
+
 func (d indexedDeliveries) StateCounts() (map[string]int, int) {
 	by, dead := map[string]int{}, 0
 	for _, s := range d.stats {

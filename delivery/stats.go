@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"container/heap"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,47 @@ func (w *Webhooks) Stats() []SubStats {
 	}
 	w.mu.Unlock()
 	return w.statsOf(qs)
+}
+
+// StatsPage returns the delivery health of at most limit of the
+// subscriptions with a running queue, those with the smallest IDs greater
+// than after, ordered by ID, and whether more follow. It does no I/O; it
+// looks at every queue's ID once, but sorts and reads the health of the
+// page's queues only.
+func (w *Webhooks) StatsPage(after string, limit int) (page []SubStats, more bool) {
+	limit = max(limit, 1)
+	var sel idHeap // the limit+1 smallest IDs after after, largest on top
+	w.mu.Lock()
+	for id, q := range w.queues {
+		if id <= after {
+			continue
+		}
+		if len(sel) <= limit {
+			heap.Push(&sel, q)
+		} else if id < sel[0].id {
+			sel[0] = q
+			heap.Fix(&sel, 0)
+		}
+	}
+	w.mu.Unlock()
+	if more = len(sel) > limit; more {
+		heap.Pop(&sel) // the first ID of the next page
+	}
+	return w.statsOf(sel), more
+}
+
+// idHeap is a max-heap of queues by ID.
+type idHeap []*queue
+
+func (h idHeap) Len() int           { return len(h) }
+func (h idHeap) Less(i, j int) bool { return h[i].id > h[j].id }
+func (h idHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *idHeap) Push(x any)        { *h = append(*h, x.(*queue)) }
+func (h *idHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return q
 }
 
 // Stat returns the delivery health of the subscription id, and whether

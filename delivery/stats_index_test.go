@@ -103,3 +103,46 @@ func TestWebhooks_FailingIndexAgreesWithEveryQueue(t *testing.T) {
 		return counts[StateActive] == 7 && agree()
 	}, "a deleted subscription's queue leaves the counts")
 }
+
+// StatsPage pages through the queues by ID: every page in order, each
+// queue once, the last page saying no more follow.
+func TestWebhooks_StatsPageWalksEveryQueueOnceInOrder(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	rx := newReceiver(t, nil)
+	for i := range 11 {
+		e.subscribe(topic, rx.url("/cb/"+strconv.Itoa(i)), "")
+	}
+	w, _ := e.start(e.fastConfig())
+	testenv.Eventually(t, wait, func() bool { return len(w.Stats()) == 11 }, "11 queues running")
+	all := w.Stats()
+	for _, limit := range []int{1, 3, 11, 50} {
+		var got []string
+		after, pages := "", 0
+		for {
+			page, more := w.StatsPage(after, limit)
+			pages++
+			if len(page) > limit || (more && len(page) != limit) {
+				t.Fatalf("limit %d: a page of %d, more %v", limit, len(page), more)
+			}
+			for _, s := range page {
+				got = append(got, s.ID)
+			}
+			if !more {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		if len(got) != len(all) {
+			t.Fatalf("limit %d: %d queues over %d pages, want %d", limit, len(got), pages, len(all))
+		}
+		for i := range got {
+			if got[i] != all[i].ID {
+				t.Fatalf("limit %d: item %d is %s, want %s (ordered by ID)", limit, i, got[i], all[i].ID)
+			}
+		}
+	}
+	if page, more := w.StatsPage(all[len(all)-1].ID, 5); len(page) != 0 || more {
+		t.Fatalf("after the last ID: %d items, more %v", len(page), more)
+	}
+}

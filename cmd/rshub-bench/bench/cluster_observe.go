@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -91,48 +92,60 @@ func pause(ctx context.Context, d time.Duration) error {
 }
 
 // activeDeliveries returns the IDs of the subscriptions whose delivery
-// the hub at hubURL runs (state "active" in its admin API's deliveries).
-// It reads a plain list and, should the API page its answer, the first
-// list-valued field of an object.
+// the hub at hubURL runs (state "active" in its admin API's deliveries),
+// following the list's pages.
 func activeDeliveries(ctx context.Context, hubURL string) (map[string]bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hubURL+"admin/deliveries", nil)
-	if err != nil {
-		return nil, fmt.Errorf("admin deliveries: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+clusterAdminToken)
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("admin deliveries: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("admin deliveries: status %d: %s", resp.StatusCode, drain(resp))
-	}
 	type stat struct {
 		ID    string `json:"id"`
 		State string `json:"state"`
 	}
-	var raw json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("admin deliveries: %w", err)
-	}
-	var stats []stat
-	if err := json.Unmarshal(raw, &stats); err != nil {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil, fmt.Errorf("admin deliveries: neither a list nor an object: %w", err)
+	client := &http.Client{Timeout: time.Minute}
+	out := map[string]bool{}
+	for next := hubURL + "admin/deliveries?limit=1000"; next != ""; {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next, nil)
+		if err != nil {
+			return nil, fmt.Errorf("admin deliveries: %w", err)
 		}
-		for _, v := range obj {
-			if json.Unmarshal(v, &stats) == nil && len(stats) > 0 {
-				break
+		req.Header.Set("Authorization", "Bearer "+clusterAdminToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("admin deliveries: %w", err)
+		}
+		var stats []stat
+		if resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d: %s", resp.StatusCode, drain(resp))
+		} else {
+			err = json.NewDecoder(resp.Body).Decode(&stats)
+		}
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("admin deliveries: %w", err)
+		}
+		for _, s := range stats {
+			if s.State == "active" {
+				out[s.ID] = true
 			}
 		}
-	}
-	out := map[string]bool{}
-	for _, s := range stats {
-		if s.State == "active" {
-			out[s.ID] = true
+		if next, err = nextPage(resp.Request.URL, resp.Header.Get("Link")); err != nil {
+			return nil, fmt.Errorf("admin deliveries: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// nextPage returns the URL of a Link header's rel="next" target, resolved
+// against base; "" when there is none.
+func nextPage(base *url.URL, link string) (string, error) {
+	for part := range strings.SplitSeq(link, ",") {
+		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
+		if !ok || !strings.Contains(params, `rel="next"`) {
+			continue
+		}
+		u, err := base.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
+		if err != nil {
+			return "", fmt.Errorf("next link %q: %w", target, err)
+		}
+		return u.String(), nil
+	}
+	return "", nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -138,5 +139,20 @@ func TestRun_ClusterQuickDeliversEverythingInOrder(t *testing.T) {
 	}
 	if row := figures["takeover: subscriptions hub 1 delivered"]; !(row.Hub > 0) {
 		t.Errorf("the killed hub delivered no subscription before the kill: %+v", row)
+	}
+}
+
+func TestNextPage_FollowsRelNextOnly(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:8080/admin/deliveries?limit=1000")
+	for _, tc := range []struct{ link, want string }{
+		{"", ""},
+		{`</admin/deliveries?limit=1000&cursor=ZDA6eA>; rel="next"`, "http://127.0.0.1:8080/admin/deliveries?limit=1000&cursor=ZDA6eA"},
+		{`<http://127.0.0.1:8080/x>; rel="prev", </y?cursor=1>; rel="next"`, "http://127.0.0.1:8080/y?cursor=1"},
+		{`</z>; rel="prev"`, ""},
+	} {
+		got, err := nextPage(base, tc.link)
+		if err != nil || got != tc.want {
+			t.Errorf("nextPage(%q) = %q, %v; want %q", tc.link, got, err, tc.want)
+		}
 	}
 }
