@@ -7,8 +7,9 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
-// SetListingClock replaces the clock of p's channel listing TTL, for tests.
-func SetListingClock(p *Pull, now func() time.Time) {
+// SetClock replaces the clock of p's channel listing TTL and channel
+// announcements, for tests.
+func SetClock(p *Pull, now func() time.Time) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
 	p.chClock = now

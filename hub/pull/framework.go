@@ -53,9 +53,15 @@ type frameworkState struct {
 	known   map[string]hub.Channel // the channels of the last listing read
 	removed map[string]removal     // channels gone from the listing, not yet announced
 	added   map[string]time.Time   // channels whose addition is in the log: their Created, by name and Created
+	// ownAdded are the channels whose addition is in the log on their own
+	// framework channel, by name and Created; on the other channels it
+	// waits for its batch (added).
+	ownAdded map[string]time.Time
 	// announced is the generation of the channel list (Pull.listing)
-	// whose additions and removals are all in the log; 0: none yet.
+	// whose additions and removals are all in the log but for batches not
+	// due before nextBatch (zero: none); 0: none yet.
 	announced uint64
+	nextBatch time.Time
 }
 
 // EnableFramework makes the Pull announce Change List rotations on each

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
@@ -17,27 +19,51 @@ import (
 // Description. The Pull announces them, derived from the channel set as
 // stored:
 //
-//   - a channel added: on its framework channel its Capability List
-//     created and the Source Description updated; on every other channel's
-//     framework channel the Source Description updated (its changes go on
-//     every framework channel, those of the channels that existed then).
-//     The entries' datetime is the channel's Created time.
-//   - a channel removed: its framework channel is gone with it, so on
-//     every remaining channel's framework channel the Source Description
-//     updated and the removed channel's Capability List deleted, without a
-//     datetime (the store does not say when).
+//   - a channel added: on its own framework channel, at once, its
+//     Capability List created and the Source Description updated, at the
+//     channel's Created time.
+//   - on every other channel's framework channel (those of the channels
+//     that existed then) the Source Description updated: once for all the
+//     channels created in the same DescriptionBatch window (RSF-6), at the
+//     latest of their Created times, once the window has passed. Adding
+//     10,000 channels in a minute thus appends about 20,000 notifications,
+//     not one per channel on every framework channel (50 million).
+//   - channels removed: their framework channels are gone with them, so
+//     on every remaining channel's framework channel the Source
+//     Description updated and the removed channels' Capability Lists
+//     deleted (the first maxDeletedEntries of them by name; the updated
+//     Source Description lists what remains), without a datetime (the
+//     store does not say when): once for all the removals noticed in the
+//     same DescriptionBatch window.
 //
 // Each notification's idempotency key depends only on the change (the
-// target channel, the changed channel's name and Created time), so it is
-// the same on every hub process and after a restart: the log stores it
+// target channel, the changed channels' names and Created times), so it
+// is the same on every hub process and after a restart: the log stores it
 // once, and the Pull skips a key it has read in the log
-// (frameworkRecordLocked notes them). Only changes within FrameworkHorizon
-// are announced, so the keys read are forgotten after twice that long:
-// the set stays bounded, as is the set of additions already announced
-// (kept so that a Sync does not build their notifications again). Channels created more than FrameworkHorizon ago
+// (frameworkRecordLocked notes them). Removals are grouped by when this
+// process noticed them, which may differ between processes by a listing:
+// two processes may then announce one removal in two notifications. Only
+// changes within FrameworkHorizon are announced, so the keys read are
+// forgotten after twice that long: the set stays bounded, as is the set of
+// additions already announced (kept so that a Sync does not build their
+// notifications again). Channels created more than FrameworkHorizon ago
 // are history. A removal is seen by a process that listed the channel
 // before and does not any more; one made while no hub process was running
 // is not announced.
+
+// DescriptionBatch is the window whose channel additions (by Created time)
+// or removals (by when they were noticed) are announced together on the
+// other channels' framework channels; they are announced once the window
+// and batchSettle have passed.
+const DescriptionBatch = time.Minute
+
+// batchSettle is how long after its window a batch waits for channels
+// created in it to show in the listings of every hub process.
+const batchSettle = 5 * time.Second
+
+// maxDeletedEntries bounds the Capability Lists deleted that one removal
+// notification names.
+const maxDeletedEntries = 100
 
 // removal is a channel gone from the listing, not yet announced.
 type removal struct {
@@ -48,6 +74,12 @@ type removal struct {
 // seenRetention is how long the key of a framework record read in the log
 // is remembered: longer than any change still announced.
 const seenRetention = 2 * FrameworkHorizon
+
+// batchOf returns the DescriptionBatch window t falls in.
+func batchOf(t time.Time) time.Time { return t.UTC().Truncate(DescriptionBatch) }
+
+// batchReady returns when the batch of window b may be announced.
+func batchReady(b time.Time) time.Time { return b.Add(DescriptionBatch + batchSettle) }
 
 // announceChannels appends the announcements of recently added and
 // removed channels not yet in the log; the caller holds syncMu and has
@@ -63,66 +95,163 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pull: channel announcements: %w", err)
 	}
-	now := time.Now()
+	now := p.now()
 	p.mu.Lock()
 	p.idx.fw.pruneLocked(now)
-	if gen == p.idx.fw.announced {
-		// this list was gone through, and everything it called for is in
-		// the log: only a new list can call for more (and Syncs, one per
-		// append, must not each cost a pass over every channel)
+	fw := &p.idx.fw
+	if gen == fw.announced && (fw.nextBatch.IsZero() || now.Before(fw.nextBatch)) {
+		// this list was gone through, and everything it called for up to
+		// now is in the log: only a new list or a batch falling due can
+		// call for more (and Syncs, one per append, must not each cost a
+		// pass over every channel)
 		p.mu.Unlock()
 		return nil
 	}
-	removed := p.idx.fw.noteListingLocked(list, now)
+	removed := fw.noteListingLocked(list, now)
 	p.mu.Unlock()
+	next := time.Time{} // the earliest batch not due yet
+	due := func(b time.Time) bool {
+		if r := batchReady(b); now.Before(r) {
+			if next.IsZero() || r.Before(next) {
+				next = r
+			}
+			return false
+		}
+		return true
+	}
+	additions, err := p.announceOwnAdditions(ctx, list, now)
+	if err != nil {
+		return err
+	}
+	for b, batch := range additions {
+		if !due(b) {
+			continue
+		}
+		if err := p.announceAddedBatch(ctx, list, batch); err != nil {
+			return err
+		}
+	}
+	removals := map[time.Time][]removal{}
+	for _, r := range removed {
+		removals[batchOf(r.noticed)] = append(removals[batchOf(r.noticed)], r)
+	}
+	for b, batch := range removals {
+		if !due(b) {
+			continue
+		}
+		if err := p.announceRemovedBatch(ctx, list, batch); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	fw.announced, fw.nextBatch = gen, next
+	p.mu.Unlock()
+	return nil
+}
+
+// announceOwnAdditions announces, on each recently added channel's own
+// framework channel, its Capability List created, and returns the
+// additions still to announce on the other channels, by batch.
+func (p *Pull) announceOwnAdditions(ctx context.Context, list []hub.Channel, now time.Time) (map[time.Time][]hub.Channel, error) {
+	out := map[time.Time][]hub.Channel{}
 	for _, added := range list {
 		if _, fw := wire.FrameworkParent(added.Name); fw || added.Created.IsZero() || now.Sub(added.Created) > FrameworkHorizon {
 			continue
 		}
-		id := added.Name + "\x00" + added.Created.UTC().Format(time.RFC3339Nano)
+		id := additionID(added)
 		p.mu.RLock()
 		_, done := p.idx.fw.added[id]
+		_, own := p.idx.fw.ownAdded[id]
 		p.mu.RUnlock()
 		if done {
 			continue
 		}
-		for _, target := range list {
-			if target.Created.After(added.Created) {
-				continue // it did not exist yet
+		if !own {
+			when := changefeed.NewDateTime(added.Created.UTC())
+			rec, ok := p.frameworkNotification(added.Name, []fwChange{
+				{p.capabilityURL(added.Name), changefeed.CapCapabilityList, changefeed.Created, when},
+				{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, when},
+			}, "")
+			if ok {
+				if err := p.appendOnce(ctx, rec); err != nil {
+					return nil, fmt.Errorf("pull: announcing channel %s added: %w", added.Name, err)
+				}
 			}
-			rec, ok := p.channelNotification(target.Name, added, false)
-			if !ok {
-				continue
-			}
-			if err := p.appendOnce(ctx, rec); err != nil {
-				return fmt.Errorf("pull: announcing channel %s added on %s: %w", added.Name, rec.Channel, err)
-			}
+			p.mu.Lock()
+			p.idx.fw.noteLocked(&p.idx.fw.ownAdded, id, added.Created)
+			p.mu.Unlock()
 		}
-		p.mu.Lock()
-		if p.idx.fw.added == nil {
-			p.idx.fw.added = map[string]time.Time{}
-		}
-		p.idx.fw.added[id] = added.Created
-		p.mu.Unlock()
+		b := batchOf(added.Created)
+		out[b] = append(out[b], added)
 	}
-	for _, gone := range removed {
-		for _, target := range list {
-			rec, ok := p.channelNotification(target.Name, gone.ch, true)
-			if !ok {
-				continue
-			}
-			if err := p.appendOnce(ctx, rec); err != nil {
-				return fmt.Errorf("pull: announcing channel %s removed on %s: %w", gone.ch.Name, rec.Channel, err)
+	return out, nil
+}
+
+// announceAddedBatch announces the Source Description updated on every
+// framework channel of a channel that existed before one of batch's
+// channels was added, then marks batch announced.
+func (p *Pull) announceAddedBatch(ctx context.Context, list []hub.Channel, batch []hub.Channel) error {
+	for _, target := range list {
+		var latest time.Time
+		for _, added := range batch {
+			if added.Name != target.Name && !target.Created.After(added.Created) && added.Created.After(latest) {
+				latest = added.Created
 			}
 		}
-		p.mu.Lock()
-		delete(p.idx.fw.removed, gone.ch.Name)
-		p.mu.Unlock()
+		if latest.IsZero() {
+			continue // every addition of the batch is the target itself or older than it
+		}
+		rec, ok := p.frameworkNotification(target.Name, []fwChange{
+			{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, changefeed.NewDateTime(latest.UTC())},
+		}, "")
+		if !ok {
+			continue
+		}
+		if err := p.appendOnce(ctx, rec); err != nil {
+			return fmt.Errorf("pull: announcing channels added on %s: %w", rec.Channel, err)
+		}
 	}
 	p.mu.Lock()
-	p.idx.fw.announced = gen
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	for _, added := range batch {
+		p.idx.fw.noteLocked(&p.idx.fw.added, additionID(added), added.Created)
+	}
 	return nil
+}
+
+// announceRemovedBatch announces batch's channels removed on every
+// remaining channel's framework channel, then forgets them.
+func (p *Pull) announceRemovedBatch(ctx context.Context, list []hub.Channel, batch []removal) error {
+	slices.SortFunc(batch, func(a, b removal) int { return strings.Compare(a.ch.Name, b.ch.Name) })
+	var changes []fwChange
+	var salt strings.Builder // the removed incarnations, which the bodies do not date
+	for i, r := range batch {
+		if i < maxDeletedEntries {
+			changes = append(changes, fwChange{p.capabilityURL(r.ch.Name), changefeed.CapCapabilityList, changefeed.Deleted, changefeed.DateTime{}})
+		}
+		salt.WriteString(additionID(r.ch) + "\x00")
+	}
+	changes = append(changes, fwChange{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, changefeed.DateTime{}})
+	for _, target := range list {
+		rec, ok := p.frameworkNotification(target.Name, changes, salt.String())
+		if !ok {
+			continue
+		}
+		if err := p.appendOnce(ctx, rec); err != nil {
+			return fmt.Errorf("pull: announcing channels removed on %s: %w", rec.Channel, err)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range batch {
+		delete(p.idx.fw.removed, r.ch.Name)
+	}
+	return nil
+}
+
+// additionID names one incarnation of a channel: its name and Created.
+func additionID(ch hub.Channel) string {
+	return ch.Name + "\x00" + ch.Created.UTC().Format(time.RFC3339Nano)
 }
 
 // appendOnce appends rec unless the log is known to hold its key.
@@ -143,51 +272,45 @@ func (p *Pull) appendOnce(ctx context.Context, rec hub.Record) error {
 	return nil
 }
 
-// channelNotification builds the framework notification on target's
-// framework channel of channel ch having been added, or removed when gone.
-// It reports false when target has no framework channel, or is ch removed.
-func (p *Pull) channelNotification(target string, ch hub.Channel, gone bool) (hub.Record, bool) {
+// fwChange is one entry of a framework notification.
+type fwChange struct {
+	loc    string
+	capa   changefeed.Capability
+	change changefeed.Change
+	when   changefeed.DateTime
+}
+
+// frameworkNotification builds the framework notification of changes on
+// target's framework channel; its idempotency key is that of its body and
+// salt (what the body does not say of the change). It reports false when
+// target has no framework channel.
+func (p *Pull) frameworkNotification(target string, changes []fwChange, salt string) (hub.Record, bool) {
 	topic := hub.FrameworkTopic(p.cfg.HubURL, target)
 	fwName, ok := wire.FrameworkChannel(target)
-	if topic == "" || !ok || (gone && target == ch.Name) {
+	if _, isFw := wire.FrameworkParent(target); topic == "" || !ok || isFw {
 		return hub.Record{}, false
-	}
-	var when changefeed.DateTime
-	if !gone {
-		when = changefeed.NewDateTime(ch.Created.UTC())
 	}
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: md()}}
 	doc.MD.Capability = changefeed.CapFrameworkNotification
 	doc.Links = []changefeed.Link{link("up", p.descriptionURL())}
-	add := func(loc string, capa changefeed.Capability, change changefeed.Change) {
-		e := changefeed.Entry{Loc: loc, MD: new(changefeed.MD)}
+	for _, c := range changes {
+		e := changefeed.Entry{Loc: c.loc, MD: new(changefeed.MD)}
 		*e.MD = md()
-		e.MD.Capability, e.MD.Change, e.MD.DateTime = capa, change, when
+		e.MD.Capability, e.MD.Change, e.MD.DateTime = c.capa, c.change, c.when
 		doc.Entries = append(doc.Entries, e)
 	}
-	switch {
-	case gone:
-		add(p.capabilityURL(ch.Name), changefeed.CapCapabilityList, changefeed.Deleted)
-	case target == ch.Name:
-		add(p.capabilityURL(ch.Name), changefeed.CapCapabilityList, changefeed.Created)
-	}
-	add(p.descriptionURL(), changefeed.CapDescription, changefeed.Updated)
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", target, "err", err)
 		return hub.Record{}, false
 	}
 	body := b.Bytes()
-	key := hub.FrameworkKey(topic, body)
-	if gone { // the body has no datetime: the key names the removed incarnation
-		key = hub.FrameworkKey(topic, append(append([]byte(nil), body...), ch.Created.UTC().Format(time.RFC3339Nano)...))
-	}
 	return hub.Record{
 		Topic:        topic,
 		Channel:      fwName,
 		ContentType:  "application/xml",
 		ResourceSync: p.capabilityURL(target),
-		Key:          key,
+		Key:          hub.FrameworkKey(topic, append(append([]byte(nil), body...), salt...)),
 		Entries:      len(doc.Entries),
 		Body:         body,
 	}, true
@@ -252,9 +375,19 @@ func (fw *frameworkState) pruneLocked(now time.Time) {
 			delete(fw.seen, key)
 		}
 	}
-	for id, created := range fw.added {
-		if now.Sub(created) > FrameworkHorizon {
-			delete(fw.added, id)
+	for _, m := range []map[string]time.Time{fw.added, fw.ownAdded} {
+		for id, created := range m {
+			if now.Sub(created) > FrameworkHorizon {
+				delete(m, id)
+			}
 		}
 	}
+}
+
+// noteLocked records id, created at, in *m; the caller holds mu.
+func (fw *frameworkState) noteLocked(m *map[string]time.Time, id string, at time.Time) {
+	if *m == nil {
+		*m = map[string]time.Time{}
+	}
+	(*m)[id] = at
 }

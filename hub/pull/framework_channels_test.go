@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,11 +29,14 @@ func TestFramework_ChannelAdditionsAnnouncedOnce(t *testing.T) {
 		{Name: "b", Topic: "http://example.com/b/change/", Created: now},
 		{Name: "old", Topic: "http://example.com/old/change/", Created: t0},
 	}
+	// the processes run two minutes on: every batch of additions is due
+	clock := &testClock{off: 2 * time.Minute}
 	for range 3 { // a first process, a restarted one and a second one
 		p, err := pull.New(e.log, chs, pull.Config{HubURL: "http://127.0.0.1:1/websub", BaseURL: e.base})
 		if err != nil {
 			t.Fatal(err)
 		}
+		pull.SetClock(p, clock.now)
 		p.EnableFramework()
 		if err := p.Sync(ctx); err != nil {
 			t.Fatal(err)
@@ -103,11 +107,13 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 	c := hub.Channel{Name: "c", Topic: "http://example.com/c/change/", Created: now}
 	lister := &mutableChannels{}
 	lister.set(a, b, c)
+	clock := &testClock{off: 2 * time.Minute} // every batch of additions due
 	process := func() *pull.Pull {
 		p, err := pull.New(e.log, lister, pull.Config{HubURL: hubURL, BaseURL: e.base})
 		if err != nil {
 			t.Fatal(err)
 		}
+		pull.SetClock(p, clock.now)
 		p.EnableFramework()
 		return p
 	}
@@ -145,7 +151,14 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 	}
 
 	lister.set(a, b)
-	time.Sleep(pull.ChannelsTTL + 100*time.Millisecond)
+	clock.advance(pull.ChannelsTTL) // the listings are taken again
+	syncAll(p1, p2)                 // the removal noticed; its batch is not due yet
+	for _, name := range []string{"a", "b"} {
+		if n, _ := fwChanges(t, e.log, name); n != added[name] {
+			t.Errorf("%s: %d framework notifications before the removal's batch is due, want %d", name, n, added[name])
+		}
+	}
+	clock.advance(pull.DescriptionBatch + 10*time.Second)
 	syncAll(p1, p2)
 	syncAll(p1, p2, process()) // again, and a restarted process
 	for _, name := range []string{"a", "b"} {
@@ -160,5 +173,65 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 	}
 	if n, _ := fwChanges(t, e.log, "c"); n != 1 {
 		t.Errorf("c: %d framework notifications, want its 1 from before its removal", n)
+	}
+}
+
+// Channels added in a burst are announced in batches: each on its own
+// framework channel, and one Source Description update per window on the
+// others, not one per channel on every framework channel; none of them
+// before its window has passed.
+func TestFramework_BurstOfAdditionsBatched(t *testing.T) {
+	e := newEnv(t, pull.Config{})
+	ctx := context.Background()
+	window := time.Now().UTC().Truncate(pull.DescriptionBatch)
+	const n = 200
+	var chs channels
+	for i := range n {
+		chs = append(chs, hub.Channel{Name: fmt.Sprintf("c%03d", i), Topic: fmt.Sprintf("http://example.com/%d/change/", i),
+			Created: window.Add(time.Duration(i) * pull.DescriptionBatch / n)})
+	}
+	clock := &testClock{}
+	p, err := pull.New(e.log, chs, pull.Config{HubURL: hubURL, BaseURL: e.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pull.SetClock(p, clock.now)
+	p.EnableFramework()
+	count := func() (records int, created map[string]int) {
+		created = map[string]int{}
+		for _, ch := range chs {
+			recs, changes := fwChanges(t, e.log, ch.Name)
+			records += recs
+			for _, c := range changes {
+				if strings.HasPrefix(c, "capabilitylist created") {
+					created[ch.Name]++
+				}
+			}
+		}
+		return records, created
+	}
+	clock.advance(time.Until(window) + pull.DescriptionBatch/2) // inside the window
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if recs, created := count(); recs != len(created) || len(created) > n {
+		t.Fatalf("inside the window: %d records for %d channels' own additions; want only those", recs, len(created))
+	}
+	clock.advance(pull.DescriptionBatch + 10*time.Second)
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, created := count()
+	if len(created) != n {
+		t.Fatalf("%d channels announced their Capability List created, want %d", len(created), n)
+	}
+	for name, k := range created {
+		if k != 1 {
+			t.Errorf("%s: Capability List created %d times", name, k)
+		}
+	}
+	// n own notifications, and one batch update on each channel but the last added
+	if recs != 2*n-1 {
+		t.Errorf("%d framework notifications for %d channels added in one window, want %d (one per channel pair before: %d)", recs, n, 2*n-1, n*(n+1)/2)
 	}
 }

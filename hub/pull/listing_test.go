@@ -59,7 +59,7 @@ func TestListing_AgainOnlyWhenTheVersionMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := &testClock{}
-	pull.SetListingClock(p, clock.now)
+	pull.SetClock(p, clock.now)
 	names := func() []string {
 		t.Helper()
 		list, err := pull.Listing(ctx, p)

@@ -98,7 +98,7 @@ type Pull struct {
 	chGen     uint64         // counts the listings that differed from the one before
 	chFetched time.Time
 	chVer     string           // the lister's channels version before chList was taken; "" unknown
-	chClock   func() time.Time // time.Now; tests set another
+	chClock   func() time.Time // time.Now; tests set another (SetClock), for listings and channel announcements
 }
 
 // New returns a Pull reading log, listing the channels of chans. It reads
@@ -212,10 +212,7 @@ func (p *Pull) channels(ctx context.Context, fresh bool) ([]hub.Channel, error) 
 func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, error) {
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
-	now := p.chClock
-	if now == nil {
-		now = time.Now
-	}
+	now := p.clockLocked()
 	if !fresh && p.chList != nil && now().Sub(p.chFetched) < ChannelsTTL {
 		return p.chList, p.chGen, nil
 	}
@@ -254,6 +251,23 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	p.chList, p.chByName = list, byName
 	p.chGen++
 	return list, p.chGen, nil
+}
+
+// clockLocked returns the clock of listings and channel announcements;
+// the caller holds chMu.
+func (p *Pull) clockLocked() func() time.Time {
+	if p.chClock == nil {
+		return time.Now
+	}
+	return p.chClock
+}
+
+// now reads the clock of listings and channel announcements.
+func (p *Pull) now() time.Time {
+	p.chMu.Lock()
+	clock := p.clockLocked()
+	p.chMu.Unlock()
+	return clock()
 }
 
 // listed returns the channel named name in the last list taken, without
