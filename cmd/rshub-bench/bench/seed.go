@@ -58,8 +58,9 @@ func seedStore(ctx context.Context, dir string, p seedPlan) error {
 	now := time.Now().UTC()
 	// The channels were created long before the hub (re)starts: a day is
 	// past pull.FrameworkHorizon, so the hub does not announce them as
-	// added. (Announcing 10,000 channels as just added, each on every
-	// channel, is quadratic work of its own, not what this measures.)
+	// added. (Announcing 10,000 channels as just added, about 20,000
+	// framework notifications, is work of its own, not what this
+	// measures.)
 	created := now.Add(-24 * time.Hour)
 	err = parallelN(ctx, seedWorkers, p.Channels*(1+p.PerChan), func(ctx context.Context, k int) error {
 		if k < p.Channels {
