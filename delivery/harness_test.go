@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ type env struct {
 	t     testing.TB
 	log   *jslog.Log
 	store *kvstore.Store
-	clock *testClock
+	clock *testenv.Clock
 	names map[string]string // topic → channel name
 	nc    *nats.Conn
 }
@@ -50,15 +49,10 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, log: lg, store: st, clock: &testClock{}, names: map[string]string{}, nc: nc}
+	return &env{t: t, log: lg, store: st, clock: &testenv.Clock{}, names: map[string]string{}, nc: nc}
 }
 
-// testClock is real time shifted by an offset the test can advance.
-type testClock struct{ offset atomic.Int64 }
-
-func (c *testClock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-func (e *env) ctx() context.Context          { return context.Background() }
+func (e *env) ctx() context.Context { return context.Background() }
 func loopbackPolicy(t testing.TB) netguard.Policy {
 	p, err := netguard.ParsePolicy([]string{"127.0.0.0/8"})
 	if err != nil {
@@ -79,7 +73,7 @@ func (e *env) channel(topic, name string) {
 // subscribe stores an active subscription with a lease of an hour.
 func (e *env) subscribe(topic, callback, secret string) hub.Subscription {
 	e.t.Helper()
-	now := e.clock.now()
+	now := e.clock.Now()
 	s := hub.Subscription{
 		ID: hub.SubscriptionID(topic, callback), Topic: topic, Channel: e.names[topic], Callback: callback, Secret: secret,
 		Lease: 3600, Expires: now.Add(time.Hour), State: hub.SubActive, Created: now, Verified: now, StartSeq: 1,
@@ -122,7 +116,7 @@ func (e *env) fastConfig() Config {
 		ClaimTTL:  3 * time.Second,
 		Grace:     time.Second,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Clock:     e.clock.now,
+		Clock:     e.clock.Now,
 	}
 }
 

@@ -22,7 +22,7 @@ func TestWebhooks_LeaseExpiryStopsDelivery(t *testing.T) {
 	w, _ := e.start(e.fastConfig())
 	testenv.Eventually(t, wait, func() bool { return e.cursor(sub.ID).Seq == first[0] })
 
-	e.clock.advance(time.Hour + time.Second) // the lease has ended
+	e.clock.Advance(time.Hour + time.Second) // the lease has ended
 	e.publish(topic, "feed", 1, 1)           // wakes the queue
 	testenv.Eventually(t, wait, func() bool { _, ok := statsOf(w, sub.ID); return !ok }, "queue stopped at lease end")
 	if got := r.bodies(); len(got) != 1 {

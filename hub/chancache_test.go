@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 // chanReadCounter counts the channel definitions and states read from its
@@ -119,7 +120,7 @@ func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 	a := newFixture(t)
 	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	cs := &chanReadCounter{Store: a.store}
-	clockB := &clock{}
+	clockB := &testenv.Clock{}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

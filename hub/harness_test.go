@@ -29,20 +29,8 @@ type fixture struct {
 	store  hub.Store
 	srv    *httptest.Server
 	url    string // hub URL
-	clock  *clock
+	clock  *testenv.Clock
 	active *activations
-}
-
-type clock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.off) }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	c.mu.Unlock()
 }
 
 type activations struct {
@@ -82,7 +70,7 @@ func newFixture(t *testing.T, opts ...fixtureOpt) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, log: lg, store: st, clock: &clock{}, active: &activations{}}
+	f := &fixture{t: t, log: lg, store: st, clock: &testenv.Clock{}, active: &activations{}}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)

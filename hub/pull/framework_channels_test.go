@@ -13,6 +13,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 // Channels added within FrameworkHorizon are announced on the framework
@@ -30,13 +31,14 @@ func TestFramework_ChannelAdditionsAnnouncedOnce(t *testing.T) {
 		{Name: "old", Topic: "http://example.com/old/change/", Created: t0},
 	}
 	// the processes run two minutes on: every batch of additions is due
-	clock := &testClock{off: 2 * time.Minute}
+	clock := &testenv.Clock{}
+	clock.Advance(2 * time.Minute)
 	for range 3 { // a first process, a restarted one and a second one
 		p, err := pull.New(e.log, chs, pull.Config{HubURL: "http://127.0.0.1:1/websub", BaseURL: e.base})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pull.SetClock(p, clock.now)
+		pull.SetClock(p, clock.Now)
 		p.EnableFramework()
 		if err := p.Sync(ctx); err != nil {
 			t.Fatal(err)
@@ -107,13 +109,14 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 	c := hub.Channel{Name: "c", Topic: "http://example.com/c/change/", Created: now}
 	lister := &mutableChannels{}
 	lister.set(a, b, c)
-	clock := &testClock{off: 2 * time.Minute} // every batch of additions due
+	clock := &testenv.Clock{}
+	clock.Advance(2 * time.Minute) // every batch of additions due
 	process := func() *pull.Pull {
 		p, err := pull.New(e.log, lister, pull.Config{HubURL: hubURL, BaseURL: e.base})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pull.SetClock(p, clock.now)
+		pull.SetClock(p, clock.Now)
 		p.EnableFramework()
 		return p
 	}
@@ -151,14 +154,14 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 	}
 
 	lister.set(a, b)
-	clock.advance(pull.ChannelsTTL) // the listings are taken again
+	clock.Advance(pull.ChannelsTTL) // the listings are taken again
 	syncAll(p1, p2)                 // the removal noticed; its batch is not due yet
 	for _, name := range []string{"a", "b"} {
 		if n, _ := fwChanges(t, e.log, name); n != added[name] {
 			t.Errorf("%s: %d framework notifications before the removal's batch is due, want %d", name, n, added[name])
 		}
 	}
-	clock.advance(pull.DescriptionBatch + 10*time.Second)
+	clock.Advance(pull.DescriptionBatch + 10*time.Second)
 	syncAll(p1, p2)
 	syncAll(p1, p2, process()) // again, and a restarted process
 	for _, name := range []string{"a", "b"} {
@@ -190,12 +193,12 @@ func TestFramework_BurstOfAdditionsBatched(t *testing.T) {
 		chs = append(chs, hub.Channel{Name: fmt.Sprintf("c%03d", i), Topic: fmt.Sprintf("http://example.com/%d/change/", i),
 			Created: window.Add(time.Duration(i) * pull.DescriptionBatch / n)})
 	}
-	clock := &testClock{}
+	clock := &testenv.Clock{}
 	p, err := pull.New(e.log, chs, pull.Config{HubURL: hubURL, BaseURL: e.base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pull.SetClock(p, clock.now)
+	pull.SetClock(p, clock.Now)
 	p.EnableFramework()
 	count := func() (records int, created map[string]int) {
 		created = map[string]int{}
@@ -210,14 +213,14 @@ func TestFramework_BurstOfAdditionsBatched(t *testing.T) {
 		}
 		return records, created
 	}
-	clock.advance(time.Until(window) + pull.DescriptionBatch/2) // inside the window
+	clock.Advance(time.Until(window) + pull.DescriptionBatch/2) // inside the window
 	if err := p.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if recs, created := count(); recs != len(created) || len(created) > n {
 		t.Fatalf("inside the window: %d records for %d channels' own additions; want only those", recs, len(created))
 	}
-	clock.advance(pull.DescriptionBatch + 10*time.Second)
+	clock.Advance(pull.DescriptionBatch + 10*time.Second)
 	if err := p.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}

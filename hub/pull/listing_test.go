@@ -2,13 +2,13 @@ package pull_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 // versionedChannels is a channel lister with a channels version, counting
@@ -33,18 +33,6 @@ func (v *versionedChannels) set(chs ...hub.Channel) {
 	v.ver.Add(1)
 }
 
-type testClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *testClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.off) }
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	c.mu.Unlock()
-}
-
 // With a lister that has a channels version, the channels are listed
 // again only when the version moved, however much time passed.
 func TestListing_AgainOnlyWhenTheVersionMoves(t *testing.T) {
@@ -58,8 +46,8 @@ func TestListing_AgainOnlyWhenTheVersionMoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &testClock{}
-	pull.SetClock(p, clock.now)
+	clock := &testenv.Clock{}
+	pull.SetClock(p, clock.Now)
 	names := func() []string {
 		t.Helper()
 		list, err := pull.Listing(ctx, p)
@@ -77,7 +65,7 @@ func TestListing_AgainOnlyWhenTheVersionMoves(t *testing.T) {
 	}
 	listed := lister.listings.Load()
 	for range 3 {
-		clock.advance(pull.ChannelsTTL + time.Second)
+		clock.Advance(pull.ChannelsTTL + time.Second)
 		if got := names(); len(got) != 1 {
 			t.Fatalf("listing %q", got)
 		}
@@ -89,7 +77,7 @@ func TestListing_AgainOnlyWhenTheVersionMoves(t *testing.T) {
 	if got := names(); len(got) != 1 {
 		t.Fatalf("a listing within the TTL changed: %q", got)
 	}
-	clock.advance(pull.ChannelsTTL + time.Second)
+	clock.Advance(pull.ChannelsTTL + time.Second)
 	if got := names(); len(got) != 2 || got[1] != "b" {
 		t.Fatalf("listing after the version moved: %q, want a and b", got)
 	}

@@ -38,3 +38,15 @@ func TestEventually_WaitsForCondition(t *testing.T) {
 	}()
 	Eventually(t, 5*time.Second, func() bool { return n.Load() >= 3 }, "counter reaching %d", 3)
 }
+
+func TestClock_AdvanceMovesNowOnly(t *testing.T) {
+	var c Clock
+	before := time.Now()
+	if got := c.Now(); got.Before(before) || got.Sub(before) > time.Minute {
+		t.Fatalf("a new Clock reads %s, want about %s", got, before)
+	}
+	c.Advance(time.Hour)
+	if got := c.Now(); time.Until(got) < 59*time.Minute {
+		t.Fatalf("after Advance(1h) the clock reads %s, %s ahead", got, time.Until(got))
+	}
+}
