@@ -46,6 +46,13 @@ func TestRange_ReadsOneChannelsRecordsInOrderWithinBounds(t *testing.T) {
 	if got := collect("a", a[10], a[700]); !slices.Equal(got, a[10:701]) {
 		t.Errorf("bounded range: got %d records, want %d", len(got), 701-10)
 	}
+	// short ranges are read with direct gets, longer ones go on with a
+	// consumer: around the switch
+	for _, n := range []int{1, 15, 16, 17, 33} {
+		if got := collect("a", a[4]+1, a[5+n-1]); !slices.Equal(got, a[5:5+n]) {
+			t.Errorf("range of %d records: got %v, want %v", n, got, a[5:5+n])
+		}
+	}
 	if got := collect("a", a[len(a)-1]+1, ^uint64(0)); len(got) != 0 {
 		t.Errorf("range past the end: %v", got)
 	}
