@@ -19,6 +19,7 @@ func FuzzParseCursor(f *testing.F) {
 		{kind: kindTopic, after: "0123456789abcdef0123456789abcdef"},
 		{kind: kindFailing, after: "ffffffffffffffffffffffffffffffff"},
 		{kind: kindChannel, after: "http://example.com/dataset1/change/"},
+		{kind: kindDeliveries, after: "0123456789abcdef0123456789abcdef"},
 	} {
 		f.Add(c.String(), byte(c.kind))
 	}
