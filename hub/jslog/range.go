@@ -79,8 +79,10 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 // rangeOn is rangeRead on the stream handle st.
 func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
 	// direct reads first: an empty range returns at once instead of
-	// waiting out a fetch, and a short one needs no consumer
-	for range rangeDirect {
+	// waiting out a fetch, and a short one needs no consumer; the read
+	// after the last of them only finds where the consumer starts, so that
+	// a consumer is made only when a record is there to fetch
+	for i := 0; ; i++ {
 		m, err := st.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subj))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return nil
@@ -90,6 +92,10 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 		}
 		if m.Sequence > to {
 			return nil
+		}
+		if i == rangeDirect {
+			from = m.Sequence
+			break
 		}
 		data := m.Data
 		if headersOnly {
