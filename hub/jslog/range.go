@@ -136,42 +136,58 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msgs, err := cons.Fetch(RangeBatch, jetstream.FetchMaxBytes(RangeBytes), jetstream.FetchMaxWait(rangeIdle))
-		if err != nil {
-			return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
-		}
-		n := 0
-		for m := range msgs.Messages() {
-			n++
-			md, err := m.Metadata()
-			if err != nil {
-				return fmt.Errorf("jslog: range %s: %w", subj, err)
-			}
-			seq := md.Sequence.Stream
-			if seq > to {
-				return nil // the rest of the batch expires with the fetch
-			}
-			data := m.Data()
-			if headersOnly {
-				data = nil
-			}
-			rec, err := DecodeMsg(m.Subject(), m.Headers(), data, seq)
-			if err != nil {
-				return fmt.Errorf("jslog: range: seq %d: %w", seq, err)
-			}
-			l.observe(seq)
-			if err := fn(rec); err != nil {
-				return err
-			}
-			if seq == to || md.NumPending == 0 {
-				return nil
-			}
-		}
-		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
-			return fmt.Errorf("jslog: range %s: %w", subj, err)
+		n, done, err := l.fetchBatch(ctx, cons, subj, to, headersOnly, fn)
+		if err != nil || done {
+			return err
 		}
 		if n == 0 {
 			return nil
 		}
 	}
+}
+
+// fetchBatch reads one batch of cons for rangeOn, calling fn for each
+// record up to to; done reports that the range has ended. The fetch ends
+// with ctx, and after rangeIdle when the server has nothing to deliver.
+func (l *Log) fetchBatch(ctx context.Context, cons jetstream.Consumer, subj string, to uint64, headersOnly bool, fn func(hub.Record) error) (n int, done bool, err error) {
+	fctx, cancel := context.WithTimeout(ctx, rangeIdle)
+	defer cancel()
+	msgs, err := cons.Fetch(RangeBatch, jetstream.FetchMaxBytes(RangeBytes), jetstream.FetchContext(fctx))
+	if err != nil {
+		return 0, true, fmt.Errorf("jslog: range %s: %w", subj, err)
+	}
+	for m := range msgs.Messages() {
+		n++
+		md, err := m.Metadata()
+		if err != nil {
+			return n, true, fmt.Errorf("jslog: range %s: %w", subj, err)
+		}
+		seq := md.Sequence.Stream
+		if seq > to {
+			return n, true, nil // the rest of the batch expires with the fetch
+		}
+		data := m.Data()
+		if headersOnly {
+			data = nil
+		}
+		rec, err := DecodeMsg(m.Subject(), m.Headers(), data, seq)
+		if err != nil {
+			return n, true, fmt.Errorf("jslog: range: seq %d: %w", seq, err)
+		}
+		l.observe(seq)
+		if err := fn(rec); err != nil {
+			return n, true, err
+		}
+		if seq == to || md.NumPending == 0 {
+			return n, true, nil
+		}
+	}
+	if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return n, true, fmt.Errorf("jslog: range %s: %w", subj, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return n, true, err
+	}
+	return n, false, nil
 }
