@@ -17,6 +17,10 @@ import (
 	"github.com/rshub/rshub/internal/netguard"
 )
 
+// tailPreload is how many of the log's newest records the log cache loads
+// when the hub starts: half its ring.
+const tailPreload = logcache.DefaultMaxRecords / 2
+
 // buildClient makes the HTTP client for callbacks and topic fetches: it
 // refuses non-global addresses unless --allow-networks (or --demo, for
 // loopback) lists them.
@@ -53,7 +57,10 @@ func (p *process) buildDelivery(context.Context) error {
 		host, _ := os.Hostname()
 		owner = host + "@" + p.ln.Addr().String()
 	}
-	p.tail = logcache.New(p.notifications, logcache.Config{Logger: p.logger.With("component", "logcache")})
+	// the newest records preloaded: queues that start with the hub (a
+	// restart, a hub joining a cluster, shards taken over) mostly resume
+	// within them and read them from memory, not each from the log at once
+	p.tail = logcache.New(p.notifications, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
 	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{

@@ -59,6 +59,16 @@ type Log struct {
 	first     uint64    // cached first sequence
 	last      uint64    // highest sequence seen by any means
 	refreshed time.Time // when first was fetched
+	// refreshing is the stream info request of Bounds in flight, nil when
+	// none: concurrent callers wait for it instead of each asking.
+	refreshing *boundsCall
+}
+
+// boundsCall is one stream info request made for Bounds; err is set
+// before done is closed.
+type boundsCall struct {
+	done chan struct{}
+	err  error
 }
 
 var _ hub.Log = (*Log)(nil)
@@ -221,26 +231,51 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 // is last+1. The first sequence may be up to BoundsCacheTTL old; the last
 // includes every append this process saw.
 func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
-	l.mu.Lock()
-	if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL {
-		first, last := l.first, l.last
+	for {
+		l.mu.Lock()
+		if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL {
+			first, last := l.first, l.last
+			l.mu.Unlock()
+			return first, last, nil
+		}
+		if call := l.refreshing; call != nil {
+			// another caller is asking the server: share its answer (a
+			// thousand queues starting at once make one request, not a
+			// thousand)
+			l.mu.Unlock()
+			select {
+			case <-call.done:
+			case <-ctx.Done():
+				return 0, 0, fmt.Errorf("jslog: bounds: %w", ctx.Err())
+			}
+			if call.err != nil {
+				return 0, 0, call.err
+			}
+			continue
+		}
+		call := &boundsCall{done: make(chan struct{})}
+		l.refreshing = call
 		l.mu.Unlock()
+		info, err := l.info(ctx)
+		l.mu.Lock()
+		l.refreshing = nil
+		if err != nil {
+			call.err = fmt.Errorf("jslog: bounds: %w", err)
+			close(call.done)
+			l.mu.Unlock()
+			return 0, 0, call.err
+		}
+		l.first = info.State.FirstSeq
+		l.last = max(l.last, info.State.LastSeq)
+		l.refreshed = time.Now()
+		first, last := l.first, l.last
+		close(call.done)
+		l.mu.Unlock()
+		if last == 0 {
+			return 0, 0, nil
+		}
 		return first, last, nil
 	}
-	l.mu.Unlock()
-	info, err := l.info(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("jslog: bounds: %w", err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.first = info.State.FirstSeq
-	l.last = max(l.last, info.State.LastSeq)
-	l.refreshed = time.Now()
-	if l.last == 0 {
-		return 0, 0, nil
-	}
-	return l.first, l.last, nil
 }
 
 // Size returns how many records and bytes the stream holds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rshub/rshub/hub"
@@ -89,7 +90,9 @@ func (c *Cache) seed(ctx context.Context, positioned *bool) error {
 	return nil
 }
 
-// catchUp reads every record after hi until the log has no more.
+// catchUp reads every record after hi until the log has no more: with the
+// log's range read when it has one (a preload of thousands of records in
+// a few fetches), one Next per record otherwise.
 func (c *Cache) catchUp(ctx context.Context) error {
 	c.mu.RLock()
 	next := c.hi + 1
@@ -100,6 +103,20 @@ func (c *Cache) catchUp(ctx context.Context) error {
 			c.absorb(batch)
 		}
 	}()
+	if rl, ok := c.log.(rangeReader); ok {
+		return rl.Range(ctx, "", next, math.MaxUint64, func(rec hub.Record) error {
+			if rec.Seq < next {
+				return fmt.Errorf("logcache: follow from %d: log returned %d", next, rec.Seq)
+			}
+			batch = append(batch, rec)
+			next = rec.Seq + 1
+			if len(batch) == batchSize {
+				c.absorb(batch)
+				batch = batch[:0]
+			}
+			return nil
+		})
+	}
 	for {
 		rec, err := c.log.Next(ctx, "", next)
 		if errors.Is(err, hub.ErrNotFound) {
