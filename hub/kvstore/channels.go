@@ -45,7 +45,9 @@ func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) 
 // Channels lists every channel ordered by topic. The listing is decoded
 // again only when the channels bucket changed since the last one (its
 // stream's last sequence moved): a hub reading it every few seconds with
-// 10,000 channels pays one status request.
+// 10,000 channels pays one status request. A listing during which the
+// bucket changed is taken again (a few times at most): a channel put while
+// a watch reads the bucket can be missing from what it reads.
 func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 	var out []hub.Channel
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
@@ -57,19 +59,19 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 			out = list
 			return nil
 		}
-		vals, err := entries(ctx, b.channels, ">")
-		if err != nil {
-			return err
-		}
-		out = make([]hub.Channel, 0, len(vals))
-		for _, v := range vals {
-			var ch hub.Channel
-			if err := json.Unmarshal(v, &ch); err != nil {
+		for attempt := 0; ; attempt++ {
+			if out, err = listChannels(ctx, b); err != nil {
 				return err
 			}
-			out = append(out, ch)
+			after, err := channelsVersion(ctx, b)
+			if err != nil {
+				return err
+			}
+			if after == ver || attempt == maxListAttempts-1 {
+				break
+			}
+			ver = after
 		}
-		slices.SortFunc(out, func(a, b hub.Channel) int { return strings.Compare(a.Topic, b.Topic) })
 		if ver != "" {
 			s.channelList.Put(ver, out)
 		}
@@ -78,6 +80,28 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: channels: %w", err)
 	}
+	return out, nil
+}
+
+// maxListAttempts bounds the listings Channels takes while the bucket
+// keeps changing; the last is returned as it is.
+const maxListAttempts = 3
+
+// listChannels reads every channel of b, ordered by topic.
+func listChannels(ctx context.Context, b *buckets) ([]hub.Channel, error) {
+	vals, err := entries(ctx, b.channels, ">")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hub.Channel, 0, len(vals))
+	for _, v := range vals {
+		var ch hub.Channel
+		if err := json.Unmarshal(v, &ch); err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	slices.SortFunc(out, func(a, b hub.Channel) int { return strings.Compare(a.Topic, b.Topic) })
 	return out, nil
 }
 

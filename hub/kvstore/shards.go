@@ -22,7 +22,7 @@ func shardPrefix(n int) string { return strconv.Itoa(n) + "." }
 // bumps the shard's version.
 func indexShard(ctx context.Context, b *buckets, id, k string) error {
 	n := hub.ShardOf(id)
-	if _, err := b.subShards.Put(ctx, shardPrefix(n)+k, []byte(id)); err != nil {
+	if err := ensureKey(ctx, b.subShards, shardPrefix(n)+k, []byte(id)); err != nil {
 		return err
 	}
 	return bumpShard(ctx, b, n)

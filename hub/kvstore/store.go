@@ -275,6 +275,19 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 	return err
 }
 
+// ensureKey writes val at key unless the key already holds a value. Index
+// entries never change once written: writing one again would only move it
+// to the stream's end, and a listing (a watch of the bucket) running at
+// that moment would miss it, as an update during a watch's initial scan is
+// neither among the initial values nor before their end.
+func ensureKey(ctx context.Context, kv jetstream.KeyValue, key string, val []byte) error {
+	_, err := kv.Create(ctx, key, val)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return nil
+	}
+	return err
+}
+
 // casJSON stores v at key if its revision is still rev (0: key absent) and
 // reports whether it lost the race.
 func casJSON(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64, v any) (conflict bool, err error) {

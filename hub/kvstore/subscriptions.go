@@ -31,7 +31,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 	if err == nil {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 			// Index first: a reader skips an index entry without a subscription.
-			if _, err := b.subTopics.Put(ctx, t+"."+id, []byte(sub.ID)); err != nil {
+			if err := ensureKey(ctx, b.subTopics, t+"."+id, []byte(sub.ID)); err != nil {
 				return err
 			}
 			if err := indexShard(ctx, b, sub.ID, id); err != nil {

@@ -39,3 +39,24 @@ func TestFramework_KeySetsBounded(t *testing.T) {
 		t.Fatalf("after the horizon: removals %v, pending %d", got, len(fw.removed))
 	}
 }
+
+// A channel missing from one listing only, back in the next with the same
+// Created, is not announced as removed; one back under a new Created (a
+// new channel of that name) still is.
+func TestFramework_ChannelMissingFromOneListingNotRemoved(t *testing.T) {
+	var fw frameworkState
+	now := time.Now()
+	a, b := hub.Channel{Name: "a", Created: now.Add(-time.Hour)}, hub.Channel{Name: "b", Created: now.Add(-time.Hour)}
+	fw.noteListingLocked([]hub.Channel{a, b}, now)
+	if got := fw.noteListingLocked([]hub.Channel{a}, now); len(got) != 1 {
+		t.Fatalf("b missing: removals %v, want b", got)
+	}
+	if got := fw.noteListingLocked([]hub.Channel{a, b}, now); len(got) != 0 || len(fw.removed) != 0 {
+		t.Fatalf("b back: removals %v, pending %d; want none", got, len(fw.removed))
+	}
+	fw.noteListingLocked([]hub.Channel{a}, now)
+	reborn := hub.Channel{Name: "b", Created: now}
+	if got := fw.noteListingLocked([]hub.Channel{a, reborn}, now); len(got) != 1 || !got[0].ch.Created.Equal(b.Created) {
+		t.Fatalf("b removed and made again: removals %v, want the old b", got)
+	}
+}

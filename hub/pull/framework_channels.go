@@ -319,7 +319,9 @@ func (p *Pull) frameworkNotification(target string, changes []fwChange, salt str
 // noteListingLocked remembers list as the channels known and returns the
 // removals still to announce: those noted before, and the channels known
 // from the previous listing that list lacks. Removals noticed more than
-// FrameworkHorizon ago are dropped. The caller holds mu.
+// FrameworkHorizon ago are dropped, as are those of channels list has
+// again (the same incarnation: a removal waits for its batch, and one
+// listing may have missed a channel). The caller holds mu.
 func (fw *frameworkState) noteListingLocked(list []hub.Channel, now time.Time) []removal {
 	now = now.UTC()
 	listed := make(map[string]hub.Channel, len(list))
@@ -342,7 +344,9 @@ func (fw *frameworkState) noteListingLocked(list []hub.Channel, now time.Time) [
 	fw.known = listed
 	out := make([]removal, 0, len(fw.removed))
 	for name, r := range fw.removed {
-		if now.Sub(r.noticed) > FrameworkHorizon {
+		if ch, back := listed[name]; (back && ch.Created.Equal(r.ch.Created)) || now.Sub(r.noticed) > FrameworkHorizon {
+			// listed again, the same channel: it was missing from one
+			// listing only; or too old to announce
 			delete(fw.removed, name)
 			continue
 		}

@@ -18,6 +18,71 @@ var shardTests = []struct {
 	{"SubscriptionsInShard_RefusesAShardOutOfRange", testShardOutOfRange},
 	{"ShardVersions_ChangeOnPutAndDeleteOfTheirShardOnly", testShardVersions},
 	{"Heartbeat_ListsLiveMembersExpiresAndLeaves", testHeartbeat},
+	{"SubscriptionsInShard_ListsEveryOneWhileTheyAreRewritten", testShardListingDuringRewrites},
+}
+
+// testShardListingDuringRewrites lists shards and topics while every
+// subscription is being written again (a lease renewed, a state changed):
+// no listing may miss one.
+func testShardListingDuringRewrites(t *testing.T, s hub.Store) {
+	ctx := ctxT(t)
+	const n = 40
+	topic := Topics[0]
+	var subs []hub.Subscription
+	for i := range n {
+		sub := hub.Subscription{ID: fmt.Sprintf("rewrite%02d", i), Topic: topic, Channel: "c", Callback: fmt.Sprintf("http://127.0.0.1:9/%d", i), State: hub.SubActive}
+		if err := s.PutSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	byShard := map[int]int{}
+	for _, sub := range subs {
+		byShard[hub.ShardOf(sub.ID)]++
+	}
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		for round := 0; ; round++ {
+			for _, sub := range subs {
+				select {
+				case <-stop:
+					writerDone <- nil
+					return
+				default:
+				}
+				sub.Lease = int64(round)
+				if err := s.PutSubscription(ctx, sub); err != nil {
+					writerDone <- err
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-writerDone; err != nil {
+			t.Errorf("rewriting: %v", err)
+		}
+	}()
+	for range 20 {
+		for shard, want := range byShard {
+			got, err := s.SubscriptionsInShard(ctx, shard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != want {
+				t.Fatalf("shard %d listed %d subscriptions while they were rewritten, want %d", shard, len(got), want)
+			}
+		}
+		got, err := s.Subscriptions(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("topic listed %d subscriptions while they were rewritten, want %d", len(got), n)
+		}
+	}
 }
 
 func testSubsInShard(t *testing.T, s hub.Store) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,15 +26,34 @@ type proc struct {
 	out  *tailBuffer
 }
 
-// startProc runs bin with args.
-func startProc(name, bin string, args ...string) (*proc, error) {
+// startProc runs bin with args; with logPath set, its whole output is
+// also written to that file.
+func startProc(name, logPath, bin string, args ...string) (*proc, error) {
 	p := &proc{name: name, out: &tailBuffer{max: 8 << 10}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	var out io.Writer = p.out
+	var logFile *os.File
+	if logPath != "" {
+		f, err := os.Create(logPath)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		logFile, out = f, io.MultiWriter(p.out, f)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
+		if logFile != nil {
+			logFile.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	go func() {
+		_ = p.cmd.Wait()
+		if logFile != nil {
+			logFile.Close()
+		}
+		close(p.done)
+	}()
 	return p, nil
 }
 

@@ -28,6 +28,16 @@ type clusterTopology struct {
 	hubs     []*proc  // by hub number; nil when not started
 	hubURLs  []string // by hub number
 	hubArgs  []string // common hub flags
+	logs     string   // directory of the processes' output files, "" for none
+}
+
+// logPath returns the output file of process name in this life, "" when
+// outputs are not kept.
+func (t *clusterTopology) logPath(name string) string {
+	if t.logs == "" {
+		return ""
+	}
+	return filepath.Join(t.logs, filepath.Base(t.dir)+"-"+name+".log")
 }
 
 // clusterChannel is one channel of the scenario, as the hubs' --channels
@@ -56,7 +66,12 @@ func startClusterInfra(ctx context.Context, base string, bins clusterBinaries, c
 	if err != nil {
 		return nil, fmt.Errorf("cluster dir: %w", err)
 	}
-	t := &clusterTopology{bins: bins, dir: dir}
+	t := &clusterTopology{bins: bins, dir: dir, logs: cfg.ClusterLogs}
+	if t.logs != "" {
+		if err := os.MkdirAll(t.logs, 0o755); err != nil {
+			return nil, fmt.Errorf("cluster logs: %w", err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			t.close()
@@ -72,7 +87,8 @@ func startClusterInfra(ctx context.Context, base string, bins clusterBinaries, c
 		t.natsURLs = append(t.natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
 	}
 	for i := range 3 {
-		p, err := startProc(fmt.Sprintf("nats%d", i), bins.nats, "-a", "127.0.0.1", "-p", strconv.Itoa(ports[i]),
+		name := fmt.Sprintf("nats%d", i)
+		p, err := startProc(name, t.logPath(name), bins.nats, "-a", "127.0.0.1", "-p", strconv.Itoa(ports[i]),
 			"-js", "-sd", filepath.Join(dir, fmt.Sprintf("nats%d", i)), "--name", fmt.Sprintf("n%d", i),
 			"--cluster_name", "rshub-bench", "--cluster", routes[i], "--routes", strings.Join(routes, ","))
 		if err != nil {
@@ -81,7 +97,7 @@ func startClusterInfra(ctx context.Context, base string, bins clusterBinaries, c
 		t.nats = append(t.nats, p)
 	}
 	redisPort := ports[6]
-	if t.redis, err = startProc("redis", bins.redis, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort),
+	if t.redis, err = startProc("redis", t.logPath("redis"), bins.redis, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort),
 		"--dir", dir, "--save", "", "--appendonly", "no"); err != nil {
 		return nil, err
 	}
@@ -135,7 +151,8 @@ func (t *clusterTopology) startHub(ctx context.Context, i int) error {
 	}
 	listen := strings.TrimSuffix(strings.TrimPrefix(t.hubURLs[i], "http://"), "/")
 	args := append([]string{"--listen", listen, "--data-dir", filepath.Join(t.dir, fmt.Sprintf("hub%d", i))}, t.hubArgs...)
-	p, err := startProc(fmt.Sprintf("hub%d", i), t.bins.hub, args...)
+	name := fmt.Sprintf("hub%d", i)
+	p, err := startProc(name, t.logPath(name), t.bins.hub, args...)
 	if err != nil {
 		return err
 	}

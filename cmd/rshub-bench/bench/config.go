@@ -94,6 +94,9 @@ type Config struct {
 	// builds cmd/hub from ("": the one the bench runs in), to measure
 	// another version beside this one.
 	ClusterSource string
+	// ClusterLogs, when set, is a directory where the cluster scenario
+	// writes the whole output of each process (<life>-hub0.log, …).
+	ClusterLogs string
 }
 
 // FleetFlag is the hidden flag that turns the bench binary into a
@@ -179,6 +182,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")
 	fs.DurationVar(&c.ClusterClaimTTL, "cluster-claim-ttl", d.ClusterClaimTTL, "cluster: the hubs' --claim-ttl (their --reconcile is a fifth of it)")
 	fs.DurationVar(&c.ClusterIdle, "cluster-idle", d.ClusterIdle, "cluster: window over which idle Redis commands/s are measured")
+	fs.StringVar(&c.ClusterLogs, "cluster-logs", "", "cluster: directory to write each process's whole output to (<life>-hub0.log, …; hubs log at warn level), e.g. to read what a hub said during a takeover")
 	fs.StringVar(&c.ClusterSource, "cluster-source", "", "cluster: directory of the rshub module to build cmd/hub from (default: the current one), e.g. an older version unpacked with git archive")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
