@@ -1,7 +1,6 @@
 package admin_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,20 +15,10 @@ import (
 // and returns the IDs listed, in order.
 func (f *fixture) walkDeliveries(path string) []string {
 	f.t.Helper()
+	items, _ := walkPages[delivery.SubStats](f, path)
 	var out []string
-	for pages := 0; path != ""; pages++ {
-		if pages > 1000 {
-			f.t.Fatal("more than 1000 pages")
-		}
-		status, body, next := f.adminGet(path)
-		var items []delivery.SubStats
-		if status != http.StatusOK || json.Unmarshal([]byte(body), &items) != nil {
-			f.t.Fatalf("GET %s: %d %s", path, status, body)
-		}
-		for _, s := range items {
-			out = append(out, s.ID)
-		}
-		path = next
+	for _, s := range items {
+		out = append(out, s.ID)
 	}
 	return out
 }

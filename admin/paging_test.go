@@ -75,15 +75,21 @@ func (f *fixture) adminGet(path string) (int, string, string) {
 // walk follows the next links from path and returns every subscription
 // listed, in order, and the number of pages.
 func (f *fixture) walk(path string) ([]admin.SubscriptionView, int) {
+	return walkPages[admin.SubscriptionView](f, path)
+}
+
+// walkPages follows the next links of a list from path, decoding each
+// page's items as T, and returns them all and the number of pages.
+func walkPages[T any](f *fixture, path string) ([]T, int) {
 	f.t.Helper()
-	var all []admin.SubscriptionView
+	var all []T
 	pages := 0
 	for path != "" {
 		status, body, next := f.adminGet(path)
 		if status != http.StatusOK {
 			f.t.Fatalf("GET %s: %d %s", path, status, body)
 		}
-		var items []admin.SubscriptionView
+		var items []T
 		if err := json.Unmarshal([]byte(body), &items); err != nil {
 			f.t.Fatalf("GET %s: %v", path, err)
 		}

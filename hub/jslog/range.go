@@ -97,16 +97,7 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 			from = m.Sequence
 			break
 		}
-		data := m.Data
-		if headersOnly {
-			data = nil
-		}
-		rec, err := DecodeMsg(m.Subject, m.Header, data, m.Sequence)
-		if err != nil {
-			return fmt.Errorf("jslog: range: seq %d: %w", m.Sequence, err)
-		}
-		l.observe(m.Sequence)
-		if err := fn(rec); err != nil {
+		if err := l.yield(m.Subject, m.Header, m.Data, m.Sequence, headersOnly, fn); err != nil {
 			return err
 		}
 		if m.Sequence == to {
@@ -146,6 +137,20 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 	}
 }
 
+// yield decodes the message seq of a range (without its body when
+// headersOnly) and passes it to fn.
+func (l *Log) yield(subject string, h nats.Header, data []byte, seq uint64, headersOnly bool, fn func(hub.Record) error) error {
+	if headersOnly {
+		data = nil
+	}
+	rec, err := DecodeMsg(subject, h, data, seq)
+	if err != nil {
+		return fmt.Errorf("jslog: range: seq %d: %w", seq, err)
+	}
+	l.observe(seq)
+	return fn(rec)
+}
+
 // fetchBatch reads one batch of cons for rangeOn, calling fn for each
 // record up to to; done reports that the range has ended. The fetch ends
 // with ctx, and after rangeIdle when the server has nothing to deliver.
@@ -166,16 +171,7 @@ func (l *Log) fetchBatch(ctx context.Context, cons jetstream.Consumer, subj stri
 		if seq > to {
 			return n, true, nil // the rest of the batch expires with the fetch
 		}
-		data := m.Data()
-		if headersOnly {
-			data = nil
-		}
-		rec, err := DecodeMsg(m.Subject(), m.Headers(), data, seq)
-		if err != nil {
-			return n, true, fmt.Errorf("jslog: range: seq %d: %w", seq, err)
-		}
-		l.observe(seq)
-		if err := fn(rec); err != nil {
+		if err := l.yield(m.Subject(), m.Headers(), m.Data(), seq, headersOnly, fn); err != nil {
 			return n, true, err
 		}
 		if seq == to || md.NumPending == 0 {

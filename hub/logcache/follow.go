@@ -103,30 +103,9 @@ func (c *Cache) catchUp(ctx context.Context) error {
 			c.absorb(batch)
 		}
 	}()
-	if rl, ok := c.log.(rangeReader); ok {
-		return rl.Range(ctx, "", next, math.MaxUint64, func(rec hub.Record) error {
-			if rec.Seq < next {
-				return fmt.Errorf("logcache: follow from %d: log returned %d", next, rec.Seq)
-			}
-			batch = append(batch, rec)
-			next = rec.Seq + 1
-			if len(batch) == batchSize {
-				c.absorb(batch)
-				batch = batch[:0]
-			}
-			return nil
-		})
-	}
-	for {
-		rec, err := c.log.Next(ctx, "", next)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("logcache: follow from %d: %w", next, err)
-		}
+	add := func(rec hub.Record) error {
 		if rec.Seq < next {
-			return fmt.Errorf("logcache: follow from %d: log returned %d", next, rec.Seq)
+			return fmt.Errorf("log returned %d", rec.Seq)
 		}
 		batch = append(batch, rec)
 		next = rec.Seq + 1
@@ -134,7 +113,19 @@ func (c *Cache) catchUp(ctx context.Context) error {
 			c.absorb(batch)
 			batch = batch[:0]
 		}
+		return nil
 	}
+	from := next
+	var err error
+	if rl, ok := c.log.(rangeReader); ok {
+		err = rl.Range(ctx, "", from, math.MaxUint64, add)
+	} else {
+		err = hub.Walk(ctx, c.log, "", from, math.MaxUint64, add)
+	}
+	if err != nil {
+		return fmt.Errorf("logcache: follow from %d: %w", from, err)
+	}
+	return nil
 }
 
 // Health reports whether the follower keeps up with the log: false when

@@ -168,14 +168,11 @@ func (p *Pull) announceOwnAdditions(ctx context.Context, list []hub.Channel, now
 		}
 		if !own {
 			when := changefeed.NewDateTime(added.Created.UTC())
-			rec, ok := p.frameworkNotification(added.Name, []fwChange{
+			if err := p.announce(ctx, added.Name, []fwChange{
 				{p.capabilityURL(added.Name), changefeed.CapCapabilityList, changefeed.Created, when},
 				{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, when},
-			}, "")
-			if ok {
-				if err := p.appendOnce(ctx, rec); err != nil {
-					return nil, fmt.Errorf("pull: announcing channel %s added: %w", added.Name, err)
-				}
+			}, ""); err != nil {
+				return nil, fmt.Errorf("pull: announcing channel %s added: %w", added.Name, err)
 			}
 			p.mu.Lock()
 			p.idx.fw.noteLocked(&p.idx.fw.ownAdded, id, added.Created)
@@ -201,14 +198,10 @@ func (p *Pull) announceAddedBatch(ctx context.Context, list []hub.Channel, batch
 		if latest.IsZero() {
 			continue // every addition of the batch is the target itself or older than it
 		}
-		rec, ok := p.frameworkNotification(target.Name, []fwChange{
+		if err := p.announce(ctx, target.Name, []fwChange{
 			{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, changefeed.NewDateTime(latest.UTC())},
-		}, "")
-		if !ok {
-			continue
-		}
-		if err := p.appendOnce(ctx, rec); err != nil {
-			return fmt.Errorf("pull: announcing channels added on %s: %w", rec.Channel, err)
+		}, ""); err != nil {
+			return fmt.Errorf("pull: announcing channels added: %w", err)
 		}
 	}
 	p.mu.Lock()
@@ -233,12 +226,8 @@ func (p *Pull) announceRemovedBatch(ctx context.Context, list []hub.Channel, bat
 	}
 	changes = append(changes, fwChange{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, changefeed.DateTime{}})
 	for _, target := range list {
-		rec, ok := p.frameworkNotification(target.Name, changes, salt.String())
-		if !ok {
-			continue
-		}
-		if err := p.appendOnce(ctx, rec); err != nil {
-			return fmt.Errorf("pull: announcing channels removed on %s: %w", rec.Channel, err)
+		if err := p.announce(ctx, target.Name, changes, salt.String()); err != nil {
+			return fmt.Errorf("pull: announcing channels removed: %w", err)
 		}
 	}
 	p.mu.Lock()
@@ -252,6 +241,20 @@ func (p *Pull) announceRemovedBatch(ctx context.Context, list []hub.Channel, bat
 // additionID names one incarnation of a channel: its name and Created.
 func additionID(ch hub.Channel) string {
 	return ch.Name + "\x00" + ch.Created.UTC().Format(time.RFC3339Nano)
+}
+
+// announce appends the framework notification of changes on target's
+// framework channel (see frameworkNotification) unless the log holds it;
+// a target without a framework channel is skipped.
+func (p *Pull) announce(ctx context.Context, target string, changes []fwChange, salt string) error {
+	rec, ok := p.frameworkNotification(target, changes, salt)
+	if !ok {
+		return nil
+	}
+	if err := p.appendOnce(ctx, rec); err != nil {
+		return fmt.Errorf("on %s: %w", rec.Channel, err)
+	}
+	return nil
 }
 
 // appendOnce appends rec unless the log is known to hold its key.
