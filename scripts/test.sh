@@ -1,21 +1,12 @@
 #!/usr/bin/env bash
 # Runs every check and test of rshub. Installs what the tests need when it is
-# missing: redis-server and chromium from Debian's packages, staticcheck from
-# the Go module proxy. NATS needs nothing: the tests embed nats-server.
+# missing: redis-server and chromium from Debian's packages (scripts/deps.sh),
+# staticcheck from the Go module proxy. NATS needs nothing: the tests embed
+# nats-server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_apt=()
-command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
-if [ "${RSHUB_NO_BROWSER:-}" = "" ]; then
-  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-fi
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "== installing ${need_apt[*]} (apt-get)"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+./scripts/deps.sh
 
 GOBIN_DIR="$(go env GOPATH)/bin"
 export PATH="$GOBIN_DIR:$PATH"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tests need when it is missing: redis-server and chromium
+# from Debian's packages (chromium is skipped with RSHUB_NO_BROWSER set).
+# Runs apt-get directly when root and through sudo otherwise, waits up to
+# RSHUB_APT_LOCK_TIMEOUT seconds (default 600) for a dpkg lock another
+# apt-get holds, and does nothing when both are already installed.
+set -euo pipefail
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if [ "${RSHUB_NO_BROWSER:-}" = "" ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fi
+[ ${#need_apt[@]} -eq 0 ] && exit 0
+
+echo "== installing ${need_apt[*]} (apt-get)"
+apt=(apt-get)
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "installing ${need_apt[*]} needs root or sudo; install them and run again" >&2
+    exit 1
+  fi
+  apt=(sudo apt-get)
+fi
+lock=(-o "DPkg::Lock::Timeout=${RSHUB_APT_LOCK_TIMEOUT:-600}")
+"${apt[@]}" "${lock[@]}" update -qq
+DEBIAN_FRONTEND=noninteractive "${apt[@]}" "${lock[@]}" install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
