@@ -14,6 +14,8 @@ require (
 	golang.org/x/term v0.47.0
 )
 
+require github.com/gofrs/flock v0.13.2
+
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

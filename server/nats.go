@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -53,7 +54,12 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 		}
 	}
 	ns, err := embednats.Start(cfg)
-	if err != nil {
+	switch {
+	case errors.Is(err, embednats.ErrDataDirInUse):
+		return nil, nil, fmt.Errorf("--data-dir %s is in use, probably by another hub: give this hub its own --data-dir: %w", s.DataDir, err)
+	case errors.Is(err, embednats.ErrPortInUse):
+		return nil, nil, fmt.Errorf("--nats-listen %s is taken, probably by another hub: give this hub another --nats-listen address, or --nats-listen off: %w", s.NATSListen, err)
+	case err != nil:
 		return nil, nil, err
 	}
 	dial := func(ctx context.Context, extra ...nats.Option) (*nats.Conn, error) {

@@ -104,7 +104,7 @@ func (p *process) close() {
 func (p *process) listen(context.Context) error {
 	ln, err := net.Listen("tcp", p.cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", p.cfg.Listen, err)
+		return fmt.Errorf("--listen %s: %w (is another hub running? give this one another --listen address)", p.cfg.Listen, err)
 	}
 	p.onClose(func() { _ = ln.Close() })
 	p.ln = ln

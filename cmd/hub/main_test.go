@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,5 +94,52 @@ func TestRun_ServesHealthAndReadinessThenStops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no shutdown within 30s")
+	}
+}
+
+// A second hub started where one already runs is refused at once with the
+// flag to change: the data directory in use, or the NATS port taken.
+func TestRun_SecondHubIsToldWhichFlagToChange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	ready := make(chan server.Started, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--nats-listen", "off"}, noEnv, io.Discard, func(s server.Started) { ready <- s })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("first hub exited: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("first hub not ready within 30s")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"same data dir": {[]string{"--data-dir", dir, "--nats-listen", "off"}, "--data-dir"},
+		"taken port":    {[]string{"--data-dir", t.TempDir(), "--nats-listen", taken.Addr().String()}, "--nats-listen " + taken.Addr().String()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			begun := time.Now()
+			err := run(ctx, append([]string{"--listen", "127.0.0.1:0"}, tc.args...), noEnv, io.Discard, func(server.Started) { t.Error("second hub started") })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("second hub: %v, want an error naming %s", err, tc.want)
+			}
+			if d := time.Since(begun); d > 5*time.Second {
+				t.Errorf("refused after %v, want at once", d)
+			}
+		})
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("first hub: %v", err)
 	}
 }

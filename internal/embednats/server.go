@@ -70,17 +70,29 @@ type Config struct {
 type Server struct {
 	ns     *server.Server
 	listen bool
+	lock   interface{ Unlock() error } // the data directory's, released at Shutdown
 }
 
 // Start starts a server and waits, at most ReadyTimeout, until it accepts
-// connections and JetStream is enabled.
-func Start(cfg Config) (*Server, error) {
+// connections and JetStream is enabled. It fails at once, with
+// ErrDataDirInUse, when another process holds the data directory, and with
+// ErrPortInUse when the port to listen on is taken.
+func Start(cfg Config) (_ *Server, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("embednats: DataDir is required")
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("embednats: data dir: %w", err)
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = lock.Unlock()
+		}
+	}()
 	if cfg.Host == "" {
 		cfg.Host = DefaultHost
 	}
@@ -110,6 +122,10 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if opts.DontListen {
 		opts.Port = server.RANDOM_PORT // ignored without a listener
+	} else if cfg.Port > 0 {
+		if err := checkPort(cfg.Host, cfg.Port); err != nil {
+			return nil, err
+		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -129,7 +145,7 @@ func Start(cfg Config) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("embednats: JetStream did not start on %s", cfg.DataDir)
 	}
-	return &Server{ns: ns, listen: !opts.DontListen}, nil
+	return &Server{ns: ns, listen: !opts.DontListen, lock: lock}, nil
 }
 
 // Connect opens an in-process client connection; opts are applied after
@@ -163,6 +179,9 @@ func (s *Server) ClientURL() string {
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	if s.lock != nil {
+		_ = s.lock.Unlock()
+	}
 }
 
 // slogAdapter routes the server's log lines to slog.

@@ -3,7 +3,13 @@ package embednats
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +104,57 @@ func TestDial_ConnectsInProcessWithOptions(t *testing.T) {
 	if nc.Opts.Name != "dialled" {
 		t.Fatalf("Name = %q: the caller's option was not applied last", nc.Opts.Name)
 	}
+}
+
+// A second server on a data directory in use fails at once and says so,
+// instead of opening the first one's store; the directory is free again
+// once the first has shut down.
+func TestStart_DataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Start(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	_, err = Start(Config{DataDir: dir})
+	if !errors.Is(err, ErrDataDirInUse) {
+		t.Fatalf("second Start: %v, want ErrDataDirInUse", err)
+	}
+	if d := time.Since(begun); d > 2*time.Second {
+		t.Errorf("refused after %v, want at once", d)
+	}
+	if want := fmt.Sprintf("process %d", os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name the holder (%s)", err, want)
+	}
+	first.Shutdown()
+	again, err := Start(Config{DataDir: dir})
+	if err != nil {
+		t.Fatalf("Start after the first shut down: %v", err)
+	}
+	again.Shutdown()
+}
+
+// A taken NATS port is named at once rather than after ReadyTimeout, and
+// the data directory is left free for the next try.
+func TestStart_PortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	begun := time.Now()
+	_, err = Start(Config{DataDir: dir, Host: "127.0.0.1", Port: port})
+	if !errors.Is(err, ErrPortInUse) || !strings.Contains(err.Error(), strconv.Itoa(port)) {
+		t.Fatalf("Start on a taken port: %v, want ErrPortInUse naming %d", err, port)
+	}
+	if d := time.Since(begun); d > 2*time.Second {
+		t.Errorf("refused after %v, want at once", d)
+	}
+	s, err := Start(Config{DataDir: dir})
+	if err != nil {
+		t.Fatalf("data dir still locked after a failed Start: %v", err)
+	}
+	s.Shutdown()
 }
