@@ -51,13 +51,23 @@ func runDatasets(ctx context.Context, s settings, client *http.Client, logger *s
 		if s.AllDatasets {
 			dir = filepath.Join(s.Dataset, safeName(ds.Name()))
 		}
-		p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventInfo, Loc: ds.CapabilityList, Path: dir, Message: fmt.Sprintf("dataset %q: %s", ds.Name(), ds.Title)})
+		about := fmt.Sprintf("dataset %q into %s", ds.Name(), dir)
+		if ds.Title != "" {
+			about = fmt.Sprintf("dataset %q (%s) into %s", ds.Name(), ds.Title, dir)
+		}
+		p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventInfo, Loc: ds.CapabilityList, Path: dir, Message: about})
 		im, err := dataset.Open(dataset.Config{Dir: dir, Dataset: ds, DataSetFile: s.DataSetFile, Client: client, Logger: logger, Events: p.event})
 		if err != nil {
 			return err
 		}
 		importers[i] = im
-		if err := im.Import(ctx); err != nil {
+		// Import once; with --no-follow, later runs catch the copy up by
+		// pulling (a scheduled sync), since nothing follows in between.
+		load := im.Import
+		if s.NoFollow {
+			load = im.Update
+		}
+		if err := load(ctx); err != nil {
 			return err
 		}
 	}

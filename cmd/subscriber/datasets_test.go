@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -105,5 +106,56 @@ func TestDatasetMode_ListsAndImports(t *testing.T) {
 		if !strings.HasSuffix(out.String(), want) {
 			t.Errorf("%s: output\n%s\nwant it to end with\n%s", name, out.String(), want)
 		}
+	}
+}
+
+// `--dataset DIR --no-follow` run again on the same DIR (a nightly sync)
+// applies the patches the Source published since the last run.
+func TestDatasetMode_NoFollowRunAgainCatchesUp(t *testing.T) {
+	var published atomic.Int32
+	published.Store(1)
+	quad := func(i int) string { return fmt.Sprintf("<http://x/s%d> <http://x/p> \"%d\" .\n", i, i) }
+	patch := func(i int) string { return "+" + quad(i) }
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		head := `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">`
+		u := srv.URL
+		var i int
+		switch _, err := fmt.Sscanf(r.URL.Path, "/p/%d.nqud", &i); {
+		case err == nil && i < int(published.Load()):
+			fmt.Fprint(w, patch(i))
+		case r.URL.Path == "/.well-known/resourcesync":
+			fmt.Fprintf(w, `%s<rs:md capability="description"/><url><loc>%s/cl.xml</loc></url></urlset>`, head, u)
+		case r.URL.Path == "/cl.xml":
+			fmt.Fprintf(w, `%s<rs:md capability="capabilitylist"/><url><loc>%s/changes.xml</loc><rs:md capability="changelist"/></url></urlset>`, head, u)
+		case r.URL.Path == "/changes.xml":
+			fmt.Fprintf(w, `%s<rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>`, head)
+			for i := range int(published.Load()) {
+				sum := sha256.Sum256([]byte(patch(i)))
+				fmt.Fprintf(w, `<url><loc>%s/p/%d.nqud</loc><rs:md change="created" datetime="2021-01-01T00:00:%02dZ" hash="sha-256:%s"/></url>`, u, i, i, hex.EncodeToString(sum[:]))
+			}
+			fmt.Fprint(w, `</urlset>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	sync := func() string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args := []string{"--source", srv.URL + "/", "--dataset", dir, "--no-follow", "--export", "-", "--progress", "lines"}
+		if err := run(context.Background(), args, noEnv, &out, &errOut); err != nil {
+			t.Fatalf("sync: %v %s", err, errOut.String())
+		}
+		return out.String()
+	}
+	if out := sync(); !strings.HasSuffix(out, quad(0)) {
+		t.Fatalf("first sync:\n%s", out)
+	}
+	published.Store(3)
+	want := quad(0) + quad(1) + quad(2)
+	if out := sync(); !strings.HasSuffix(out, want) {
+		t.Fatalf("second sync after two more patches:\n%s\nwant it to end with\n%s", out, want)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rshub/rshub/client/dataset"
 	"github.com/rshub/rshub/client/mirror"
 )
 
@@ -51,9 +53,24 @@ func progressBar(done, total, width int, what string) string {
 	return fmt.Sprintf("[%s%s] %d/%d %s", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total, what)
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// ts is a Source time for a person; "no time" when there is none.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return "no time"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
 
-// line is an event as one plain line.
+// count is n followed by the noun, in the plural unless n is 1.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// line is an event as one plain line for a person to read: what happened,
+// then what it concerns, with nothing printed for what the event lacks.
 func line(e mirror.Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.Format("15:04:05 "))
@@ -65,20 +82,29 @@ func line(e mirror.Event) string {
 	case mirror.EventNotification, mirror.EventDuplicate:
 		fmt.Fprintf(&b, " [%s, %s]", ts(e.From), ts(e.Until))
 		if e.Kind == mirror.EventNotification {
-			fmt.Fprintf(&b, " %d entries", e.Entries)
+			b.WriteString(" " + count(e.Entries, "entry", "entries"))
 		}
 	case mirror.EventGap:
 		fmt.Fprintf(&b, " missing [%s, %s]", ts(e.From), ts(e.Until))
 	case mirror.EventCatchUp:
-		fmt.Fprintf(&b, " %d change lists from %s", e.Total, ts(e.From))
+		b.WriteString(" from the hub's Change Lists: " + count(e.Total, "list", "lists"))
+		if !e.From.IsZero() {
+			b.WriteString(" since " + ts(e.From))
+		}
 	case mirror.EventCaughtUp:
-		fmt.Fprintf(&b, " to %s: %d entries in %s", ts(e.Until), e.Entries, e.Elapsed.Round(time.Millisecond))
+		if !e.Until.IsZero() {
+			b.WriteString(" to " + ts(e.Until) + ":")
+		}
+		fmt.Fprintf(&b, " %s in %s", count(e.Entries, "entry", "entries"), e.Elapsed.Round(time.Millisecond))
 	case mirror.EventProgress:
 		fmt.Fprintf(&b, " %d/%d", e.Done, e.Total)
+	case dataset.EventPatch:
+		fmt.Fprintf(&b, " applied %s: %s, the dataset holds %s", e.Path, count(e.Entries, "change", "changes"), count(e.Total, "quad", "quads"))
 	case mirror.EventFile, mirror.EventSkipped:
-		fmt.Fprintf(&b, " %s %s", e.Change, e.Path)
-		if e.Path == "" {
-			b.WriteString(e.Loc)
+		for _, part := range []string{e.Change, cmp.Or(e.Path, e.Loc)} {
+			if part != "" {
+				b.WriteString(" " + part)
+			}
 		}
 	}
 	if e.Message != "" {
