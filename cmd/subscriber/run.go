@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -40,7 +41,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 
 	hub, topic, resourceList := s.Hub, s.Topic, s.ResourceList
 	if s.Source != "" {
-		ch, err := subscriber.Discover(ctx, client, s.Source)
+		ch, err := chooseChannel(ctx, client, s.Source, s.Topic)
 		if err != nil {
 			return err
 		}
@@ -91,6 +92,30 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return fmt.Errorf("--listen: %w", err)
 	}
 	return m.RunWebhook(ctx, mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.UnsubscribeOnExit, Resync: s.Resync})
+}
+
+// chooseChannel discovers the channels behind source and returns the one
+// whose topic is topic, or the only one when topic is empty: a Source or
+// hub announcing several is never followed at random.
+func chooseChannel(ctx context.Context, client *http.Client, source, topic string) (subscriber.Channel, error) {
+	all, err := subscriber.DiscoverAll(ctx, client, source)
+	if err != nil {
+		return subscriber.Channel{}, err
+	}
+	if topic == "" && len(all) == 1 {
+		return all[0], nil
+	}
+	topics := make([]string, len(all))
+	for i, ch := range all {
+		if topic != "" && ch.Topic == topic {
+			return ch, nil
+		}
+		topics[i] = "\n  " + ch.Topic
+	}
+	if topic != "" {
+		return subscriber.Channel{}, fmt.Errorf("%s announces no topic %s; its topics:%s", source, topic, strings.Join(topics, ""))
+	}
+	return subscriber.Channel{}, fmt.Errorf("%s announces %d channels: choose one with --topic:%s", source, len(all), strings.Join(topics, ""))
 }
 
 // isTerminal reports whether w is a terminal.

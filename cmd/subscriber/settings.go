@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -159,6 +160,16 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// nothingToDo is the answer to a subscriber started with no mode.
+const nothingToDo = `say what to keep in step, and where from:
+  --mirror DIR --source URL     the files of a Source (URL: the Source's site, its Source Description,
+                                a Capability List, a topic, or the hub itself: run "go run ./cmd/hub --demo"
+                                and give --source http://127.0.0.1:8080/)
+  --mirror DIR --hub URL --topic URI
+  --dataset DIR --source URL    RDF datasets of a Source (--list-datasets to see them)
+  --atom FEED --mirror DIR      harvest a hub's Atom feed (/channels/<name>/feed.atom)
+--transport webhook (default), websocket or nats; --help lists every setting`
+
 // check refuses incomplete or contradictory settings.
 func (s settings) check() error {
 	switch {
@@ -166,10 +177,12 @@ func (s settings) check() error {
 		return s.checkAtom()
 	case s.ListDatasets || s.Dataset != "":
 		return s.checkDataset()
+	case s.Mirror == "" && s.Source == "" && s.Hub == "":
+		return errors.New(nothingToDo)
 	case s.Mirror == "":
-		return fmt.Errorf("--mirror is required (or --dataset)")
+		return fmt.Errorf("--mirror DIR is required: the directory to keep in step (or --dataset DIR for RDF datasets, --atom FEED for an Atom harvest)")
 	case s.Source == "" && (s.Hub == "" || s.Topic == ""):
-		return fmt.Errorf("give --source, or both --hub and --topic")
+		return fmt.Errorf("give --source URL (a Source or a hub: its channels are discovered), or both --hub and --topic")
 	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
 		return fmt.Errorf("--transport must be webhook, websocket or nats, got %q", s.Transport)
 	case s.Progress != "auto" && s.Progress != "bar" && s.Progress != "lines":
