@@ -65,7 +65,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	dial := func(ctx context.Context, extra ...nats.Option) (*nats.Conn, error) {
 		return ns.Dial(ctx, append(opts, extra...)...)
 	}
-	c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: dial, Logger: connLog})
+	c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: dial, Logger: connLog, Where: "in-process (embedded server)"})
 	if err != nil {
 		ns.Shutdown()
 		return nil, nil, err

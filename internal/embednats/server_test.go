@@ -158,3 +158,22 @@ func TestStart_PortInUse(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// The hub's payload limit above 8 MB is deliberate: the server's hint
+// about it is not a warning at every start, while its other warnings are.
+func TestStart_PayloadHintIsNoWarning(t *testing.T) {
+	var logs bytes.Buffer
+	s, err := Start(Config{DataDir: t.TempDir(), MaxPayload: 8<<20 + 64<<10, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("start logged a warning:\n%s", logs.String())
+	}
+	var other bytes.Buffer
+	slogAdapter{slog.New(slog.NewTextHandler(&other, nil))}.Warnf("disk %s is full", "x")
+	if !strings.Contains(other.String(), "level=WARN") {
+		t.Fatalf("another warning was not logged as one: %q", other.String())
+	}
+}

@@ -57,6 +57,10 @@ type Config struct {
 	MinRedial     time.Duration // first wait before dialling again; default 50 ms
 	MaxRedial     time.Duration // longest wait between dials; default 5 s
 	Logger        *slog.Logger  // connection events; default: none
+	// Where names the server in log lines; default: the URL the
+	// connection reports (which an in-process connection does not have:
+	// nats.go reports its default URL there).
+	Where string
 }
 
 // Status is a snapshot of a Conn's health.

@@ -1,6 +1,7 @@
 package natsconn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -80,7 +81,7 @@ func (c *Conn) follow(ctx context.Context, nc *nats.Conn) bool {
 	gen := c.gen
 	c.notifyLocked()
 	c.mu.Unlock()
-	c.log.Info("NATS connection", "generation", gen, "url", nc.ConnectedUrlRedacted())
+	c.log.Info("NATS connection", "generation", gen, "server", cmp.Or(c.cfg.Where, nc.ConnectedUrlRedacted()))
 	tick := time.NewTicker(statusPoll)
 	defer tick.Stop()
 	for {
