@@ -173,9 +173,9 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 	if s.Demo {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
-	for _, c := range chs {
+	for i, c := range chs {
 		if _, err := h.PutChannel(ctx, c); err != nil {
-			return fmt.Errorf("channel %q: %w", c.Name+c.Topic, err)
+			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, hub.Truncate(c.Name), hub.Truncate(c.Topic), err)
 		}
 	}
 	return nil

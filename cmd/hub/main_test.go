@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +143,20 @@ func TestRun_SecondHubIsToldWhichFlagToChange(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("first hub: %v", err)
+	}
+}
+
+// A channel the channels file gets wrong is named by its place, name and
+// topic, each on its own (they ran together as "nhttp://…").
+func TestRun_ChannelsFileErrorNamesTheChannel(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "channels.json")
+	if err := os.WriteFile(file, []byte(`[{"name":"ok","topic":"http://127.0.0.1:1/ok","trust":"open"},{"name":"n","topic":"http://127.0.0.1:1/x","trust":"carrier-pigeon"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--channels", file}, noEnv, io.Discard, func(server.Started) { t.Error("hub started with a bad channel") })
+	if err == nil || !strings.Contains(err.Error(), `channel 2 (name "n", topic "http://127.0.0.1:1/x")`) {
+		t.Fatalf("err = %v, want the second channel named by name and topic", err)
 	}
 }
