@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rshub/rshub/client/dataset"
 	"github.com/rshub/rshub/client/mirror"
@@ -53,62 +51,11 @@ func progressBar(done, total, width int, what string) string {
 	return fmt.Sprintf("[%s%s] %d/%d %s", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total, what)
 }
 
-// ts is a Source time for a person; "no time" when there is none.
-func ts(t time.Time) string {
-	if t.IsZero() {
-		return "no time"
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// count is n followed by the noun, in the plural unless n is 1.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// line is an event as one plain line for a person to read: what happened,
-// then what it concerns, with nothing printed for what the event lacks.
+// line is an event as one plain line for a person to read, after its
+// time of day.
 func line(e mirror.Event) string {
-	var b strings.Builder
-	b.WriteString(e.Time.Format("15:04:05 "))
-	b.WriteString(e.Kind)
-	if e.Seq > 0 {
-		fmt.Fprintf(&b, " seq=%d", e.Seq)
+	if e.Kind == dataset.EventPatch {
+		return fmt.Sprintf("%s patch applied %s: %s, the dataset holds %s", e.Time.Format("15:04:05"), e.Path, mirror.Count(e.Entries, "change", "changes"), mirror.Count(e.Total, "quad", "quads"))
 	}
-	switch e.Kind {
-	case mirror.EventNotification, mirror.EventDuplicate:
-		fmt.Fprintf(&b, " [%s, %s]", ts(e.From), ts(e.Until))
-		if e.Kind == mirror.EventNotification {
-			b.WriteString(" " + count(e.Entries, "entry", "entries"))
-		}
-	case mirror.EventGap:
-		fmt.Fprintf(&b, " missing [%s, %s]", ts(e.From), ts(e.Until))
-	case mirror.EventCatchUp:
-		b.WriteString(" from the hub's Change Lists: " + count(e.Total, "list", "lists"))
-		if !e.From.IsZero() {
-			b.WriteString(" since " + ts(e.From))
-		}
-	case mirror.EventCaughtUp:
-		if !e.Until.IsZero() {
-			b.WriteString(" to " + ts(e.Until) + ":")
-		}
-		fmt.Fprintf(&b, " %s in %s", count(e.Entries, "entry", "entries"), e.Elapsed.Round(time.Millisecond))
-	case mirror.EventProgress:
-		fmt.Fprintf(&b, " %d/%d", e.Done, e.Total)
-	case dataset.EventPatch:
-		fmt.Fprintf(&b, " applied %s: %s, the dataset holds %s", e.Path, count(e.Entries, "change", "changes"), count(e.Total, "quad", "quads"))
-	case mirror.EventFile, mirror.EventSkipped:
-		for _, part := range []string{e.Change, cmp.Or(e.Path, e.Loc)} {
-			if part != "" {
-				b.WriteString(" " + part)
-			}
-		}
-	}
-	if e.Message != "" {
-		b.WriteString(" (" + e.Message + ")")
-	}
-	return b.String()
+	return e.Time.Format("15:04:05 ") + e.String()
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,13 +44,13 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	if err := run(ctx, *every); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	if err := run(ctx, os.Stdout, *every); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, every time.Duration) error {
+func run(ctx context.Context, out io.Writer, every time.Duration) error {
 	// the Source and the mirror outlive the changes by a short settling
 	// time, so the demo ends with the mirror caught up
 	changes := ctx
@@ -82,8 +84,8 @@ func run(ctx context.Context, every time.Duration) error {
 		return fmt.Errorf("hub: %w", err)
 	}
 	topic := hub.HubURL + "topics/demo"
-	fmt.Printf("hub      %s (demo topic %s)\n", hub.HubURL, topic)
-	fmt.Printf("watch    %sdashboard/#token=%s\n", hub.HubURL, token)
+	fmt.Fprintf(out, "hub      %s (demo topic %s)\n", hub.HubURL, topic)
+	fmt.Fprintf(out, "watch    %sdashboard/#token=%s\n", hub.HubURL, token)
 
 	// 2. the Source: the demo directory, published to the demo channel
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,19 +93,27 @@ func run(ctx context.Context, every time.Duration) error {
 		return err
 	}
 	public := "http://" + ln.Addr().String()
+	first := true
 	src, err := source.New(ctx, source.Config{Dir: srcDir, PublicURL: public, Hub: hub.HubURL, Topic: topic, Interval: time.Second,
-		OnPublish: func(p source.Published) { fmt.Printf("source   published seq %d: %v\n", p.Seq, p.Changes) }})
+		OnPublish: func(p source.Published) {
+			if first && p.Seq > 1 {
+				fmt.Fprintf(out, "source   (sequence numbers count every notification in the hub's one log: those before %d are\n"+
+					"         the hub's framework notifications announcing the new channel, on demo-framework)\n", p.Seq)
+			}
+			first = false
+			fmt.Fprintf(out, "source   published seq %d: %v\n", p.Seq, p.Changes)
+		}})
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: src.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	fmt.Printf("source   %s serving %s\n", public, srcDir)
+	fmt.Fprintf(out, "source   %s serving %s\n", public, srcDir)
 
 	// 3. the destination: a mirror fed by a WebSub subscription
 	m, err := mirror.Open(mirror.Config{Dir: mirrorDir, Hub: hub.HubURL, Topic: topic, BaseURL: public + "/files/",
-		ResourceList: public + "/resourcelist.xml", Events: printEvent})
+		ResourceList: public + "/resourcelist.xml", Events: func(e mirror.Event) { printEvent(out, e) }})
 	if err != nil {
 		return err
 	}
@@ -111,9 +121,14 @@ func run(ctx context.Context, every time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("mirror   %s (callback http://%s/callback)\n\n", mirrorDir, cb.Addr())
-	go func() { _ = src.Run(ctx) }()
-	go func() { _ = m.RunWebhook(ctx, mirror.WebhookConfig{Listener: cb, Resync: time.Minute}) }()
+	fmt.Fprintf(out, "mirror   %s (callback http://%s/callback)\n\n", mirrorDir, cb.Addr())
+	// the Source and the mirror stop, and are waited for, before the hub
+	// does: a mirror outliving its hub would report failed catch-ups
+	runCtx, stopRun := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stopRun(); wg.Wait() }()
+	wg.Go(func() { _ = src.Run(runCtx) })
+	wg.Go(func() { _ = m.RunWebhook(runCtx, mirror.WebhookConfig{Listener: cb, Resync: time.Minute}) })
 
 	// 4. change the Source now and then
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -122,7 +137,7 @@ func run(ctx context.Context, every time.Duration) error {
 	for {
 		select {
 		case <-changes.Done():
-			return settle(srcDir, mirrorDir, 15*time.Second)
+			return settle(out, srcDir, mirrorDir, 15*time.Second)
 		case <-t.C:
 			if err := change(rng, srcDir); err != nil {
 				return err
@@ -157,35 +172,42 @@ func change(rng *rand.Rand, dir string) error {
 			}
 			continue
 		}
-		if err := os.WriteFile(p, fmt.Appendf(nil, "written at %s\n", time.Now().Format(time.RFC3339Nano)), 0o644); err != nil {
+		// written beside the Source directory and renamed into place, as a
+		// careful Source does: a scan never sees a half-written file (which
+		// it would announce with its length then, 0)
+		tmp := filepath.Join(filepath.Dir(dir), filepath.Base(p)+".tmp")
+		if err := os.WriteFile(tmp, fmt.Appendf(nil, "written at %s\n", time.Now().Format(time.RFC3339Nano)), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func printEvent(e mirror.Event) {
+func printEvent(out io.Writer, e mirror.Event) {
 	switch e.Kind {
 	case mirror.EventNotification:
-		fmt.Printf("mirror   notification [%s, %s]: %d entries\n", e.From.Format("15:04:05.000"), e.Until.Format("15:04:05.000"), e.Entries)
+		fmt.Fprintf(out, "mirror   notification [%s, %s]: %s\n", e.From.Format("15:04:05.000"), e.Until.Format("15:04:05.000"), mirror.Count(e.Entries, "entry", "entries"))
 	case mirror.EventFile:
-		fmt.Printf("mirror     %s %s\n", e.Change, e.Path)
+		fmt.Fprintf(out, "mirror     %s %s\n", e.Change, e.Path)
 	case mirror.EventProgress:
 	default:
-		fmt.Printf("mirror   %s %s\n", e.Kind, e.Message)
+		fmt.Fprintf(out, "mirror   %s\n", e)
 	}
 }
 
 // settle waits, at most timeout, for the mirror to equal the Source
 // directory (the last changes are still being published and applied), then
 // says how it ended.
-func settle(src, mirror string, timeout time.Duration) error {
-	fmt.Println("\nno more changes; waiting for the mirror to catch up")
+func settle(out io.Writer, src, mirror string, timeout time.Duration) error {
+	fmt.Fprintln(out, "\nno more changes; waiting for the mirror to catch up")
 	deadline := time.Now().Add(timeout)
 	for {
 		na, nb, same := compare(src, mirror)
 		if same || time.Now().After(deadline) {
-			fmt.Printf("demo over: %d files at the Source, %d in the mirror, identical: %v\n", na, nb, same)
+			fmt.Fprintf(out, "demo over: %d files at the Source, %d in the mirror, identical: %v\n", na, nb, same)
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond) // poll interval with a deadline
