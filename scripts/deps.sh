@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests need when it is missing: redis-server and chromium
-# from Debian's packages (chromium is skipped with RSHUB_NO_BROWSER set).
+# Installs what the tests need when it is missing: redis-server, curl (the
+# README's walkthrough and the cluster script use it) and chromium from
+# Debian's packages (chromium is skipped with RSHUB_NO_BROWSER set).
 # Runs apt-get directly when root and through sudo otherwise, waits up to
 # RSHUB_APT_LOCK_TIMEOUT seconds (default 600) for a dpkg lock another
 # apt-get holds, and does nothing when both are already installed.
@@ -8,6 +9,7 @@ set -euo pipefail
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if [ "${RSHUB_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/docstest"
 	"github.com/rshub/rshub/server"
 )
 
@@ -159,4 +160,13 @@ func TestRun_ChannelsFileErrorNamesTheChannel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `channel 2 (name "n", topic "http://127.0.0.1:1/x")`) {
 		t.Fatalf("err = %v, want the second channel named by name and topic", err)
 	}
+}
+
+// docs/settings.md quotes --help as it is.
+func TestHelp_SettingsPageIsCurrent(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, noEnv, &out, nil); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	docstest.Same(t, "settings.md", "## cmd/hub", out.String(), "scripts/settings-doc.sh")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/client/mirror"
+	"github.com/rshub/rshub/internal/docstest"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -70,4 +71,13 @@ func TestPrinter_BarOnTerminalLinesOtherwise(t *testing.T) {
 	if !strings.HasPrefix(out.String(), `{"time":"2026-01-01T10:00:00Z","event":"notification","seq":3,"entries":2}`) {
 		t.Fatalf("json %q", out.String())
 	}
+}
+
+// docs/settings.md quotes --help as it is.
+func TestHelp_SettingsPageIsCurrent(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, noEnv, &out, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	docstest.Same(t, "settings.md", "## cmd/subscriber", out.String(), "scripts/settings-doc.sh")
 }

@@ -63,8 +63,10 @@ func TestDeps_AptGet(t *testing.T) {
 				t.Errorf("call %q: want it to wait for the dpkg lock", c)
 			}
 		}
-		if !strings.Contains(calls[1], "install") || !strings.Contains(calls[1], "redis-server") || !strings.Contains(calls[1], "chromium") {
-			t.Errorf("install call %q: want redis-server and chromium", calls[1])
+		for _, pkg := range []string{"install", "redis-server", "curl", "chromium"} {
+			if !strings.Contains(calls[1], pkg) {
+				t.Errorf("install call %q: want %s", calls[1], pkg)
+			}
 		}
 	})
 	t.Run("another user goes through sudo", func(t *testing.T) {
@@ -74,7 +76,7 @@ func TestDeps_AptGet(t *testing.T) {
 			t.Fatalf("deps.sh failed: %s", out)
 		}
 		want := []string{"sudo apt-get", "apt-get -o DPkg::Lock::Timeout=5 update -qq", "sudo apt-get",
-			"apt-get -o DPkg::Lock::Timeout=5 install -y -qq --no-install-recommends redis-server"}
+			"apt-get -o DPkg::Lock::Timeout=5 install -y -qq --no-install-recommends redis-server curl"}
 		if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("calls = %q, want %q", calls, want)
 		}
@@ -87,7 +89,7 @@ func TestDeps_AptGet(t *testing.T) {
 	})
 	t.Run("nothing missing, nothing run", func(t *testing.T) {
 		out, ok, calls := depsRun(t, map[string]string{"id": `echo 0`, "apt-get": stubAptGet,
-			"redis-server": stubTrue, "chromium": stubTrue})
+			"redis-server": stubTrue, "curl": stubTrue, "chromium": stubTrue})
 		if !ok || len(calls) != 0 {
 			t.Fatalf("ok=%v calls=%q out=%q: want no apt-get", ok, calls, out)
 		}

@@ -133,19 +133,19 @@ func TestHouse_ClientsAndServerStayApart(t *testing.T) {
 	}
 }
 
-// TestHouse_READMEPackageTableMatchesTheTree: every path the README's
-// package table names exists, and every package of the module is covered
+// TestHouse_READMEPackageTableMatchesTheTree: every path the package table
+// of docs/ARCHITECTURE.md names exists, and every package of the module is covered
 // by a row (itself, or a directory row ending in "/"); every internal
 // package is named in the internal row.
 func TestHouse_READMEPackageTableMatchesTheTree(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	raw, err := os.ReadFile(filepath.Join(root(t), "docs", "ARCHITECTURE.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(raw)
 	start := strings.Index(text, "| package | what it owns |")
 	if start < 0 {
-		t.Fatal("README has no package table")
+		t.Fatal("docs/ARCHITECTURE.md has no package table")
 	}
 	var rows [][2]string
 	for _, line := range strings.Split(text[start:], "\n")[2:] {
@@ -165,7 +165,7 @@ func TestHouse_READMEPackageTableMatchesTheTree(t *testing.T) {
 		for _, m := range tick.FindAllStringSubmatch(r[0], -1) {
 			path := m[1]
 			if _, err := os.Stat(filepath.Join(root(t), path)); err != nil {
-				t.Errorf("README's package table names %s, which is not in the tree", path)
+				t.Errorf("the package table names %s, which is not in the tree", path)
 			}
 			listed = append(listed, strings.TrimSuffix(path, "/"))
 			if path == "internal/" {
@@ -178,10 +178,10 @@ func TestHouse_READMEPackageTableMatchesTheTree(t *testing.T) {
 			continue
 		}
 		if !under(rel, listed...) {
-			t.Errorf("package %s is in no row of README's package table", rel)
+			t.Errorf("package %s is in no row of the package table (docs/ARCHITECTURE.md)", rel)
 		}
 		if name, ok := strings.CutPrefix(rel, "internal/"); ok && !strings.Contains(internalRow, "`"+name+"`") {
-			t.Errorf("internal package %s is not named in README's internal row", name)
+			t.Errorf("internal package %s is not named in the package table's internal row (docs/ARCHITECTURE.md)", name)
 		}
 	}
 }
