@@ -145,6 +145,9 @@ func (m *Mirror) Dir() string { return m.cfg.Dir }
 
 func (m *Mirror) emit(e Event) {
 	if m.cfg.Events == nil {
+		if e.Kind == EventWarning { // with no one taking events, the log is where a warning goes
+			m.cfg.Logger.Warn(e.String())
+		}
 		return
 	}
 	if e.Time.IsZero() {

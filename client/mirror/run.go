@@ -38,7 +38,6 @@ func (m *Mirror) retry(ctx context.Context, what string, f func() error) error {
 		}
 		pause := retryPause(n)
 		m.emit(Event{Kind: EventWarning, Message: what + " failed, retrying in " + pause.String() + ": " + err.Error()})
-		m.cfg.Logger.Warn(what+" failed, retrying", "in", pause, "err", err)
 		if !sleep(ctx, pause) {
 			return ctx.Err()
 		}
