@@ -152,6 +152,18 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 			return
 		}
 	}
+	if err := h.admitSubscription(r.Context(), req); err != nil {
+		var pe *PublishError
+		if !errors.As(err, &pe) {
+			h.logger.Error("subscription limits", "err", Truncate(err.Error()))
+			pe = refuse(503, "unavailable", "the state store did not answer; retry in %d seconds", retryAfter)
+		}
+		if pe.Status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+		plainError(w, pe.Status, pe.Msg)
+		return
+	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
 	select {
 	case h.verifyq <- j:
