@@ -18,7 +18,10 @@ import (
 // subscription the store holds is never refused. The counts are the
 // store's, listed at most every openCountTTL (other hubs subscribe too)
 // and raised by each request admitted meanwhile; a request admitted whose
-// verification then fails holds its place until the next listing.
+// verification then fails holds its place until the next listing. Hubs
+// sharing a store count apart between listings, so together they may
+// overshoot a limit by what the others admitted within openCountTTL: the
+// limits bound abuse, they are not quotas to the unit.
 
 // SubscriptionLimitStats is what the subscription limits have counted, for
 // metrics.
