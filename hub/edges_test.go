@@ -234,7 +234,7 @@ func TestSubscribe_OpenTopicsLimits(t *testing.T) {
 	topic := func(i int) string { return "http://127.0.0.1:1/open/" + string(rune('a'+i)) }
 	for i, c := range []struct {
 		cb, topic, want string
-		status     int
+		status          int
 	}{
 		{byIP("/1"), topic(0), "", 202},
 		{byIP("/2"), topic(1), "", 202},
