@@ -353,9 +353,9 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	default:
 		return req, errors.New("raw: want 1 or 0")
 	}
-	f, err := changefeed.ParseFilter(q[wire.ParamPrefix], q.Get(wire.ParamChange))
+	f, err := hub.ParseFilterParams(q[wire.ParamPrefix], q[wire.ParamChange])
 	if err != nil {
-		return req, fmt.Errorf("%s/%s: %s", wire.ParamPrefix, wire.ParamChange, clip(strings.TrimPrefix(err.Error(), "changefeed: filter: ")))
+		return req, err
 	}
 	req.filter = f
 	switch q.Get(wire.ParamSessionCoalesce) {

@@ -77,16 +77,27 @@ func (h *Hub) origin() string {
 	return u.String()
 }
 
-// CheckChannel normalises and validates a channel definition.
+// CheckChannel normalises and validates a channel definition: the one
+// rule set of every door that creates a channel (the admin API, the
+// --channels file, --open-topics and followed channels). The name must
+// pass CheckNewChannelName (a channel with a topic and no name gets
+// NameForTopic's); the topic and every URL must be absolute
+// http(s) URLs within MaxTopicLen, without user info and with a host
+// netguard.CheckHost accepts, so a channel that can be created can be
+// published to and subscribed to; trust must be given, except that a
+// token alone means trust token.
 func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 	ch, err := checkFollow(ch)
 	if err != nil {
 		return ch, err
 	}
+	if ch.Name == "" && !ch.Hosted && ch.Topic != "" {
+		ch.Name = NameForTopic(ch.Topic)
+	}
+	if err := CheckNewChannelName(ch.Name); err != nil {
+		return ch, err
+	}
 	if ch.Hosted {
-		if ch.Name == "" {
-			return ch, errors.New("a hosted channel needs a name")
-		}
 		if ch.Topic == "" {
 			ch.Topic = h.HostedTopic(ch.Name)
 		}
@@ -94,36 +105,31 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 			ch.CapabilityList = h.origin() + wire.CapabilityListPath(ch.Name)
 		}
 	}
-	if ch.Topic == "" {
-		return ch, errors.New("topic is required")
-	}
-	if err := checkDescribedBy(ch.DescribedBy); err != nil {
-		return ch, err
-	}
-	u, err := url.Parse(ch.Topic)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return ch, fmt.Errorf("topic %q must be an absolute http(s) URL", ch.Topic)
-	}
-	if ch.Name == "" {
-		ch.Name = NameForTopic(ch.Topic)
-	}
-	if !ValidChannelName(ch.Name) {
-		return ch, fmt.Errorf("channel name %q must be 1-64 characters of A-Z a-z 0-9 - _", ch.Name)
+	for _, u := range []struct{ what, raw string }{
+		{"topic", ch.Topic},
+		{"capabilityList", ch.CapabilityList},
+		{"describedBy", ch.DescribedBy},
+	} {
+		if u.raw == "" && u.what != "topic" {
+			continue
+		}
+		if err := checkTopic(u.what, u.raw); err != nil {
+			return ch, err
+		}
 	}
 	switch ch.Trust {
 	case "":
-		if ch.Token != "" {
-			ch.Trust = TrustToken
-		} else {
-			ch.Trust = TrustVerifiedTopic
+		if ch.Token == "" {
+			return ch, errors.New("trust is required: token (with a token), verified, open or follow")
 		}
+		ch.Trust = TrustToken
 	case TrustToken, TrustVerifiedTopic, TrustOpen:
 	case TrustFollow:
 		if ch.Follow == "" {
 			return ch, errors.New("trust follow needs a Source URL to follow (follow)")
 		}
 	default:
-		return ch, fmt.Errorf("trust %q must be token, verified, open or follow", ch.Trust)
+		return ch, fmt.Errorf("trust %q must be token, verified, open or follow", Truncate(string(ch.Trust)))
 	}
 	if ch.Trust == TrustToken && len(ch.Token) < 16 {
 		return ch, errors.New("trust token needs a token of at least 16 characters")
@@ -135,18 +141,18 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 	return ch, nil
 }
 
-// checkDescribedBy validates a channel's dataset description URL: empty,
-// or an absolute http(s) URL within MaxTopicLen (it goes into documents
-// and Link headers as it is).
-func checkDescribedBy(raw string) error {
+// checkTopic validates a topic URI, or another URL a channel names (what
+// says which), by the rule of hub.topic: required, within MaxTopicLen, an
+// absolute http(s) URL (checkHTTPURL).
+func checkTopic(what, raw string) error {
 	if raw == "" {
-		return nil
+		return fmt.Errorf("%s is required", what)
 	}
-	if err := checkLen("the dataset description URL (describedBy)", raw, MaxTopicLen); err != nil {
+	if err := checkLen(what, raw, MaxTopicLen); err != nil {
 		return err
 	}
 	if err := checkHTTPURL(raw); err != nil {
-		return fmt.Errorf("describedBy: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
@@ -285,6 +291,9 @@ func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	ch, err := h.lookupChannel(ctx, topic)
 	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
 		return ch, err
+	}
+	if err := checkTopic("the topic URI", topic); err != nil {
+		return Channel{}, refuse(400, "topic", "%v", err)
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()

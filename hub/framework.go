@@ -147,17 +147,19 @@ func (h *Hub) isFrameworkChannel(ctx context.Context, ch Channel) (bool, error) 
 	return ok, nil
 }
 
-// checkFrameworkName refuses a channel that would take the name of the
-// framework channel of a stored channel.
+// checkFrameworkName refuses a channel whose framework channel's name is
+// taken by a stored channel. CheckNewChannelName refuses every name ending
+// in wire.FrameworkSuffix, so only a channel stored before that rule can
+// take it; the check covers such stores.
 func (h *Hub) checkFrameworkName(ctx context.Context, ch Channel) error {
-	parent, ok := wire.FrameworkParent(ch.Name)
+	fw, ok := wire.FrameworkChannel(ch.Name)
 	if !ok {
 		return nil
 	}
-	_, err := h.storedChannelByName(ctx, parent)
+	_, err := h.storedChannelByName(ctx, fw)
 	switch {
 	case err == nil:
-		return fmt.Errorf("name %q is the framework channel of channel %q", ch.Name, parent)
+		return fmt.Errorf("name %q: its framework channel's name %q is taken by a stored channel; delete that channel first", ch.Name, fw)
 	case errors.Is(err, ErrNotFound):
 		return nil
 	}

@@ -48,6 +48,12 @@ type Config struct {
 	// DefaultMaxOpenChannels. Channels an operator creates are not counted
 	// against it.
 	MaxOpenChannels int
+	// MaxSubscriptions and MaxSubscriptionsPerHost bound, with OpenTopics,
+	// the subscriptions the store holds in all and per callback host (see
+	// sublimit.go). Zero means DefaultMaxSubscriptions and
+	// DefaultMaxSubscriptionsPerHost.
+	MaxSubscriptions        int
+	MaxSubscriptionsPerHost int
 	// MaxChannelStates bounds the channels whose working state and cached
 	// definition the hub keeps in memory (see evict.go): beyond it, and
 	// after ChannelIdle without a publish, the least recently used are
@@ -96,6 +102,8 @@ type Hub struct {
 	openMu      sync.Mutex // serialises channel creation by OpenTopics
 	openCount   int        // channels in the store, as last counted
 	openCounted time.Time  // when openCount was listed
+
+	subLimits subLimits // subscriptions counted for the limits, see sublimit.go
 }
 
 // New validates cfg and returns a Hub. Call Run to start its background work.
@@ -115,6 +123,12 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 10 << 20
+	}
+	if cfg.MaxSubscriptions <= 0 {
+		cfg.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if cfg.MaxSubscriptionsPerHost <= 0 {
+		cfg.MaxSubscriptionsPerHost = DefaultMaxSubscriptionsPerHost
 	}
 	if cfg.MaxOpenChannels <= 0 {
 		cfg.MaxOpenChannels = DefaultMaxOpenChannels

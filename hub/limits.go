@@ -27,6 +27,12 @@ const (
 	// DefaultMaxOpenChannels bounds how many channels --open-topics may
 	// create.
 	DefaultMaxOpenChannels = 10000
+	// DefaultMaxSubscriptions bounds the subscriptions a hub with
+	// --open-topics holds.
+	DefaultMaxSubscriptions = 100000
+	// DefaultMaxSubscriptionsPerHost bounds the subscriptions of one
+	// callback host on a hub with --open-topics.
+	DefaultMaxSubscriptionsPerHost = 1000
 )
 
 // checkLen refuses a value longer than limit bytes, naming the parameter

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -81,6 +82,9 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	if !wire.ValidScheme(r.Scheme) {
 		return r, fmt.Errorf("%s must be %s, %s or %s, got %q", wire.ParamSignatureScheme, wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, Truncate(r.Scheme))
 	}
+	if r.Scheme != "" && r.Secret == "" && r.Mode == "subscribe" {
+		return r, fmt.Errorf("%s=%s asks for signed deliveries: it needs a hub.secret", wire.ParamSignatureScheme, Truncate(r.Scheme))
+	}
 	if strings.HasPrefix(r.Secret, wire.StandardSecretPrefix) {
 		if _, err := wire.StandardKey(r.Secret); err != nil {
 			return r, fmt.Errorf("hub.secret: %w", err)
@@ -91,9 +95,9 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	default:
 		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, Truncate(r.Coalesce))
 	}
-	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], strings.Join(form[wire.ParamFilterChange], ","))
+	f, err := ParseFilterParams(form[wire.ParamFilterPrefix], form[wire.ParamFilterChange])
 	if err != nil {
-		return r, fmt.Errorf("%s / %s: %w", wire.ParamFilterPrefix, wire.ParamFilterChange, err)
+		return r, fmt.Errorf("rshub.filter.%w", err) // the error starts with the role: prefix or change
 	}
 	if !f.IsZero() {
 		r.Filter = &f
@@ -108,7 +112,9 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	return r, nil
 }
 
-// checkHTTPURL accepts absolute http and https URLs without user info.
+// checkHTTPURL accepts absolute http and https URLs without user info
+// whose host is not a numeric spelling other software reads as another
+// address (netguard.CheckHost).
 func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -122,6 +128,9 @@ func checkHTTPURL(raw string) error {
 	}
 	if u.User != nil {
 		return fmt.Errorf("%q carries user info", raw)
+	}
+	if why := netguard.HostRefusal(u.Hostname()); why != "" {
+		return errors.New(why)
 	}
 	return nil
 }
@@ -142,6 +151,18 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 			plainError(w, http.StatusBadRequest, "hub.callback refused: "+err.Error())
 			return
 		}
+	}
+	if err := h.admitSubscription(r.Context(), req); err != nil {
+		var pe *PublishError
+		if !errors.As(err, &pe) {
+			h.logger.Error("subscription limits", "err", Truncate(err.Error()))
+			pe = refuse(503, "unavailable", "the state store did not answer; retry in %d seconds", retryAfter)
+		}
+		if pe.Status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+		plainError(w, pe.Status, pe.Msg)
+		return
 	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
 	select {

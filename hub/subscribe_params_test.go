@@ -15,6 +15,7 @@ func TestParseSubscription_RshubParameters(t *testing.T) {
 		return url.Values{"hub.mode": {"subscribe"}, "hub.topic": {"http://a.example/t"}, "hub.callback": {"http://b.example/cb"}}
 	}
 	f := base()
+	f.Set("hub.secret", "s3cret")
 	f.Set(wire.ParamSignatureScheme, wire.SchemeBoth)
 	f[wire.ParamFilterPrefix] = []string{"http://a.example/x/", "http://a.example/y/"}
 	f.Set(wire.ParamFilterChange, "created,deleted")
@@ -26,6 +27,7 @@ func TestParseSubscription_RshubParameters(t *testing.T) {
 		t.Fatalf("parsed %+v, filter %+v", r, r.Filter)
 	}
 	f = base()
+	f.Set("hub.secret", "s3cret")
 	f.Set(wire.ParamSignatureScheme, wire.SchemeWebSub)
 	if r, err := hub.ParseSubscription(f, hub.DefaultLeasePolicy()); err != nil || r.Scheme != wire.SchemeWebSub {
 		t.Fatalf("an explicit websub scheme: %q %v; it must win over a hub default", r.Scheme, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -28,15 +29,19 @@ type Config struct {
 	AllowOverlap    bool
 	OpenTopics      bool
 	MaxOpenChannels int
-	MaxClockSkew    time.Duration
-	UnhealthyAfter  time.Duration
-	AdminToken      string
-	ChannelsFile    string
-	AllowNetworks   string
-	Retry           string
-	SigMethod       string
-	SignatureScheme string // signature scheme of subscriptions that ask for none (wire.SchemeWebSub, SchemeStandard, SchemeBoth)
-	PerHost         int
+	// MaxSubscriptions and MaxSubscriptionsPerHost bound the subscriptions
+	// of a hub with OpenTopics, in all and per callback host.
+	MaxSubscriptions        int
+	MaxSubscriptionsPerHost int
+	MaxClockSkew            time.Duration
+	UnhealthyAfter          time.Duration
+	AdminToken              string
+	ChannelsFile            string
+	AllowNetworks           string
+	Retry                   string
+	SigMethod               string
+	SignatureScheme         string // signature scheme of subscriptions that ask for none (wire.SchemeWebSub, SchemeStandard, SchemeBoth)
+	PerHost                 int
 	// CoalesceThreshold: a webhook subscription whose channel has more
 	// undelivered records than this receives coalesced notifications; 0
 	// disables it except for subscriptions that opt in (rshub.coalesce=on).
@@ -61,30 +66,32 @@ type Config struct {
 // in code should start from it so that new settings get their defaults.
 func Defaults() Config {
 	return Config{
-		Listen:            "127.0.0.1:8080",
-		DataDir:           "./data",
-		NATSListen:        "127.0.0.1:4222",
-		NATSReplicas:      1,
-		Sync:              "default",
-		MaxBody:           10 << 20,
-		LeaseMin:          300,
-		LeaseDefault:      864000,
-		LeaseMax:          2678400,
-		SigMethod:         "sha256",
-		SignatureScheme:   wire.SchemeWebSub,
-		PerHost:           8,
-		CoalesceThreshold: delivery.DefaultCoalesceThreshold,
-		LogFormat:         "text",
-		LogLevel:          "info",
-		ShutdownTimeout:   15 * time.Second,
-		RotateEntries:     50000,
-		RotatePeriod:      24 * time.Hour,
-		ClaimTTL:          30 * time.Second,
-		Reconcile:         5 * time.Second,
-		StartupTimeout:    time.Minute,
-		MaxOpenChannels:   10000,
-		MaxClockSkew:      5 * time.Minute,
-		UnhealthyAfter:    2 * time.Minute,
+		Listen:                  "127.0.0.1:8080",
+		DataDir:                 "./data",
+		NATSListen:              "127.0.0.1:4222",
+		NATSReplicas:            1,
+		Sync:                    "default",
+		MaxBody:                 10 << 20,
+		LeaseMin:                300,
+		LeaseDefault:            864000,
+		LeaseMax:                2678400,
+		SigMethod:               "sha256",
+		SignatureScheme:         wire.SchemeWebSub,
+		PerHost:                 8,
+		CoalesceThreshold:       delivery.DefaultCoalesceThreshold,
+		LogFormat:               "text",
+		LogLevel:                "info",
+		ShutdownTimeout:         15 * time.Second,
+		RotateEntries:           50000,
+		RotatePeriod:            24 * time.Hour,
+		ClaimTTL:                30 * time.Second,
+		Reconcile:               5 * time.Second,
+		StartupTimeout:          time.Minute,
+		MaxOpenChannels:         hub.DefaultMaxOpenChannels,
+		MaxSubscriptions:        hub.DefaultMaxSubscriptions,
+		MaxSubscriptionsPerHost: hub.DefaultMaxSubscriptionsPerHost,
+		MaxClockSkew:            5 * time.Minute,
+		UnhealthyAfter:          2 * time.Minute,
 	}
 }
 
@@ -94,6 +101,12 @@ func (s Config) withDefaults() Config {
 	d := Defaults()
 	if s.MaxOpenChannels == 0 {
 		s.MaxOpenChannels = d.MaxOpenChannels
+	}
+	if s.MaxSubscriptions == 0 {
+		s.MaxSubscriptions = d.MaxSubscriptions
+	}
+	if s.MaxSubscriptionsPerHost == 0 {
+		s.MaxSubscriptionsPerHost = d.MaxSubscriptionsPerHost
 	}
 	if s.MaxClockSkew == 0 {
 		s.MaxClockSkew = d.MaxClockSkew
@@ -129,6 +142,10 @@ func (s Config) Check() error {
 		return fmt.Errorf("--startup-timeout must be positive, got %v", s.StartupTimeout)
 	case s.MaxOpenChannels < 0:
 		return fmt.Errorf("--max-open-channels must be positive, got %d", s.MaxOpenChannels)
+	case s.MaxSubscriptions < 0:
+		return fmt.Errorf("--max-subscriptions must be positive, got %d", s.MaxSubscriptions)
+	case s.MaxSubscriptionsPerHost < 0:
+		return fmt.Errorf("--max-subscriptions-per-host must be positive, got %d", s.MaxSubscriptionsPerHost)
 	case s.MaxClockSkew < 0:
 		return fmt.Errorf("--max-clock-skew must be positive, got %v", s.MaxClockSkew)
 	case s.UnhealthyAfter < 0:

@@ -84,21 +84,23 @@ func (p *process) buildDelivery(context.Context) error {
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
 	h, err := hub.New(hub.Config{
-		HubURL:          p.hubURL,
-		Store:           p.store,
-		Log:             p.notifications,
-		Client:          p.client,
-		Leases:          hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
-		MaxBody:         s.MaxBody,
-		AllowOverlap:    s.AllowOverlap,
-		OpenTopics:      s.OpenTopics,
-		MaxOpenChannels: s.MaxOpenChannels,
-		MaxClockSkew:    s.MaxClockSkew,
-		CallbackCheck:   func(ctx context.Context, cb string) error { return p.policy.CheckTarget(ctx, nil, cb) },
-		Activator:       p.hooks,
-		Observer:        p.obs,
-		Home:            home(p.dash != nil, p.hubURL),
-		Logger:          p.logger.With("component", "hub"),
+		HubURL:                  p.hubURL,
+		Store:                   p.store,
+		Log:                     p.notifications,
+		Client:                  p.client,
+		Leases:                  hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
+		MaxBody:                 s.MaxBody,
+		AllowOverlap:            s.AllowOverlap,
+		OpenTopics:              s.OpenTopics,
+		MaxOpenChannels:         s.MaxOpenChannels,
+		MaxSubscriptions:        s.MaxSubscriptions,
+		MaxSubscriptionsPerHost: s.MaxSubscriptionsPerHost,
+		MaxClockSkew:            s.MaxClockSkew,
+		CallbackCheck:           func(ctx context.Context, cb string) error { return p.policy.CheckTarget(ctx, nil, cb) },
+		Activator:               p.hooks,
+		Observer:                p.obs,
+		Home:                    home(p.dash != nil, p.hubURL),
+		Logger:                  p.logger.With("component", "hub"),
 	})
 	if err != nil {
 		return err
@@ -143,6 +145,10 @@ func (p *process) buildWebSockets(context.Context) error {
 		Events:             p.ws.EventsCount,
 		WebSocketsRefused:  p.ws.ProtocolClosed,
 		SubscriptionStates: hooks.StateCounts,
+		SubscriptionLimits: func() (int, uint64, uint64) {
+			st := p.hub.SubscriptionLimitStats()
+			return st.Counted, st.RefusedHub, st.RefusedHost
+		},
 		Subscriptions: func() []metrics.SubGauge {
 			stats := hooks.Failing()
 			out := make([]metrics.SubGauge, len(stats))

@@ -47,6 +47,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.BoolVar(&s.AllowOverlap, "allow-overlap", false, "accept notifications that overlap or precede the channel's last until (default: refuse with 409)")
 	fs.BoolVar(&s.OpenTopics, "open-topics", false, "let subscriptions and publish pings name unknown topics (creates open channels: a public hub)")
 	fs.IntVar(&s.MaxOpenChannels, "max-open-channels", d.MaxOpenChannels, "with --open-topics, the most channels the hub holds; a new topic beyond it is refused with 503")
+	fs.IntVar(&s.MaxSubscriptions, "max-subscriptions", d.MaxSubscriptions, "with --open-topics, the most subscriptions the hub holds; a new one beyond it is refused with 503")
+	fs.IntVar(&s.MaxSubscriptionsPerHost, "max-subscriptions-per-host", d.MaxSubscriptionsPerHost, "with --open-topics, the most subscriptions of one callback host; a new one beyond it is refused with 429")
 	fs.DurationVar(&s.MaxClockSkew, "max-clock-skew", d.MaxClockSkew, "refuse notifications whose from, until or datetime lies further in the future than this")
 	fs.DurationVar(&s.UnhealthyAfter, "unhealthy-after", d.UnhealthyAfter, "/healthz fails once the log or store has been unreachable this long, so a supervisor restarts the hub")
 	fs.StringVar(&s.AdminToken, "admin-token", "", "bearer token of the admin API and dashboard; empty disables them")

@@ -19,6 +19,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		Events:             func() int { return 5 },
 		WebSocketsRefused:  func() uint64 { return 7 },
 		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
+		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -51,6 +52,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_websocket_protocol_closed_total 7`,
 		`rshub_log_messages 42`,
 		`rshub_log_bytes 4096`,
+		`rshub_subscriptions_counted 12`,
+		`rshub_subscription_limit_refusals_total{limit="hub"} 3`,
+		`rshub_subscription_limit_refusals_total{limit="callback_host"} 4`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {

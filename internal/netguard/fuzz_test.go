@@ -40,3 +40,24 @@ func FuzzCheckURL(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckHost: an accepted host ending in a number is a dotted-decimal
+// IPv4 address, an address ParseInetAton reads is never accepted in another
+// spelling, and nothing panics.
+func FuzzCheckHost(f *testing.F) {
+	for _, s := range []string{"0", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "::127.0.0.1", "127.0.0.1", "example.org", "1.2.3.4.5", "0x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		err := CheckHost(host)
+		a, ok := ParseInetAton(strings.TrimSuffix(host, "."))
+		if err == nil && ok && a.String() != strings.TrimSuffix(host, ".") {
+			t.Fatalf("accepted %q, which inet_aton reads as %s", host, a)
+		}
+		if err == nil && endsInNumber(strings.TrimSuffix(host, ".")) {
+			if _, perr := netip.ParseAddr(strings.TrimSuffix(host, ".")); perr != nil {
+				t.Fatalf("accepted %q, a host ending in a number that is no address", host)
+			}
+		}
+	})
+}

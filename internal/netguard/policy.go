@@ -80,6 +80,7 @@ func refusedClasses() []class {
 		mk("::/128", "unspecified"),
 		mk("127.0.0.0/8", "loopback"),
 		mk("::1/128", "loopback"),
+		mk("::/96", "IPv4-compatible IPv6 (deprecated)"),
 		mk("10.0.0.0/8", "private"),
 		mk("172.16.0.0/12", "private"),
 		mk("192.168.0.0/16", "private"),

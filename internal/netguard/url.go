@@ -7,8 +7,9 @@ import (
 )
 
 // CheckURL rejects URLs the hub must never fetch or POST to: schemes other
-// than http and https, URLs without a host, and URLs carrying userinfo.
-// It does not resolve the host; the dialer checks addresses.
+// than http and https, URLs without a host, URLs carrying userinfo, and
+// hosts CheckHost refuses. It does not resolve the host; the dialer checks
+// addresses.
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -25,5 +26,5 @@ func CheckURL(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("netguard: URL %q carries userinfo: %w", raw, ErrRefused)
 	}
-	return nil
+	return CheckHost(u.Hostname())
 }
