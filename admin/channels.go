@@ -147,8 +147,13 @@ func (a *API) putChannel(r *http.Request) (any, error) {
 		return nil, badRequest("channel JSON: %s", hub.Truncate(err.Error()))
 	}
 	c, err := a.cfg.Hub.PutChannel(r.Context(), c)
-	if err != nil {
+	switch {
+	case errors.Is(err, hub.ErrChannelRefused):
 		return nil, badRequest("%s", hub.Truncate(err.Error()))
+	case errors.Is(err, hub.ErrChannelTaken):
+		return nil, &apiError{http.StatusConflict, hub.Truncate(err.Error())}
+	case err != nil:
+		return nil, err // the store did not answer: 503 with Retry-After
 	}
 	return redactChannel(c), nil
 }

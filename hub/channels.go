@@ -162,13 +162,16 @@ func checkTopic(what, raw string) error {
 func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	ch, err := h.CheckChannel(ch)
 	if err != nil {
-		return ch, fmt.Errorf("channel: %w", err)
+		return ch, fmt.Errorf("channel: %w: %w", ErrChannelRefused, err)
 	}
 	if err := h.checkFrameworkName(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: %w", err)
 	}
-	if old, err := h.ChannelByName(ctx, ch.Name); err == nil && old.Topic != ch.Topic {
-		return ch, fmt.Errorf("channel: name %q is taken by topic %s", ch.Name, old.Topic)
+	switch old, err := h.ChannelByName(ctx, ch.Name); {
+	case err == nil && old.Topic != ch.Topic:
+		return ch, fmt.Errorf("channel: %w: name %q is taken by topic %s", ErrChannelTaken, ch.Name, old.Topic)
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return ch, fmt.Errorf("channel: %w", err)
 	}
 	if old, err := h.cfg.Store.Channel(ctx, ch.Topic); err == nil {
 		ch.Created = old.Created
@@ -188,6 +191,15 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	h.names.put(ch)
 	return ch, nil
 }
+
+// PutChannel's refusals, for callers that answer each differently from a
+// store that does not answer.
+var (
+	// ErrChannelRefused: the definition breaks a rule (see CheckChannel).
+	ErrChannelRefused = errors.New("refused")
+	// ErrChannelTaken: the name belongs to another topic's channel.
+	ErrChannelTaken = errors.New("taken")
+)
 
 // ChannelByName finds a channel by its name, a framework channel
 // (wire.FrameworkChannel) included.

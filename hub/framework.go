@@ -159,7 +159,7 @@ func (h *Hub) checkFrameworkName(ctx context.Context, ch Channel) error {
 	_, err := h.storedChannelByName(ctx, fw)
 	switch {
 	case err == nil:
-		return fmt.Errorf("name %q: its framework channel's name %q is taken by a stored channel; delete that channel first", ch.Name, fw)
+		return fmt.Errorf("%w: name %q: its framework channel's name %q is taken by a stored channel; delete that channel first", ErrChannelTaken, ch.Name, fw)
 	case errors.Is(err, ErrNotFound):
 		return nil
 	}
