@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Verdicts of a row with a goal.
+const (
+	verdictMet    = "yes"
+	verdictMissed = "NO"
+)
+
+// verdictLegend says what each verdict means; the table prints it.
+const verdictLegend = "verdict: yes = the medians meet the figure's goal; NO = they miss it (the line under it names the " +
+	"goal and by how much); blank = the figure has no goal (it is there to read, not to pass)."
+
+// goal renders t with the figure's unit: "ratio ≥ 70%" or "hub ≤ 25 ms".
+func (t *Target) goal(unit string) string {
+	if t == nil {
+		return ""
+	}
+	switch t.Kind {
+	case TargetRatioMin:
+		return "ratio ≥ " + pct(t.Value)
+	case TargetRatioMax:
+		return "ratio ≤ " + pct(t.Value)
+	}
+	return strings.TrimSpace("hub ≤ " + num(t.Value) + " " + unit)
+}
+
+// verdict returns row's verdict ("" without a goal or a hub figure) and,
+// for a NO, a sentence naming the goal missed and by how much.
+func (row Row) verdict() (verdict, why string) {
+	if row.Met == nil || row.Target == nil {
+		return "", ""
+	}
+	if *row.Met {
+		return verdictMet, ""
+	}
+	t, unit := row.Target, ""
+	if row.Unit != "" {
+		unit = " " + row.Unit
+	}
+	goal := "NO: the goal is " + t.goal(row.Unit)
+	switch t.Kind {
+	case TargetRatioMin, TargetRatioMax:
+		if math.IsNaN(row.Ratio) {
+			return verdictMissed, goal + "; there is no ratio (the ceiling figure is missing or not positive)"
+		}
+		gap, dir := 100*(t.Value-row.Ratio), "short"
+		if t.Kind == TargetRatioMax {
+			gap, dir = -gap, "over"
+		}
+		return verdictMissed, fmt.Sprintf("%s; the median ratio is %s (hub %s%s, ceiling %s%s): %.0f points %s",
+			goal, pct(row.Ratio), num(row.Hub), unit, num(row.Ceiling), unit, gap, dir)
+	}
+	over := row.Hub - t.Value
+	rel := ""
+	if t.Value > 0 {
+		rel = " (" + pct(over/t.Value) + ")"
+	}
+	return verdictMissed, fmt.Sprintf("%s; the hub's median is %s%s: %s%s%s over", goal, num(row.Hub), unit, num(over), unit, rel)
+}
