@@ -67,12 +67,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 			add(paragraph("", row.Scenario)...)
 		}
 		add(body[i]...)
-		if len(row.HubRuns) > 1 {
-			runs := make([]string, len(row.HubRuns))
-			for k := range row.HubRuns {
-				runs[k] = pct(Ratio(row.HubRuns[k], row.CeilRuns[k]))
-			}
-			add(paragraph(detailIndent, "ratio per run: "+strings.Join(runs, " "))...)
+		if runs := perRun(row); runs != "" {
+			add(paragraph(detailIndent, "ratio per run: "+runs)...)
 		}
 		if _, why := row.verdict(); why != "" {
 			add(paragraph(detailIndent, why)...)
@@ -98,9 +94,25 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return nil
 }
 
+// perRun lists row's ratio in each run, or "" for a single run or a
+// figure without a ceiling.
+func perRun(row Row) string {
+	runs, any := make([]string, len(row.HubRuns)), false
+	for k := range row.HubRuns {
+		r := Ratio(row.HubRuns[k], row.CeilRuns[k])
+		any = any || !math.IsNaN(r)
+		runs[k] = pct(r)
+	}
+	if len(runs) < 2 || !any {
+		return ""
+	}
+	return strings.Join(runs, " ")
+}
+
 // layout returns the header line and, per row of cells, its lines: each
 // cell padded to its column's width (the widest cell, at most the
-// column's max), a longer cell wrapped onto continuation lines.
+// column's max; the first column also takes the room the others leave
+// within tableWidth), a longer cell wrapped onto continuation lines.
 func layout(cols []column, rows [][]string) (head []string, body [][]string) {
 	width := make([]int, len(cols))
 	for c, col := range cols {
@@ -109,6 +121,17 @@ func layout(cols []column, rows [][]string) (head []string, body [][]string) {
 			width[c] = max(width[c], min(col.max, utf8.RuneCountInString(row[c])))
 		}
 	}
+	// The figure column takes what the others leave, up to its
+	// longest cell.
+	used := utf8.RuneCountInString(rowIndent) + 2*(len(cols)-1)
+	for _, w := range width {
+		used += w
+	}
+	longest := 0
+	for _, row := range rows {
+		longest = max(longest, utf8.RuneCountInString(row[0]))
+	}
+	width[0] = max(width[0], min(longest, width[0]+tableWidth-used))
 	render := func(cells []string) []string {
 		wrapped := make([][]string, len(cols))
 		n := 1

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,11 @@ func (t *Target) goal(unit string) string {
 	case TargetRatioMax:
 		return "ratio ≤ " + pct(t.Value)
 	}
-	return strings.TrimSpace("hub ≤ " + num(t.Value) + " " + unit)
+	v := strconv.FormatFloat(t.Value, 'f', -1, 64)
+	if math.Abs(t.Value) >= 1e9 {
+		v = num(t.Value)
+	}
+	return strings.TrimSpace("hub ≤ " + v + " " + unit)
 }
 
 // verdict returns row's verdict ("" without a goal or a hub figure) and,
