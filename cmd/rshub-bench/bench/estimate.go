@@ -12,18 +12,18 @@ import (
 // fixed-rate and idle windows, --cluster-idle, --cluster-claim-ttl) enter
 // as they are and bound each phase as they bound the run.
 const (
-	refHubStart      = 2 * time.Second  // start and stop of one hub
-	refSettle        = time.Second      // one settle call of a hub child (GC, memory read)
-	refClusterBuild  = 30 * time.Second // go build of cmd/hub and nats-server (cached)
-	refClusterStart  = 10 * time.Second // 3 nats-server, redis-server and 3 hubs up
-	refSubscribeRate = 330.0            // subscribe forms verified per second
-	refDeliveryRate  = 15000.0          // webhook deliveries per second (hub and raw net/http)
-	refFrameRate     = 140000.0         // WebSocket frames or SSE events per second
-	refConnectRate   = 2000.0           // WebSocket or SSE connections opened per second
-	refPublishRate   = 1500.0           // closed-loop publishes per second, each waiting for its answer
-	refSeedRate      = 2000.0           // subscriptions per second seeded into a store and started by a hub
-	refRedisSeedRate = 20000.0          // subscriptions per second written into Redis
-	refCatchUpRate   = 20000.0          // one-by-one catch-up POSTs per second
+	refHubStart      = time.Second            // start and stop of one hub
+	refSettle        = 300 * time.Millisecond // one settle call of a hub child (GC, memory read)
+	refClusterBuild  = 30 * time.Second       // go build of cmd/hub and nats-server (cached)
+	refClusterStart  = 10 * time.Second       // 3 nats-server, redis-server and 3 hubs up
+	refSubscribeRate = 330.0                  // subscribe forms verified per second
+	refDeliveryRate  = 15000.0                // webhook deliveries per second (hub and raw net/http)
+	refFrameRate     = 140000.0               // WebSocket frames or SSE events per second
+	refConnectRate   = 2000.0                 // WebSocket or SSE connections opened per second
+	refPublishRate   = 1500.0                 // closed-loop publishes per second, each waiting for its answer
+	refSeedRate      = 2000.0                 // subscriptions per second seeded into a store and started by a hub
+	refRedisSeedRate = 20000.0                // subscriptions per second written into Redis
+	refCatchUpRate   = 20000.0                // one-by-one catch-up POSTs per second
 )
 
 // Estimate is how long one scenario is expected to take: Setup once, then

@@ -58,8 +58,8 @@ func (row Row) verdict() (verdict, why string) {
 		if t.Kind == TargetRatioMax {
 			gap, dir = -gap, "over"
 		}
-		return verdictMissed, fmt.Sprintf("%s; the median ratio is %s (hub %s%s, ceiling %s%s): %.0f points %s",
-			goal, pct(row.Ratio), num(row.Hub), unit, num(row.Ceiling), unit, gap, dir)
+		return verdictMissed, fmt.Sprintf("%s; the median ratio is %s%% (hub %s%s, ceiling %s%s): %s points %s",
+			goal, strconv.FormatFloat(100*row.Ratio, 'f', 1, 64), num(row.Hub), unit, num(row.Ceiling), unit, points(gap), dir)
 	}
 	over := row.Hub - t.Value
 	rel := ""
@@ -67,4 +67,13 @@ func (row Row) verdict() (verdict, why string) {
 		rel = " (" + pct(over/t.Value) + ")"
 	}
 	return verdictMissed, fmt.Sprintf("%s; the hub's median is %s%s: %s%s%s over", goal, num(row.Hub), unit, num(over), unit, rel)
+}
+
+// points formats percentage points with a decimal when they are few, so
+// that a ratio just below its goal does not read as 0 points short.
+func points(p float64) string {
+	if math.Abs(p) < 10 {
+		return strconv.FormatFloat(p, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64)
 }
