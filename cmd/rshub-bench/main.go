@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string) int {
 		}
 		defer stopProfile()
 	}
-	rep, err := bench.Run(ctx, cfg, lg)
+	rep, err := bench.Run(ctx, cfg, lg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rshub-bench:", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -60,12 +61,16 @@ func TestRun_QuickScenariosDeliverEverything(t *testing.T) {
 	if testing.Verbose() {
 		lg = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	rep, err := Run(ctx, cfg, lg)
+	var prog bytes.Buffer
+	rep, err := Run(ctx, cfg, lg, &prog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Errors) > 0 {
 		t.Fatalf("scenario errors:\n%s", strings.Join(rep.Errors, "\n"))
+	}
+	if last := fmt.Sprintf("scenario %d of %d: %s done in", len(cfg.Scenarios), len(cfg.Scenarios), cfg.Scenarios[len(cfg.Scenarios)-1]); !strings.Contains(prog.String(), last) {
+		t.Errorf("progress lacks %q:\n%s", last, prog.String())
 	}
 	for _, scen := range AllScenarios() {
 		n := 0
@@ -121,6 +126,16 @@ func TestParseFlags_HelpDocumentsEveryFlagButTheHiddenOne(t *testing.T) {
 	for _, name := range []string{"scenarios", "subscribers", "clients", "notifications", "runs", "json", "duration-cap", "quick"} {
 		if !strings.Contains(out.String(), "--"+name+"\n") {
 			t.Errorf("--help does not document --%s", name)
+		}
+	}
+	help := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		"a run with no flags (" + strings.Join(AllScenarios(), ", ") + "; 3 runs each) takes about " + about(PlanTotal(Plan(Defaults()))),
+		"--quick about " + about(PlanTotal(Plan(Quick(Defaults())))),
+		"a smoke test of about " + about(PlanTotal(Plan(Quick(Defaults())))),
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help does not say %q:\n%s", want, out.String())
 		}
 	}
 	if strings.Contains(out.String(), FleetFlag) {

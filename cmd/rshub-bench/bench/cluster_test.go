@@ -117,7 +117,7 @@ func TestRun_ClusterQuickDeliversEverythingInOrder(t *testing.T) {
 	if testing.Verbose() {
 		lg = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	rep, err := Run(ctx, cfg, lg)
+	rep, err := Run(ctx, cfg, lg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

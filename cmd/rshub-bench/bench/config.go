@@ -185,7 +185,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.StringVar(&c.ClusterLogs, "cluster-logs", "", "cluster: directory to write each process's whole output to (<life>-hub0.log, …; hubs log at warn level), e.g. to read what a hub said during a takeover")
 	fs.StringVar(&c.ClusterSource, "cluster-source", "", "cluster: directory of the rshub module to build cmd/hub from (default: the current one), e.g. an older version unpacked with git archive")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
-	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test in well under a minute")
+	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test of about "+about(PlanTotal(Plan(Quick(d)))))
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (hubs, ceilings and load) to this file; read it with go tool pprof")
 	fs.Bool(FleetFlag, false, "")
@@ -194,7 +194,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 			"Runs bounded load scenarios against an in-process hub and, in the same run, against a\n"+
 			"hub-less baseline of the same transport (the machine's ceiling), and prints per figure the\n"+
 			"median hub value, the median ceiling value and the median per-run ratio hub/ceiling.\n"+
-			"Every address is loopback.\n\nFlags:\n")
+			"Every address is loopback.\n\n%s\nFlags:\n", durationHelp(d))
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Name == FleetFlag {
 				return
@@ -254,6 +254,19 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		c = q
 	}
 	return c, false, c.Check()
+}
+
+// durationHelp says how long the default run, --quick and the cluster
+// scenario take, from their estimates.
+func durationHelp(d Config) string {
+	cluster := d
+	cluster.Scenarios = OptInScenarios()
+	text := fmt.Sprintf("How long: a run with no flags (%s; %d runs each) takes about %s on 2 cores; --quick about %s; "+
+		"--scenarios cluster about %s (with --quick about %s). Each run prints its scenarios and their estimates "+
+		"before it starts, and \"scenario k of n\" with the time elapsed and left as it goes.",
+		strings.Join(d.Scenarios, ", "), d.Runs, about(PlanTotal(Plan(d))), about(PlanTotal(Plan(Quick(d)))),
+		about(PlanTotal(Plan(cluster))), about(PlanTotal(Plan(Quick(cluster)))))
+	return strings.Join(wrap(text, 92), "\n") + "\n"
 }
 
 func splitScenarios(s string) []string {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -21,20 +19,6 @@ const (
 type Target struct {
 	Kind  string  `json:"kind"`
 	Value float64 `json:"value"`
-}
-
-// String renders t for the table.
-func (t *Target) String() string {
-	if t == nil {
-		return ""
-	}
-	switch t.Kind {
-	case TargetRatioMin:
-		return fmt.Sprintf("ratio ≥ %.0f%%", t.Value*100)
-	case TargetRatioMax:
-		return fmt.Sprintf("ratio ≤ %.0f%%", t.Value*100)
-	}
-	return fmt.Sprintf("hub ≤ %g", t.Value)
 }
 
 // met reports whether hub and ratio meet t.
@@ -151,61 +135,4 @@ func cleanAll(xs []float64) []float64 {
 		out[i] = clean(x)
 	}
 	return out
-}
-
-// WriteTable prints r as an aligned text table followed by its notes.
-func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tfigure\tunit\thub\tceiling\thub/ceiling\tbetter\ttarget\tmet\thub/ceiling per run\t")
-	for _, row := range r.Rows {
-		met := ""
-		if row.Met != nil {
-			met = map[bool]string{true: "yes", false: "NO"}[*row.Met]
-		}
-		runs := make([]string, len(row.HubRuns))
-		for i := range row.HubRuns {
-			runs[i] = pct(Ratio(row.HubRuns[i], row.CeilRuns[i]))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Figure, row.Unit,
-			num(row.Hub), num(row.Ceiling), pct(row.Ratio), row.Better, row.Target.String(), met, strings.Join(runs, " "))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write table: %w", err)
-	}
-	keys := []string{"runs", "scenarios", "subscribers", "callback-servers", "per-host", "concurrency", "clients", "notifications", "nats-messages", "cpus"}
-	var set []string
-	for _, k := range keys {
-		if v, ok := r.Settings[k]; ok {
-			set = append(set, k+"="+v)
-		}
-	}
-	fmt.Fprintf(w, "\nsettings: %s; elapsed %s\n", strings.Join(set, " "), r.Elapsed)
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	for _, e := range r.Errors {
-		fmt.Fprintf(w, "ERROR: %s\n", e)
-	}
-	return nil
-}
-
-// num formats a figure with three significant digits or so.
-func num(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "-"
-	case math.Abs(x) >= 1000:
-		return fmt.Sprintf("%.0f", x)
-	case math.Abs(x) >= 100:
-		return fmt.Sprintf("%.1f", x)
-	default:
-		return fmt.Sprintf("%.2f", x)
-	}
-}
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", x*100)
 }

@@ -18,43 +18,55 @@ type scenario interface {
 }
 
 // Run executes every scenario of cfg Runs times and returns the report.
-// A scenario that fails is recorded in Report.Errors and the others still
-// run; the returned error is only for ctx ending.
-func Run(ctx context.Context, cfg Config, lg *slog.Logger) (*Report, error) {
+// It prints the plan, with its estimate, and each scenario's start and end
+// to progress. A scenario that fails is recorded in Report.Errors and the
+// others still run; the returned error is only for ctx ending.
+func Run(ctx context.Context, cfg Config, lg *slog.Logger, progress io.Writer) (*Report, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	rep := &Report{Started: start, Settings: settings(cfg)}
-	for _, name := range cfg.Scenarios {
+	prog := newProgress(progress, Plan(cfg), time.Now)
+	prog.begin(cfg.Runs)
+	for k, name := range cfg.Scenarios {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lg.Info("scenario: setting up", "scenario", name)
-		sc, notes, err := setUp(ctx, name, cfg, lg)
-		if err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", name, err))
-			continue
-		}
-		rep.Notes = append(rep.Notes, notes...)
-		for r := range cfg.Runs {
-			t0 := time.Now()
-			samples, err := sc.run(ctx)
-			if err != nil {
-				rep.Errors = append(rep.Errors, fmt.Sprintf("%s run %d: %v", name, r+1, err))
-				if ctx.Err() != nil {
-					break
-				}
-				continue
-			}
-			rep.add(name, samples)
-			lg.Info("scenario: run done", "scenario", name, "run", r+1, "took", time.Since(t0).Round(time.Millisecond))
-		}
-		sc.close()
+		prog.started(k)
+		t0, errs := time.Now(), len(rep.Errors)
+		runScenario(ctx, cfg, name, rep, lg)
+		prog.ended(k, time.Since(t0), len(rep.Errors)-errs)
 	}
 	rep.finish()
 	rep.Elapsed = time.Since(start).Round(100 * time.Millisecond).String()
 	return rep, ctx.Err()
+}
+
+// runScenario sets scenario name up, runs it cfg.Runs times into rep and
+// closes it.
+func runScenario(ctx context.Context, cfg Config, name string, rep *Report, lg *slog.Logger) {
+	lg.Info("scenario: setting up", "scenario", name)
+	sc, notes, err := setUp(ctx, name, cfg, lg)
+	if err != nil {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", name, err))
+		return
+	}
+	defer sc.close()
+	rep.Notes = append(rep.Notes, notes...)
+	for r := range cfg.Runs {
+		t0 := time.Now()
+		samples, err := sc.run(ctx)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s run %d: %v", name, r+1, err))
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		rep.add(name, samples)
+		lg.Info("scenario: run done", "scenario", name, "run", r+1, "took", time.Since(t0).Round(time.Millisecond))
+	}
 }
 
 func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scenario, []string, error) {
