@@ -77,8 +77,11 @@ const (
 	// RuleAbsoluteURI: in Strict mode, <loc> is an absolute http or https
 	// URI with a host (the Sitemap protocol's rule) and rs:ln href is an
 	// absolute URI (a scheme; a host too for http and https: ResourceSync
-	// links may name other schemes, such as the gsiftp mirror of core example 24).
-	// A relative reference such as "../x" breaks it.
+	// links may name other schemes, such as the gsiftp mirror of core example 24),
+	// and both are URIs by RFC 3986's syntax, with the non-ASCII characters
+	// RFC 3987 allows in IRIs (a <loc> becomes an atom:id, which must be an
+	// IRI): "http://e/?x=<y>" and "http://e/a]b" break it (EscapeURI
+	// mends such a reference), as does a relative reference such as "../x".
 	RuleAbsoluteURI Rule = "absolute-uri"
 	// RuleFuture: no from, until or change time (rs:md datetime, else the
 	// lastmod standing for it) lies after the latest instant the caller

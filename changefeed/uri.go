@@ -2,17 +2,33 @@ package changefeed
 
 import "fmt"
 
-// checkLoc reports, in Strict mode, a <loc> that is not an absolute http or
-// https URI with a host.
+// checkLoc reports, in Strict mode, a <loc> that LocProblem refuses.
 func (v *validator) checkLoc(loc string, idx, line int) error {
 	if !v.strict {
 		return nil
 	}
-	scheme, rest, ok := splitScheme(loc)
-	if !ok || !isHTTPScheme(scheme) || !hasAuthority(rest) {
-		return verr(RuleAbsoluteURI, idx, line, fmt.Sprintf("<loc> %q is not an absolute http or https URI", clipS(loc)))
+	if p := LocProblem(loc); p != "" {
+		return verr(RuleAbsoluteURI, idx, line, fmt.Sprintf("<loc> %q %s", clipS(loc), p))
 	}
 	return nil
+}
+
+// LocProblem says why loc breaks rule absolute-uri (an absolute http or
+// https URI with a host, by RFC 3986's syntax with the non-ASCII
+// characters of IRIs), or returns "" when it does not.
+func LocProblem(loc string) string {
+	scheme, rest, ok := splitScheme(loc)
+	if !ok || !isHTTPScheme(scheme) || !hasAuthority(rest) {
+		return "is not an absolute http or https URI"
+	}
+	host, p := uriProblem(loc)
+	if p != "" {
+		return "is not a URI: " + p
+	}
+	if host == "" {
+		return "is not an absolute http or https URI: it has no host"
+	}
+	return ""
 }
 
 // checkHref reports, in Strict mode, an rs:ln href that is not an absolute
@@ -24,6 +40,12 @@ func (v *validator) checkHref(l *Link, idx, line int) error {
 	scheme, rest, ok := splitScheme(l.Href)
 	if !ok || isHTTPScheme(scheme) && !hasAuthority(rest) {
 		return verr(RuleAbsoluteURI, idx, line, fmt.Sprintf("rs:ln rel=%q href %q is not an absolute URI", clipS(l.Rel), clipS(l.Href)))
+	}
+	if host, p := uriProblem(l.Href); p != "" || host == "" && isHTTPScheme(scheme) {
+		if p == "" {
+			p = "it has no host"
+		}
+		return verr(RuleAbsoluteURI, idx, line, fmt.Sprintf("rs:ln rel=%q href %q is not a URI: %s", clipS(l.Rel), clipS(l.Href), p))
 	}
 	return nil
 }

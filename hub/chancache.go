@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type chanVersion struct {
 	mu     sync.Mutex // guards ver and read; never held over I/O
 	ver    string
 	read   time.Time // zero: never read, or the last read failed
+	// changes counts the channel puts and deletes made through this hub
+	// once the store has them (forgetChannel): see ChannelChanges.
+	changes atomic.Uint64
 }
 
 // held returns the version last read and whether it is younger than
@@ -110,12 +114,22 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 }
 
 // forgetChannel drops the cached definition of topic, after this hub
-// changed or deleted the channel.
+// changed or deleted the channel in the store, and counts the change
+// (ChannelChanges).
 func (h *Hub) forgetChannel(topic string) {
 	h.mu.Lock()
 	delete(h.chanCache, topic)
 	h.mu.Unlock()
+	h.chanVer.changes.Add(1)
 }
+
+// ChannelChanges counts the channel puts and deletes made through this
+// hub process, each counted once the store has it. A reader that keeps a
+// listing of the store's channels (pull mode, Config.LocalChanges there)
+// lists again when the count moved since its listing, so a channel put or
+// deleted here shows in its documents at once; changes made through other
+// hub processes show when its listing expires. It does no I/O.
+func (h *Hub) ChannelChanges() uint64 { return h.chanVer.changes.Load() }
 
 // drop reports whether the idle sweep drops c at now, given the channels
 // version last read: c can no longer be used (it is older than

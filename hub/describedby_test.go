@@ -67,7 +67,7 @@ func TestHostedTopic_LinkDescribedBy(t *testing.T) {
 			}
 			resp.Body.Close()
 			ls := wire.ParseLinks(resp.Header.Values("Link"))
-			if resp.StatusCode != 200 || wire.FirstLink(ls, wire.RelSelf) != tt.ch.Topic || wire.FirstLink(ls, wire.RelHub) != f.url ||
+			if resp.StatusCode != http.StatusNoContent || wire.FirstLink(ls, wire.RelSelf) != tt.ch.Topic || wire.FirstLink(ls, wire.RelHub) != f.url ||
 				wire.FirstLink(ls, wire.RelResourceSync) != f.srv.URL+wire.CapabilityListPath(tt.ch.Name) {
 				t.Errorf("%s %s: %d, Link %q", m, tt.ch.Topic, resp.StatusCode, resp.Header.Values("Link"))
 			}

@@ -96,9 +96,9 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveTopic answers HEAD and GET on a topic the hub hosts (RS Change
-// Notification 1.0.1 §4.1): 200, application/xml, Link self and hub (and
-// resourcesync, and describedby when the channel names a dataset
-// description), and the channel's most recent notification as the body.
+// Notification 1.0.1 §4.1): the Link header of topicLinks, and the
+// channel's most recent notification as an application/xml body (200), or
+// 204 No Content, with the same Link header, while the channel has none.
 func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -115,12 +115,11 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		plainError(w, http.StatusNotFound, "no hosted topic here")
 		return
 	}
-	w.Header().Set("Content-Type", "application/xml")
-	links := FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList)
-	if ch.DescribedBy != "" {
-		links += ", " + wire.FormatLinks(wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}})
+	links, err := h.topicLinks(r.Context(), ch)
+	if err != nil {
+		plainError(w, http.StatusServiceUnavailable, "the state store is unavailable; retry")
+		return
 	}
-	links += ", " + wire.FeedLink(h.origin()+wire.CapabilityListPath(ch.Name)) // the channel's Atom feed
 	w.Header().Set("Link", links)
 	w.Header().Set("Cache-Control", "no-cache")
 	var body []byte
@@ -129,6 +128,11 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 			body = rec.Body
 		}
 	}
+	if len(body) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(body)

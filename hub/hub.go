@@ -179,10 +179,10 @@ func (h *Hub) MaxClockSkew() time.Duration { return h.maxClockSkew() }
 // DeleteChannel removes ch from the store and forgets what the hub cached
 // of it.
 func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
-	h.forgetChannel(ch.Topic)
 	if err := h.cfg.Store.DeleteChannel(ctx, ch.Topic); err != nil {
 		return err
 	}
+	h.forgetChannel(ch.Topic) // after the store: a lookup meanwhile cannot cache it again
 	h.names.remove(ch.Topic)
 	h.forgetAll(ctx, ch.Topic)
 	return nil

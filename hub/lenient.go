@@ -28,8 +28,13 @@ const repairedFrom = "1970-01-01T00:00:00Z"
 // mode. In lenient mode a document that Strict refuses is read again with
 // changefeed's Lenient mode and these repairs, each reported as a Leniency:
 // the rule Strict named; a Change List without its root from (rule
-// root-attributes) gets the time of its first entry; relative <loc>s are
-// resolved against base (rule absolute-uri); entries without a change time
+// root-attributes) gets the time of its first entry; characters a URI may
+// not hold in a <loc> ("<", a space, "]" in a path) are percent-encoded
+// (changefeed.EscapeURI) and relative <loc>s are resolved against base
+// (rule absolute-uri), and an entry whose <loc> is still not an absolute
+// http(s) URI (a port that is not a number) is dropped, counted under the
+// same rule: every published <loc> is a URI, as an atom:id must be an IRI
+// (RFC 4287); entries without a change time
 // are counted (rule change-time: the hub cannot place them, they are not
 // published); entries out of order are counted (rule order: they are
 // published sorted). Anything Lenient refuses stays refused.
@@ -75,22 +80,33 @@ func ParseFollowed(body []byte, base string, lenient bool, maxBody int64) (*chan
 	return doc, out, nil
 }
 
-// repairEntries resolves relative locs against base and counts entries
-// without a change time and entries out of order.
+// repairEntries percent-encodes the characters no URI may hold in locs,
+// resolves relative locs against base, drops the entries whose loc is
+// still not an absolute http(s) URI, and counts entries without a change
+// time and entries out of order.
 func repairEntries(doc *changefeed.Document, base string, add func(changefeed.Rule, string, ...any)) {
 	b, _ := url.Parse(base)
-	relative, timeless, disorder := 0, 0, 0
+	escaped, relative, dropped, timeless, disorder := 0, 0, 0, 0, 0
 	var last time.Time
-	for i := range doc.Entries {
-		e := &doc.Entries[i]
+	kept := doc.Entries[:0]
+	for _, e := range doc.Entries {
+		if loc := changefeed.EscapeURI(e.Loc); loc != e.Loc {
+			e.Loc = loc
+			escaped++
+		}
 		if u, err := url.Parse(e.Loc); err == nil && b != nil && (u.Scheme == "" || u.Host == "") {
 			e.Loc = b.ResolveReference(u).String()
 			relative++
 		}
+		if changefeed.LocProblem(e.Loc) != "" {
+			dropped++
+			continue
+		}
+		kept = append(kept, e)
 		if doc.MD.Capability != changefeed.CapChangeList && doc.MD.Capability != changefeed.CapChangeNotification {
 			continue
 		}
-		t := entryTime(*e)
+		t := entryTime(e)
 		if t.IsZero() {
 			timeless++
 			continue
@@ -100,8 +116,15 @@ func repairEntries(doc *changefeed.Document, base string, add func(changefeed.Ru
 		}
 		last = t
 	}
+	doc.Entries = kept
+	if escaped > 0 {
+		add(changefeed.RuleAbsoluteURI, "%d <loc>s with characters a URI may not hold: percent-encoded", escaped)
+	}
 	if relative > 0 {
 		add(changefeed.RuleAbsoluteURI, "%d relative <loc>s resolved against %s", relative, base)
+	}
+	if dropped > 0 {
+		add(changefeed.RuleAbsoluteURI, "%d entries whose <loc> is not an absolute http(s) URI even so: not published", dropped)
 	}
 	if timeless > 0 {
 		add(changefeed.RuleChangeTime, "%d entries without datetime or lastmod: not published", timeless)

@@ -213,33 +213,40 @@ func TestFatPing_TokenTrust(t *testing.T) {
 	}
 }
 
-// RSN-14: a hosted topic answers HEAD and GET with 200, application/xml and
-// Link self + hub; GET serves the latest notification.
+// RSN-14: a hosted topic answers HEAD and GET with Link self + hub; GET
+// serves the latest notification (200, application/xml), and while the
+// channel has none both answer 204 No Content with the same Link header
+// (never an empty application/xml document).
 func TestHostedTopic_HeadAndGet(t *testing.T) {
 	f := newFixture(t)
 	ch := f.channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	if ch.Topic != f.srv.URL+"/topics/demo" {
 		t.Fatalf("hosted topic %q", ch.Topic)
 	}
-	for _, m := range []string{http.MethodHead, http.MethodGet} {
-		req, _ := http.NewRequest(m, ch.Topic, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		ls := wire.ParseLinks(resp.Header.Values("Link"))
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" ||
-			len(wire.LinksRel(ls, "self")) != 1 || wire.FirstLink(ls, "self") != ch.Topic || wire.FirstLink(ls, "hub") != f.url {
-			t.Fatalf("%s: %d %v", m, resp.StatusCode, resp.Header)
+	check := func(status int, ctype string, body string) {
+		t.Helper()
+		for _, m := range []string{http.MethodHead, http.MethodGet} {
+			req, _ := http.NewRequest(m, ch.Topic, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ls := wire.ParseLinks(resp.Header.Values("Link"))
+			if resp.StatusCode != status || resp.Header.Get("Content-Type") != ctype ||
+				len(wire.LinksRel(ls, "self")) != 1 || wire.FirstLink(ls, "self") != ch.Topic || wire.FirstLink(ls, "hub") != f.url {
+				t.Fatalf("%s: %d %v, want %d %q", m, resp.StatusCode, resp.Header, status, ctype)
+			}
+			if m == http.MethodGet && string(b) != body {
+				t.Fatalf("GET topic = %q, want %q", b, body)
+			}
 		}
 	}
+	check(http.StatusNoContent, "", "")
 	body := notif("change-notification", t0, t1)
 	f.postXML(body, links(ch.Topic, f.url))
-	_, got := do(t, mustReq(http.MethodGet, ch.Topic))
-	if got != body {
-		t.Fatalf("GET topic = %q, want the latest notification", got)
-	}
+	check(http.StatusOK, "application/xml", body)
 }
 
 // websub.rocks 105/106: a thin ping on a non-ResourceSync topic distributes

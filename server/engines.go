@@ -118,10 +118,11 @@ func (p *process) buildPull(context.Context) error {
 	}
 	base.Path, base.RawQuery, base.Fragment = "", "", ""
 	p.pull, err = pull.New(p.tail, p.store, pull.Config{
-		HubURL:   p.hubURL,
-		BaseURL:  base.String(),
-		Rotation: changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
-		Logger:   p.logger.With("component", "pull"),
+		HubURL:       p.hubURL,
+		BaseURL:      base.String(),
+		Rotation:     changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
+		Logger:       p.logger.With("component", "pull"),
+		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
 	})
 	if err == nil {
 		p.pull.EnableFramework() // announce rotations on framework channels

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,12 +24,27 @@ type Store interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// Record is what the State keeps of one record: its last change applied.
+// Record is what the State keeps of one record: its last change applied,
+// or, when Pending, the change the last Harvest could not apply (its
+// resource answered 404 or an error, or did not match rs:md), which the
+// next Harvest retries.
 type Record struct {
 	Updated time.Time `json:"updated"`
 	Deleted bool      `json:"deleted,omitempty"`
 	Hash    string    `json:"hash,omitempty"`
 	Href    string    `json:"href,omitempty"` // the first alternate link
+	Length  int64     `json:"length,omitempty"`
+	Pending bool      `json:"pending,omitempty"`
+}
+
+// sameChange reports whether r and o record the same change.
+func (r Record) sameChange(o Record) bool {
+	return r.Updated.Equal(o.Updated) && r.Deleted == o.Deleted && r.Hash == o.Hash && r.Href == o.Href
+}
+
+// entry rebuilds the active entry a pending record stands for.
+func (r Record) entry(id string) Entry {
+	return Entry{ID: id, Updated: r.Updated, Links: []Link{{Href: r.Href}}, Hash: r.Hash, Length: r.Length}
 }
 
 // State is what a Harvester has applied: the newest archive document
@@ -66,6 +82,11 @@ type Stats struct {
 	Put       int // records created or updated
 	Deleted   int // records deleted
 	Skipped   int // historical entries, or entries already applied
+	// Failed counts the active entries whose resource could not be
+	// stored (404 or 410, another error, a body that does not match
+	// rs:md): they stay pending in the State and the next Harvest retries
+	// them.
+	Failed int
 }
 
 // Harvester harvests one Atom-PMH feed into a Store. It is not safe for
@@ -105,9 +126,12 @@ func (h *Harvester) State() State {
 }
 
 // Harvest reads the feed from the subscription document back to the
-// newest archive already applied and applies what changed to store. On an
-// error, what was applied stays applied and recorded in the State; the
-// next Harvest goes on from there.
+// newest archive already applied and applies what changed to store: only
+// the newest entry of each record (the documents' history is collapsed
+// before anything is fetched), and the pending records of the last Harvest
+// that no newer entry replaces. An active entry the store cannot put is
+// counted in Stats.Failed and kept pending; any other error stops the
+// Harvest, and the next one goes on from what the State records.
 func (h *Harvester) Harvest(ctx context.Context, store Store) (Stats, error) {
 	var stats Stats
 	sub, err := h.fetch(ctx, h.cfg.Feed)
@@ -129,39 +153,64 @@ func (h *Harvester) Harvest(ctx context.Context, store Store) (Stats, error) {
 		stats.Documents++
 		chain = append(chain, f)
 	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		if err := h.applyDoc(ctx, store, chain[i], &stats); err != nil {
+	es := h.changes(chain, &stats)
+	for i := range es {
+		if err := h.apply(ctx, store, &es[i], &stats); err != nil {
 			return stats, err
 		}
-		if i == 1 { // every archive up to the newest one applied
-			h.st.Archive = sub.Link("prev-archive")
-		}
+	}
+	if len(chain) > 1 { // every archive up to the newest one applied
+		h.st.Archive = sub.Link("prev-archive")
 	}
 	if sub.Complete {
 		if err := h.complete(ctx, store, sub, &stats); err != nil {
 			return stats, err
 		}
 	}
-	h.logger.Debug("harvested", "documents", stats.Documents, "put", stats.Put, "deleted", stats.Deleted, "skipped", stats.Skipped)
+	h.logger.Debug("harvested", "documents", stats.Documents, "put", stats.Put, "deleted", stats.Deleted, "skipped", stats.Skipped, "failed", stats.Failed)
 	return stats, nil
 }
 
-// applyDoc applies a document's entries, oldest first (documents list
-// them newest first; among equal times the document's order is reversed).
-func (h *Harvester) applyDoc(ctx context.Context, store Store, f *Feed, stats *Stats) error {
-	es := slices.Clone(f.Entries)
-	slices.Reverse(es)
-	slices.SortStableFunc(es, func(a, b Entry) int { return a.Updated.Compare(b.Updated) })
-	for i := range es {
-		if err := h.apply(ctx, store, &es[i], stats); err != nil {
-			return err
+// changes lists what to apply: the pending records, then the entries of
+// chain (newest document first), oldest first (documents list entries
+// newest first; among equal times the document's order is reversed), with
+// only the newest change of each record kept; the others are counted as
+// skipped.
+func (h *Harvester) changes(chain []*Feed, stats *Stats) []Entry {
+	var all []Entry
+	for id, r := range h.st.Records {
+		if r.Pending {
+			all = append(all, r.entry(id))
 		}
 	}
-	return nil
+	slices.SortFunc(all, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })
+	pending := len(all)
+	for i := len(chain) - 1; i >= 0; i-- {
+		es := slices.Clone(chain[i].Entries)
+		slices.Reverse(es)
+		slices.SortStableFunc(es, func(a, b Entry) int { return a.Updated.Compare(b.Updated) })
+		all = append(all, es...)
+	}
+	newest := map[string]int{}
+	for i, e := range all {
+		if j, ok := newest[e.ID]; !ok || !e.Updated.Before(all[j].Updated) {
+			newest[e.ID] = i
+		}
+	}
+	out := make([]Entry, 0, len(newest))
+	for i, e := range all {
+		if newest[e.ID] == i {
+			out = append(out, e)
+		} else if i >= pending {
+			stats.Skipped++
+		}
+	}
+	return out
 }
 
 // apply applies one entry unless the State has a later change of its
-// record, or this very change.
+// record, or this very change applied. An active entry the store cannot
+// put is recorded pending.
 func (h *Harvester) apply(ctx context.Context, store Store, e *Entry, stats *Stats) error {
 	del := e.IsDeletion()
 	alts := e.Alternates()
@@ -172,9 +221,9 @@ func (h *Harvester) apply(ctx context.Context, store Store, e *Entry, stats *Sta
 	}
 	rec := Record{Updated: e.Updated, Deleted: del, Hash: e.Hash}
 	if !del {
-		rec.Href = alts[0].Href
+		rec.Href, rec.Length = alts[0].Href, e.Length
 	}
-	if old, ok := h.st.Records[e.ID]; ok && (e.Updated.Before(old.Updated) || e.Updated.Equal(old.Updated) && old == rec) {
+	if old, ok := h.st.Records[e.ID]; ok && (e.Updated.Before(old.Updated) || !old.Pending && old.sameChange(rec)) {
 		stats.Skipped++
 		return nil
 	}
@@ -183,10 +232,14 @@ func (h *Harvester) apply(ctx context.Context, store Store, e *Entry, stats *Sta
 			return fmt.Errorf("atom: delete %s: %w", e.ID, err)
 		}
 		stats.Deleted++
-	} else {
-		if err := store.Put(ctx, e.ID, e); err != nil {
-			return fmt.Errorf("atom: put %s: %w", e.ID, err)
+	} else if err := store.Put(ctx, e.ID, e); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		h.logger.Warn("resource not stored; retried at the next harvest", "id", e.ID, "href", rec.Href, "err", err)
+		rec.Pending = true
+		stats.Failed++
+	} else {
 		stats.Put++
 	}
 	h.st.Records[e.ID] = rec
@@ -208,7 +261,7 @@ func (h *Harvester) complete(ctx context.Context, store Store, sub *Feed, stats 
 			return fmt.Errorf("atom: delete %s: %w", id, err)
 		}
 		r := h.st.Records[id]
-		r.Deleted, r.Href, r.Hash = true, "", ""
+		r.Deleted, r.Href, r.Hash, r.Length, r.Pending = true, "", "", 0, false
 		h.st.Records[id] = r
 		stats.Deleted++
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 
+	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/mirror"
 )
 
@@ -30,7 +30,11 @@ func (d *DirStore) path(id string) (string, error) {
 }
 
 // Put fetches the entry's first alternate link and writes it, atomically,
-// at the record's path.
+// at the record's path, unless the file there already has the length and
+// hash the entry's rs:md announces. It is mirror mode's check
+// (mirror.Download): a body that does not match rs:md is not written
+// (mirror.ErrStale), and a 404 or 410 is an error (mirror.ErrGone), not a
+// deletion: only a deletion entry deletes.
 func (d *DirStore) Put(ctx context.Context, id string, e *Entry) error {
 	alts := e.Alternates()
 	if len(alts) == 0 {
@@ -44,38 +48,9 @@ func (d *DirStore) Put(ctx context.Context, id string, e *Entry) error {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, alts[0].Href, nil)
-	if err != nil {
-		return fmt.Errorf("atom: %w", err)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
+	md := &changefeed.MD{Hash: e.Hash, Length: e.Length}
+	if err := mirror.Download(ctx, c, alts[0].Href, path, md); err != nil {
 		return fmt.Errorf("atom: GET %s: %w", alts[0].Href, err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		return d.Delete(ctx, id) // deleted since: a later entry says so
-	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("atom: GET %s: %s", alts[0].Href, resp.Status)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("atom: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".atom-*")
-	if err != nil {
-		return fmt.Errorf("atom: %w", err)
-	}
-	_, err = io.Copy(f, resp.Body)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("atom: write %s: %w", path, err)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func (m *Mirror) applyEntry(ctx context.Context, e *changefeed.Entry) error {
 		case err == nil:
 			m.emit(Event{Kind: EventFile, Loc: e.Loc, Path: rel, Change: string(change)})
 			return nil
-		case errors.Is(err, errGone), errors.Is(err, errStale):
+		case errors.Is(err, ErrGone), errors.Is(err, ErrStale):
 			m.emit(Event{Kind: EventSkipped, Loc: e.Loc, Path: rel, Change: string(change), Message: err.Error() + "; a later change will bring it"})
 			return nil
 		case ctx.Err() != nil:

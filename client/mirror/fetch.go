@@ -16,12 +16,26 @@ import (
 	"github.com/rshub/rshub/changefeed"
 )
 
-// errStale says a fetched resource does not match its entry: it changed
-// again since, and a later notification announces that.
-var errStale = errors.New("resource changed since the notification")
+// ErrStale says a fetched resource does not match the length or hash its
+// entry announces: it changed again since (a later change announces that),
+// or it was altered on the way.
+var ErrStale = errors.New("resource does not match its announced length or hash")
 
-// errGone says the resource no longer exists at the Source.
-var errGone = errors.New("resource gone")
+// ErrGone says the resource no longer exists at the Source (404 or 410).
+var ErrGone = errors.New("resource gone")
+
+// Download fetches loc into path atomically, unless the file at path
+// already has the length and hash md announces. A body that does not match
+// md is not written: the error wraps ErrStale. A 404 or 410 wraps ErrGone;
+// any other error is a failure worth retrying. It is the check mirror mode
+// applies to every entry, offered to the other harvesters of this module.
+func Download(ctx context.Context, client *http.Client, loc, path string, md *changefeed.MD) error {
+	e := expectOf(md)
+	if localMatches(path, e) {
+		return nil
+	}
+	return download(ctx, client, loc, path, e)
+}
 
 // expect is what an entry announces about a resource's content.
 type expect struct {
@@ -108,13 +122,13 @@ func localMatches(path string, e expect) bool {
 	return d.mismatch(e) == ""
 }
 
-// download GETs loc into path atomically, checking e. It returns errGone
-// for 404 and 410, errStale when the content does not match e, and other
+// download GETs loc into path atomically, checking e. It returns ErrGone
+// for 404 and 410, ErrStale when the content does not match e, and other
 // errors for failures worth retrying.
 func download(ctx context.Context, client *http.Client, loc, path string, e expect) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errGone, err)
+		return fmt.Errorf("%w: %v", ErrGone, err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -123,7 +137,7 @@ func download(ctx context.Context, client *http.Client, loc, path string, e expe
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		return errGone
+		return ErrGone
 	case resp.StatusCode/100 != 2:
 		return fmt.Errorf("GET %s: %s", loc, resp.Status)
 	}
@@ -137,12 +151,12 @@ func download(ctx context.Context, client *http.Client, loc, path string, e expe
 			return fmt.Errorf("GET %s: %w", loc, err)
 		}
 		if bad = d.mismatch(e); bad != "" {
-			return errStale
+			return ErrStale
 		}
 		return nil
 	}, 0o644)
-	if errors.Is(err, errStale) {
-		return fmt.Errorf("%w: %s", errStale, bad)
+	if errors.Is(err, ErrStale) {
+		return fmt.Errorf("%w: %s", ErrStale, bad)
 	}
 	return err
 }

@@ -62,10 +62,16 @@ func runAtom(ctx context.Context, s settings, client *http.Client, logger *slog.
 		case err != nil:
 			logger.Warn("harvest failed; retrying at the next interval", "feed", s.Atom, "err", err)
 		default:
-			fmt.Fprintf(stdout, "%s harvested %s: %d documents, %d put, %d deleted\n",
-				time.Now().UTC().Format(time.RFC3339), s.Atom, stats.Documents, stats.Put, stats.Deleted)
+			fmt.Fprintf(stdout, "%s harvested %s: %d documents, %d put, %d deleted, %d failed\n",
+				time.Now().UTC().Format(time.RFC3339), s.Atom, stats.Documents, stats.Put, stats.Deleted, stats.Failed)
+			if stats.Failed > 0 {
+				logger.Warn("resources not stored; they are retried at the next harvest", "feed", s.Atom, "failed", stats.Failed)
+			}
 		}
 		if s.AtomInterval == 0 {
+			if err == nil && stats.Failed > 0 {
+				return fmt.Errorf("atom: %d resources not stored (kept pending in %s; the next run retries them)", stats.Failed, s.atomStatePath())
+			}
 			return nil
 		}
 		select {

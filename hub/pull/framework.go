@@ -21,8 +21,9 @@ import (
 // rs:ln rel="index" to the Change List Index), the Change List Archive, or
 // its current page under the Archive Index, created or updated, and, at a
 // channel's first closed list, its Capability List updated (its changelist
-// entry then names the index and it gains the archive). The closed list's
-// entry carries its until as datetime.
+// entry then names the index and it gains the archive). Every entry has a
+// datetime (RSF-3), a function of the lists only: the closed list's until
+// for what its closing changed, the new list's from for its creation.
 //
 // The notification is a function of the log: its bytes, hence its
 // idempotency key (hub.FrameworkKey), depend only on the list's identity.
@@ -143,7 +144,11 @@ func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (h
 		add(p.capabilityURL(name), changefeed.CapCapabilityList, changefeed.Updated, until)
 	}
 	if open, ok := c.open(); ok {
-		add(p.listURL(name, open.FirstSeq), changefeed.CapChangeList, changefeed.Created, changefeed.DateTime{}, index)
+		opened := until // the open list starts where the closed one ends
+		if !open.From.IsZero() {
+			opened = changefeed.NewDateTime(open.From)
+		}
+		add(p.listURL(name, open.FirstSeq), changefeed.CapChangeList, changefeed.Created, opened, index)
 	}
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {

@@ -32,9 +32,11 @@ import (
 //     on every remaining channel's framework channel the Source
 //     Description updated and the removed channels' Capability Lists
 //     deleted (the first maxDeletedEntries of them by name; the updated
-//     Source Description lists what remains), without a datetime (the
-//     store does not say when): once for all the removals noticed in the
-//     same DescriptionBatch window.
+//     Source Description lists what remains): once for all the removals
+//     noticed in the same DescriptionBatch window, dated by the end of
+//     that window (the store does not record when a channel was deleted;
+//     it was by then, and every process that noticed it in that window
+//     writes the same bytes, hence the same idempotency key).
 //
 // Each notification's idempotency key depends only on the change (the
 // target channel, the changed channels' names and Created times), so it
@@ -139,7 +141,7 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 		if !due(b) {
 			continue
 		}
-		if err := p.announceRemovedBatch(ctx, list, batch); err != nil {
+		if err := p.announceRemovedBatch(ctx, list, b, batch); err != nil {
 			return err
 		}
 	}
@@ -212,19 +214,21 @@ func (p *Pull) announceAddedBatch(ctx context.Context, list []hub.Channel, batch
 	return nil
 }
 
-// announceRemovedBatch announces batch's channels removed on every
-// remaining channel's framework channel, then forgets them.
-func (p *Pull) announceRemovedBatch(ctx context.Context, list []hub.Channel, batch []removal) error {
+// announceRemovedBatch announces batch's channels removed, noticed in the
+// window starting at window, on every remaining channel's framework
+// channel, then forgets them.
+func (p *Pull) announceRemovedBatch(ctx context.Context, list []hub.Channel, window time.Time, batch []removal) error {
 	slices.SortFunc(batch, func(a, b removal) int { return strings.Compare(a.ch.Name, b.ch.Name) })
+	when := changefeed.NewDateTime(window.Add(DescriptionBatch))
 	var changes []fwChange
-	var salt strings.Builder // the removed incarnations, which the bodies do not date
+	var salt strings.Builder // the removed incarnations, which the bodies do not name
 	for i, r := range batch {
 		if i < maxDeletedEntries {
-			changes = append(changes, fwChange{p.capabilityURL(r.ch.Name), changefeed.CapCapabilityList, changefeed.Deleted, changefeed.DateTime{}})
+			changes = append(changes, fwChange{p.capabilityURL(r.ch.Name), changefeed.CapCapabilityList, changefeed.Deleted, when})
 		}
 		salt.WriteString(additionID(r.ch) + "\x00")
 	}
-	changes = append(changes, fwChange{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, changefeed.DateTime{}})
+	changes = append(changes, fwChange{p.descriptionURL(), changefeed.CapDescription, changefeed.Updated, when})
 	for _, target := range list {
 		if err := p.announce(ctx, target.Name, changes, salt.String()); err != nil {
 			return fmt.Errorf("pull: announcing channels removed: %w", err)

@@ -12,7 +12,10 @@ import (
 	"github.com/rshub/rshub/hub/pull"
 )
 
-// frameworkRecords returns the records of channel name's framework channel.
+// frameworkRecords returns the records of channel name's framework
+// channel, each checked against what the Framework Notification rules ask
+// of every entry (checkFrameworkEntries): every test of the hub's framework
+// notifications checks the whole class.
 func frameworkRecords(t *testing.T, l hub.Log, name string) []hub.Record {
 	t.Helper()
 	var out []hub.Record
@@ -24,8 +27,27 @@ func frameworkRecords(t *testing.T, l hub.Log, name string) []hub.Record {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkFrameworkEntries(t, rec)
 		out = append(out, rec)
 		seq = rec.Seq + 1
+	}
+}
+
+// checkFrameworkEntries checks that every entry of a framework
+// notification the hub made has a loc, a change and a capability (RSF-3,
+// MUST) and a datetime: RSF-3 makes it optional, but it is the time of the
+// change, which the hub always knows (or bounds), so a destination can
+// order and date every change.
+func checkFrameworkEntries(t *testing.T, rec hub.Record) {
+	t.Helper()
+	doc, err := changefeed.Parse(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Strict})
+	if err != nil {
+		t.Fatalf("%s %d: %v\n%s", rec.Channel, rec.Seq, err, rec.Body)
+	}
+	for i, en := range doc.Entries {
+		if en.Loc == "" || en.MD == nil || en.MD.Change == "" || en.MD.Capability == "" || en.MD.DateTime.IsZero() {
+			t.Errorf("%s %d: entry %d lacks loc, change, capability or datetime:\n%s", rec.Channel, rec.Seq, i, rec.Body)
+		}
 	}
 }
 

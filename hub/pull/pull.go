@@ -74,6 +74,12 @@ type Config struct {
 	CacheBytes int64
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// LocalChanges, when set, counts the channel changes made in this
+	// process (hub.Hub.ChannelChanges): the channel list is taken again
+	// as soon as it moved, so a channel deleted through this process is
+	// gone from its documents at once; changes made elsewhere show within
+	// ChannelsTTL.
+	LocalChanges func() uint64
 }
 
 // Pull derives pull-mode ResourceSync documents from the hub's log and
@@ -98,6 +104,7 @@ type Pull struct {
 	chGen     uint64         // counts the listings that differed from the one before
 	chFetched time.Time
 	chVer     string           // the lister's channels version before chList was taken; "" unknown
+	chLocal   uint64           // Config.LocalChanges before chList was taken
 	chClock   func() time.Time // time.Now; tests set another (SetClock), for listings and channel announcements
 }
 
@@ -213,7 +220,8 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	p.chMu.Lock()
 	defer p.chMu.Unlock()
 	now := p.clockLocked()
-	if !fresh && p.chList != nil && now().Sub(p.chFetched) < ChannelsTTL {
+	local := p.localChanges()
+	if !fresh && p.chList != nil && now().Sub(p.chFetched) < ChannelsTTL && local == p.chLocal {
 		return p.chList, p.chGen, nil
 	}
 	ver := ""
@@ -224,7 +232,7 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 		}
 	}
 	if ver != "" && ver == p.chVer && p.chList != nil {
-		p.chFetched = now()
+		p.chFetched, p.chLocal = now(), local
 		return p.chList, p.chGen, nil // nothing changed: no listing to copy
 	}
 	list, err := p.chans.Channels(ctx)
@@ -239,7 +247,7 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	if list == nil {
 		list = []hub.Channel{}
 	}
-	p.chFetched, p.chVer = now(), ver
+	p.chFetched, p.chVer, p.chLocal = now(), ver, local
 	if p.chList != nil && slices.Equal(list, p.chList) {
 		// the same list: work done for this generation stays done
 		return p.chList, p.chGen, nil
@@ -251,6 +259,14 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	p.chList, p.chByName = list, byName
 	p.chGen++
 	return list, p.chGen, nil
+}
+
+// localChanges reads Config.LocalChanges (0 without it).
+func (p *Pull) localChanges() uint64 {
+	if p.cfg.LocalChanges == nil {
+		return 0
+	}
+	return p.cfg.LocalChanges()
 }
 
 // clockLocked returns the clock of listings and channel announcements;

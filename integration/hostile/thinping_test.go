@@ -57,6 +57,7 @@ func TestHostile_ThinPingRelaysOnlyWhatItValidated(t *testing.T) {
 	cases := []struct{ name, ct, body string }{
 		{"changelist-without-from", "application/xml", changeList("", "http://example.org/a")},
 		{"relative-loc", "application/xml", changeList(from, "../../etc/passwd")},
+		{"loc-not-a-uri", "application/xml", changeList(from, "http://example.org/?x=&lt;y&gt;", "http://example.org/del]]&gt;x")},
 		{"doctype", "application/xml", `<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY e "x">]>` + strings.TrimPrefix(good, `<?xml version="1.0" encoding="UTF-8"?>`)},
 		{"plain-sitemap", "application/xml", strings.Replace(changeList(from, "http://example.org/a"), `<rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>`, "", 1)},
 		{"latin1-label", "application/xml; charset=iso-8859-1", good},
