@@ -102,12 +102,14 @@ func TestHouse_ChangefeedDoesNoIO(t *testing.T) {
 	if !ok {
 		t.Fatal("no package changefeed")
 	}
+	// net/netip and net/url only parse strings; every other net package dials
+	parsers := map[string]bool{"net/netip": true, "net/url": true}
 	forbidden := regexp.MustCompile(`^(os|os/.*|net|net/.*|syscall|io/fs|io/ioutil|path/filepath|log|log/.*|database/.*|plugin|crypto/rand|math/rand|math/rand/v2)$`)
 	for _, imp := range p.Imports {
 		if _, mine := ours(imp); mine || !std(imp) {
 			t.Errorf("changefeed imports %s: the document model depends on nothing", imp)
 		}
-		if forbidden.MatchString(imp) {
+		if forbidden.MatchString(imp) && !parsers[imp] {
 			t.Errorf("changefeed imports %s: the document model does no I/O beyond io.Reader and io.Writer", imp)
 		}
 	}
