@@ -18,8 +18,11 @@ import (
 type Hub interface {
 	// Continuity returns the channel's state; LastUntil is its anchor.
 	Continuity(ctx context.Context, ch hub.Channel) (hub.ChannelState, error)
-	// PublishFollowed publishes a fetched Change List's new entries.
-	PublishFollowed(ctx context.Context, ch hub.Channel, doc *changefeed.Document) (hub.PublishResult, error)
+	// FollowAnchor returns the channel's state and the entries of its last
+	// notification at its anchor (known false when the log lost them).
+	FollowAnchor(ctx context.Context, ch hub.Channel) (st hub.ChannelState, atAnchor []changefeed.Entry, known bool, err error)
+	// PublishFollowed publishes entries chosen from a fetched Change List.
+	PublishFollowed(ctx context.Context, ch hub.Channel, f hub.Followed) (hub.PublishResult, error)
 }
 
 // Store is what the engine needs of the hub's state store; every
