@@ -88,8 +88,15 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 
+	// recMu serialises reconciles (Run's and PollNow's), so one that read
+	// the channels earlier never undoes one that read them later.
+	recMu sync.Mutex
+
 	mu        sync.Mutex
 	followers map[string]*running // by channel name
+	// runCtx is Run's context while it runs: followers started by PollNow
+	// live as long as those Run starts.
+	runCtx context.Context
 }
 
 type running struct {
@@ -142,6 +149,9 @@ func (e *Engine) rand() float64     { return e.cfg.Rand() }
 func (e *Engine) Run(ctx context.Context) error {
 	tick := time.NewTicker(e.cfg.Reconcile)
 	defer tick.Stop()
+	e.mu.Lock()
+	e.runCtx = ctx
+	e.mu.Unlock()
 	defer e.stopAll()
 	for {
 		e.reconcile(ctx)
@@ -155,6 +165,11 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // reconcile starts and stops followers to match the store's channels.
 func (e *Engine) reconcile(ctx context.Context) {
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	chs, err := e.cfg.Store.Channels(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -199,8 +214,11 @@ func key(ch hub.Channel) string {
 }
 
 func (e *Engine) stopAll() {
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.runCtx = nil
 	for name, r := range e.followers {
 		r.cancel()
 		<-r.done
@@ -242,11 +260,20 @@ func (e *Engine) Status(name string) (Status, bool) {
 }
 
 // PollNow makes the follower of the channel named name poll at once and
-// reports whether the channel is followed.
+// reports whether the channel is followed. A channel created since the
+// engine last read the channels is read now (no wait for the next
+// reconcile).
 func (e *Engine) PollNow(name string) bool {
 	e.mu.Lock()
 	r, ok := e.followers[name]
+	ctx := e.runCtx
 	e.mu.Unlock()
+	if !ok && ctx != nil {
+		e.reconcile(ctx)
+		e.mu.Lock()
+		r, ok = e.followers[name]
+		e.mu.Unlock()
+	}
 	if ok {
 		select {
 		case r.f.poke <- struct{}{}:
