@@ -9,11 +9,16 @@ import (
 
 // Plan is what a follower reads on each poll: an index of Change Lists, an
 // archive of closed ones, and the open Change List ("" when unknown).
+// Others are the Capability Lists of the Source Description the channel
+// does not follow: each is another set of resources, with its own times,
+// and a channel has one continuity, so each is followed by a channel of
+// its own (its follow URL the Capability List).
 type Plan struct {
-	CapabilityList string `json:"capabilityList,omitempty"`
-	ChangeList     string `json:"changeList,omitempty"`
-	Index          string `json:"index,omitempty"`
-	Archive        string `json:"archive,omitempty"`
+	CapabilityList string   `json:"capabilityList,omitempty"`
+	ChangeList     string   `json:"changeList,omitempty"`
+	Index          string   `json:"index,omitempty"`
+	Archive        string   `json:"archive,omitempty"`
+	Others         []string `json:"otherCapabilityLists,omitempty"`
 }
 
 // Empty reports whether the plan names nothing to read.
@@ -30,6 +35,9 @@ func (p Plan) merge(q Plan) Plan {
 	fill(&p.ChangeList, q.ChangeList)
 	fill(&p.Index, q.Index)
 	fill(&p.Archive, q.Archive)
+	if p.Others == nil {
+		p.Others = q.Others
+	}
 	return p
 }
 
@@ -46,7 +54,8 @@ type Step struct {
 //
 //   - not ResourceSync: the Link rel="resourcesync" (a Capability List)
 //     and rel="describedby" (a Source Description) targets, to fetch;
-//   - Source Description: its first Capability List, to fetch;
+//   - Source Description: its first Capability List, to fetch, the
+//     others in Plan.Others;
 //   - Capability List: its changelist entry, to fetch (a Change List or a
 //     Change List Index), and its changelist-archive entry;
 //   - Change List: itself; its rel="index" Index and rel="archives"
@@ -85,9 +94,13 @@ func Classify(u string, links []string, doc *changefeed.Document) Step {
 	switch capa := doc.MD.Capability; {
 	case capa == changefeed.CapDescription:
 		for _, e := range doc.Entries {
-			if e.MD == nil || e.MD.Capability == "" || e.MD.Capability == changefeed.CapCapabilityList {
+			if e.MD != nil && e.MD.Capability != "" && e.MD.Capability != changefeed.CapCapabilityList {
+				continue
+			}
+			if len(s.Next) == 0 {
 				next(e.Loc)
-				break
+			} else if ref := abs(e.Loc); ref != "" {
+				s.Plan.Others = append(s.Plan.Others, ref)
 			}
 		}
 	case capa == changefeed.CapCapabilityList:

@@ -169,6 +169,10 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.plan = plan
 		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive)
+		if len(plan.Others) > 0 {
+			f.logger.Warn("follow: the Source Description names more Capability Lists: this channel follows the first; follow each other one with a channel of its own",
+				"others", len(plan.Others), "first_other", clip(plan.Others[0]))
+		}
 	}
 	if err := f.anchor(ctx); err != nil {
 		return err
