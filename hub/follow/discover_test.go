@@ -52,8 +52,8 @@ func TestClassify_WhatEachDocumentLeadsTo(t *testing.T) {
 		{"archive", base + "archive.xml", nil,
 			rsHead + `<rs:ln rel="up" href="capabilitylist.xml"/><rs:md capability="changelist-archive"/></urlset>`,
 			Step{Plan: Plan{Archive: base + "archive.xml"}, Next: []string{base + "capabilitylist.xml"}}},
-		{"a resource list leads nowhere", base + "resourcelist.xml", nil,
-			rsHead + `<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/></urlset>`, Step{}},
+		{"a resource list: itself", base + "resourcelist.xml", nil,
+			rsHead + `<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/></urlset>`, Step{Plan: Plan{ResourceList: base + "resourcelist.xml"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -47,6 +47,8 @@ type follower struct {
 	seen    Seen
 	seq     uint64
 	covered time.Time
+	// rl is the last Resource List read, of a Source without Change Lists.
+	rl *Snapshot
 
 	mu sync.Mutex
 	st Status
@@ -176,6 +178,9 @@ func (f *follower) poll(ctx context.Context) error {
 	}
 	if err := f.anchor(ctx); err != nil {
 		return err
+	}
+	if !f.plan.changes() {
+		return f.pollResourceList(ctx)
 	}
 	anchor := f.seen.At
 	var refs []ListRef
@@ -379,7 +384,7 @@ func (f *follower) noteAge(a time.Duration) {
 func (f *follower) lost(u string, err error) error {
 	var se *StatusError
 	if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) &&
-		(u == f.plan.ChangeList || u == f.plan.Index || u == f.plan.Archive) {
+		(u == f.plan.ChangeList || u == f.plan.Index || u == f.plan.Archive || u == f.plan.ResourceList) {
 		f.plan = Plan{}
 		f.cached = map[string]listing{}
 	}

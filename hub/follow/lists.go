@@ -1,7 +1,6 @@
 package follow
 
 import (
-	"net/url"
 	"slices"
 	"time"
 
@@ -58,14 +57,9 @@ func SelectLists(refs []ListRef, anchor time.Time, done map[string]bool) []ListR
 // closed; those of an index too, but for the newest (the greatest From,
 // else the last named), which stays open.
 func refsOf(doc *changefeed.Document, base string, archive bool) []ListRef {
-	b, _ := url.Parse(base)
 	out := make([]ListRef, 0, len(doc.Entries))
 	for _, e := range doc.Entries {
-		loc := e.Loc
-		if u, err := url.Parse(loc); err == nil && b != nil {
-			loc = b.ResolveReference(u).String()
-		}
-		r := ListRef{URL: loc, Closed: true}
+		r := ListRef{URL: resolve(base, e.Loc), Closed: true}
 		if e.MD != nil {
 			r.From, r.Until = e.MD.From.Time, e.MD.Until.Time
 		}

@@ -35,6 +35,9 @@ type Status struct {
 	// LastGap is the last of them.
 	Gaps    uint64   `json:"gaps"`
 	LastGap *hub.Gap `json:"lastGap,omitempty"`
+	// Resources is the size of the last Resource List read, of a Source
+	// followed through its Resource List (no Change List).
+	Resources int `json:"resources,omitempty"`
 	// Failures is the number of failed polls in a row (the backoff).
 	Failures    int       `json:"failures"`
 	LastPoll    time.Time `json:"lastPoll"`
