@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func bursts(t *testing.T, src *followSource, rcv *followReceiver, prior []pullso
 
 // followStatus is a channel's follow status in the admin API.
 type followStatus struct {
+	Polls      int
 	Gaps       int
 	Errors     int
 	Leniencies []struct {
@@ -162,6 +164,47 @@ func TestFollowCompat_SourceClockMinutesOff(t *testing.T) {
 			rcv := newFollowReceiver(t)
 			followChannel(t, h, map[string]any{"name": "skewed", "follow": "http://" + src.addr + "/", "pollInterval": "20ms"}, rcv)
 			bursts(t, src, rcv, nil, 0, 6, 1, 9)
+		})
+	}
+}
+
+// (d) A Resource List only and (e) a Resource List Index over sitemaps: no
+// Change List. The hub diffs successive lists into created, updated and
+// deleted notifications; the subscriber applying them ends with the
+// Source's resources.
+func TestFollowCompat_ResourceListOnly(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		mode pullsource.Mode
+	}{{"resourcelist", pullsource.ModeResourceList}, {"index", pullsource.ModeResourceListIndex}} {
+		t.Run(mode.name, func(t *testing.T) {
+			src := startFollowSource(t, pullsource.Config{Mode: mode.mode, RotateEvery: 3})
+			h := startFollowHub(t)
+			rcv := newFollowReceiver(t)
+			followChannel(t, h, map[string]any{"name": "rl", "follow": "http://" + src.addr + "/", "pollInterval": "20ms"}, rcv)
+			waitFor(t, 10*time.Second, "the follower read its baseline", func() bool { return h.followStatus(t, "rl").Polls > 0 })
+			for i, n := range []int{4, 9, 1, 13, 6} {
+				src.src.Change(n)
+				want := map[string]bool{}
+				for loc := range src.src.Files() {
+					want["http://"+src.addr+"/"+loc] = true
+				}
+				waitFor(t, 20*time.Second, fmt.Sprintf("round %d: the subscriber holds the Source's resources", i), func() bool {
+					got, _ := rcv.got()
+					have := map[string]bool{}
+					for _, c := range got {
+						if c.Change == changefeed.Deleted {
+							delete(have, c.Loc)
+						} else {
+							have[c.Loc] = true
+						}
+					}
+					return maps.Equal(have, want)
+				})
+			}
+			if _, errs := rcv.got(); len(errs) > 0 || rcv.gapCount() != 0 {
+				t.Fatalf("receiver: %v, %d gaps", errs, rcv.gapCount())
+			}
 		})
 	}
 }

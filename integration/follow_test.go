@@ -108,6 +108,12 @@ func newFollowReceiver(t *testing.T) *followReceiver {
 	return r
 }
 
+func (r *followReceiver) gapCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gaps
+}
+
 func (r *followReceiver) got() ([]pullsource.Change, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -212,10 +218,8 @@ func holdsExactly(t *testing.T, want []pullsource.Change, rcv *followReceiver, g
 			t.Fatalf("%s: entry %d is %+v, want %+v", what, i, got[i], want[i])
 		}
 	}
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	if rcv.gaps != gaps {
-		t.Fatalf("%s: %d gaps in the notifications' from/until, want %d", what, rcv.gaps, gaps)
+	if n := rcv.gapCount(); n != gaps {
+		t.Fatalf("%s: %d gaps in the notifications' from/until, want %d", what, n, gaps)
 	}
 }
 

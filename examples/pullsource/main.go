@@ -12,7 +12,9 @@
 // Modes: index (dated Change Lists under a Change List Index), simulator
 // (one Change List regenerated on every request, its until the time of the
 // request, as the resync reference Source), archive (closed lists move into
-// a Change List Archive). --lenient adds what lenient Sources do (no root
+// a Change List Archive), resourcelist (no Change List: a Resource List of
+// the resources as they are), resourcelist-index (the same in sitemaps under
+// a Resource List Index). --lenient adds what lenient Sources do (no root
 // from, relative locations, entries without a time or out of order);
 // --clock-offset sets the Source's clock off.
 package main
@@ -41,13 +43,14 @@ func main() {
 	}
 }
 
-var modes = map[string]source.Mode{"index": source.ModeIndex, "simulator": source.ModeSimulator, "archive": source.ModeArchive}
+var modes = map[string]source.Mode{"index": source.ModeIndex, "simulator": source.ModeSimulator, "archive": source.ModeArchive,
+	"resourcelist": source.ModeResourceList, "resourcelist-index": source.ModeResourceListIndex}
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("pullsource", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:8072", "HTTP listen address")
-	mode := fs.String("mode", "index", "index, simulator or archive")
-	rotate := fs.Int("rotate", 5, "changes in a Change List before it is closed (index, archive)")
+	mode := fs.String("mode", "index", "index, simulator, archive, resourcelist or resourcelist-index")
+	rotate := fs.Int("rotate", 5, "changes in a Change List before it is closed (index, archive); resources per sitemap (resourcelist-index)")
 	every := fs.Duration("every", time.Second, "time between two changes")
 	offset := fs.Duration("clock-offset", 0, "how far the Source's clock is off")
 	lenient := fs.Bool("lenient", false, "no root from, relative locations, entries without a time and out of order")
@@ -56,7 +59,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	m, ok := modes[*mode]
 	if !ok || *every <= 0 {
-		return fmt.Errorf("--mode must be index, simulator or archive and --every positive")
+		return fmt.Errorf("--mode must be index, simulator, archive, resourcelist or resourcelist-index and --every positive")
 	}
 	src := source.New(source.Config{Mode: m, RotateEvery: *rotate, Clock: time.Now, ClockOffset: *offset,
 		OmitFrom: *lenient, RelativeLocs: *lenient, Disorder: *lenient, Timeless: *lenient})

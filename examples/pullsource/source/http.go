@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ const (
 	PathIndex          = "/changelist-index.xml"   // ModeIndex
 	PathChangeList     = "/changelist.xml"         // ModeSimulator, ModeArchive: the open list
 	PathArchive        = "/changelist-archive.xml" // ModeArchive
+	PathResourceList   = "/resourcelist.xml"       // ModeResourceList
+	PathResourceIndex  = "/resourcelist-index.xml" // ModeResourceListIndex
 )
 
 // ServeHTTP serves the documents and the resources.
@@ -118,6 +121,12 @@ func (s *Source) document(path string) (body []byte, closed, ok bool) {
 		}
 		s.archive(&b)
 		return b.Bytes(), false, true
+	case PathResourceList, PathResourceIndex:
+		if (path == PathResourceList) != (s.cfg.Mode == ModeResourceList) || (path == PathResourceIndex) != (s.cfg.Mode == ModeResourceListIndex) {
+			return nil, false, false
+		}
+		s.resourceList(&b, -1)
+		return b.Bytes(), false, true
 	case PathChangeList:
 		switch s.cfg.Mode {
 		case ModeSimulator:
@@ -132,6 +141,10 @@ func (s *Source) document(path string) (body []byte, closed, ok bool) {
 		return b.Bytes(), false, true
 	}
 	var k int
+	if _, err := fmt.Sscanf(path, "/resourcelist/%05d.xml", &k); err == nil && s.cfg.Mode == ModeResourceListIndex {
+		s.resourceList(&b, k)
+		return b.Bytes(), false, true
+	}
 	if _, err := fmt.Sscanf(path, "/changelist/%05d.xml", &k); err != nil || k < 1 || k > len(s.starts) || s.cfg.Mode == ModeSimulator {
 		return nil, false, false
 	}
@@ -155,6 +168,10 @@ func (s *Source) capabilityList(b *bytes.Buffer) {
 	case ModeArchive:
 		fmt.Fprintf(b, `<url><loc>%s%s</loc><rs:md capability="changelist"/></url>`, s.base, PathChangeList)
 		fmt.Fprintf(b, `<url><loc>%s%s</loc><rs:md capability="changelist-archive"/></url>`, s.base, PathArchive)
+	case ModeResourceList:
+		fmt.Fprintf(b, `<url><loc>%s%s</loc><rs:md capability="resourcelist"/></url>`, s.base, PathResourceList)
+	case ModeResourceListIndex:
+		fmt.Fprintf(b, `<url><loc>%s%s</loc><rs:md capability="resourcelist"/></url>`, s.base, PathResourceIndex)
 	}
 	b.WriteString(`</urlset>`)
 }
@@ -179,6 +196,45 @@ func (s *Source) archive(b *bytes.Buffer) {
 	b.WriteString(`</urlset>`)
 }
 
+// resourceList renders the resources as they are, by name: the Resource
+// List (part -1 in ModeResourceList), the Resource List Index (part -1 in
+// ModeResourceListIndex) or its sitemap part (1…), of RotateEvery
+// resources each.
+func (s *Source) resourceList(b *bytes.Buffer, part int) {
+	cur := s.current()
+	names := make([]string, 0, len(cur))
+	for loc := range cur {
+		names = append(names, loc)
+	}
+	slices.Sort(names)
+	at := fmtT(s.last())
+	if part < 0 && s.cfg.Mode == ModeResourceListIndex {
+		fmt.Fprintf(b, `<sitemapindex %s><rs:ln rel="up" href="%s%s"/><rs:md capability="resourcelist" at="%s"/>`, ns, s.base, PathCapabilityList, at)
+		for k := 0; k == 0 || k*s.cfg.RotateEvery < len(names); k++ {
+			fmt.Fprintf(b, `<sitemap><loc>%s/resourcelist/%05d.xml</loc></sitemap>`, s.base, k+1)
+		}
+		b.WriteString(`</sitemapindex>`)
+		return
+	}
+	if part > 0 {
+		lo := min((part-1)*s.cfg.RotateEvery, len(names))
+		names = names[lo:min(lo+s.cfg.RotateEvery, len(names))]
+	}
+	fmt.Fprintf(b, `<urlset %s><rs:ln rel="up" href="%s%s"/><rs:md capability="resourcelist" at="%s"/>`, ns, s.base, PathCapabilityList, at)
+	for _, loc := range names {
+		i := cur[loc]
+		fmt.Fprintf(b, "\n<url><loc>%s/%s</loc><lastmod>%s</lastmod><rs:md%s/></url>", s.base, loc, fmtT(s.history[i].DateTime), fixity(loc, i))
+	}
+	b.WriteString("\n</urlset>")
+}
+
+// fixity is the hash and length attributes of a resource after change i.
+func fixity(loc string, i int) string {
+	content := contentOf(loc, i)
+	sum := md5.Sum(content)
+	return fmt.Sprintf(` hash="md5:%s" length="%d"`, hex.EncodeToString(sum[:]), len(content))
+}
+
 // list renders a Change List of changes [lo, hi) of the history.
 func (s *Source) list(b *bytes.Buffer, from, until time.Time, lo, hi int) {
 	fromAttr := ` from="` + fmtT(from) + `"`
@@ -201,13 +257,11 @@ func (s *Source) list(b *bytes.Buffer, from, until time.Time, lo, hi int) {
 		if s.cfg.RelativeLocs {
 			loc = "/" + c.Loc
 		}
-		fixity := ""
+		fix := ""
 		if c.Change != changefeed.Deleted {
-			content := contentOf(c.Loc, i)
-			sum := md5.Sum(content)
-			fixity = fmt.Sprintf(` hash="md5:%s" length="%d"`, hex.EncodeToString(sum[:]), len(content))
+			fix = fixity(c.Loc, i)
 		}
-		fmt.Fprintf(b, "\n<url><loc>%s</loc><rs:md change=\"%s\" datetime=\"%s\"%s/></url>", loc, c.Change, fmtT(c.DateTime), fixity)
+		fmt.Fprintf(b, "\n<url><loc>%s</loc><rs:md change=\"%s\" datetime=\"%s\"%s/></url>", loc, c.Change, fmtT(c.DateTime), fix)
 	}
 	if s.cfg.Timeless {
 		fmt.Fprintf(b, "\n<url><loc>%s/res-timeless</loc><rs:md change=\"updated\"/></url>", s.base)

@@ -41,6 +41,13 @@ const (
 	// every RotateEvery changes it is closed, moved into the Change List
 	// Archive, and a new open list starts where it ended.
 	ModeArchive
+	// ModeResourceList: no Change List, only a Resource List of the
+	// resources as they are (their lastmod the time of their last change),
+	// its at the time of the last change.
+	ModeResourceList
+	// ModeResourceListIndex: as ModeResourceList, in sitemaps of
+	// RotateEvery resources under a Resource List Index.
+	ModeResourceListIndex
 )
 
 // Fault is how the Source misbehaves.
@@ -155,7 +162,7 @@ func (s *Source) Change(n int) {
 		case i%7 == 0:
 			kind = changefeed.Deleted
 		}
-		if i%s.cfg.RotateEvery == 0 && i > 0 && s.cfg.Mode != ModeSimulator {
+		if i%s.cfg.RotateEvery == 0 && i > 0 && (s.cfg.Mode == ModeIndex || s.cfg.Mode == ModeArchive) {
 			s.starts = append(s.starts, i)
 		}
 		at := s.start.Add(time.Duration(i+1) * time.Second)
@@ -203,12 +210,21 @@ func (s *Source) Files() map[string][]byte {
 
 func (s *Source) files() map[string][]byte {
 	out := map[string][]byte{}
+	for loc, i := range s.current() {
+		out[loc] = contentOf(loc, i)
+	}
+	return out
+}
+
+// current maps each resource that exists to its last change.
+func (s *Source) current() map[string]int {
+	out := map[string]int{}
 	for i, c := range s.history {
 		if c.Change == changefeed.Deleted {
 			delete(out, c.Loc)
 			continue
 		}
-		out[c.Loc] = contentOf(c.Loc, i)
+		out[c.Loc] = i
 	}
 	return out
 }
