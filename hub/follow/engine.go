@@ -227,6 +227,13 @@ func (e *Engine) stopAll() {
 	}
 }
 
+// running reports whether Run runs.
+func (e *Engine) running() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runCtx != nil
+}
+
 // Statuses returns the status of every channel this engine follows,
 // ordered by channel name.
 func (e *Engine) Statuses() []Status {

@@ -39,11 +39,7 @@ func TestEngine_PollNowRightAfterTheChannelIsCreated(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	testenv.Eventually(t, 5*time.Second, func() bool {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.runCtx != nil
-	}, "the engine runs")
+	testenv.Eventually(t, 5*time.Second, e.running, "the engine runs")
 	if e.PollNow("c") {
 		t.Fatal("PollNow of a channel that does not exist reported it followed")
 	}

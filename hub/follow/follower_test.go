@@ -158,7 +158,7 @@ type rig struct {
 	e   *Engine
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	src := &docSource{docs: map[string]string{}, hits: map[string]int{}}
 	srv := httptest.NewServer(src)
 	t.Cleanup(srv.Close)
