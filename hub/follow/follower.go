@@ -170,7 +170,7 @@ func (f *follower) poll(ctx context.Context) error {
 			return err
 		}
 		f.plan = plan
-		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive)
+		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive, "resourcelist", plan.ResourceList)
 		if len(plan.Others) > 0 {
 			f.logger.Warn("follow: the Source Description names more Capability Lists: this channel follows the first; follow each other one with a channel of its own",
 				"others", len(plan.Others), "first_other", clip(plan.Others[0]))
