@@ -11,8 +11,13 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
-// maxSitemaps bounds the sitemaps of a Resource List Index.
-const maxSitemaps = 50000
+// Bounds of a followed Resource List: the sitemaps of its index and the
+// resources of a snapshot (about 40 bytes each, so a snapshot stays under
+// 100 MB; two are held while a diff is made).
+const (
+	maxSitemaps  = 1000
+	maxResources = 2_000_000
+)
 
 // pollResourceList follows a Source that publishes only a Resource List (or
 // a Resource List Index): it streams the list, sitemap after sitemap, into
@@ -125,6 +130,9 @@ func addAll(dec *changefeed.Decoder, u string, b *SnapshotBuilder) error {
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", clip(u), err)
+		}
+		if b.Len() == maxResources {
+			return fmt.Errorf("%s: the Resource List has more than %d resources", clip(u), maxResources)
 		}
 		e.Loc = resolve(u, e.Loc)
 		b.Add(e)

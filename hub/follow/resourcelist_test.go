@@ -1,6 +1,7 @@
 package follow
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,24 @@ func TestFollower_AResourceListOnlySourceIsDiffed(t *testing.T) {
 	r.poll(t, g)
 	if got := r.hub.published(); got != "b d c e d" || len(r.hub.gaps) != 1 || g.status().Resources != 3 {
 		t.Fatalf("published %q, gaps %v, resources %d; want e (updated) d (deleted) after a gap", got, r.hub.gaps, g.status().Resources)
+	}
+}
+
+// A Resource List Index naming more sitemaps than the hub reads is refused
+// with an error that says so, before any sitemap is fetched.
+func TestFollower_AResourceListIndexBeyondTheBoundIsRefused(t *testing.T) {
+	r := newRig(t)
+	maps := make([]string, maxSitemaps+1)
+	for i := range maps {
+		maps[i] = "/m.xml"
+	}
+	r.src.set("/rli.xml", resourceListIndex(r.srv.URL, t1, maps...))
+	r.src.set("/m.xml", resourceList(t1, "a@"+t0))
+	f := r.followerOf("/rli.xml")
+	if err := f.poll(context.Background()); err == nil || !strings.Contains(err.Error(), "more than 1000 sitemaps") {
+		t.Fatalf("poll: %v, want the sitemap bound named", err)
+	}
+	if r.src.hits["/m.xml"] != 0 {
+		t.Errorf("%d sitemaps fetched", r.src.hits["/m.xml"])
 	}
 }

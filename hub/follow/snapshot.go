@@ -95,6 +95,9 @@ func fingerprint(e *changefeed.Entry) uint64 {
 	return h.Sum64()
 }
 
+// Len is the number of resources added so far.
+func (b *SnapshotBuilder) Len() int { return len(b.next.rows) }
+
 // Add takes the next entry of the Resource List (a location listed twice
 // counts once, the first time).
 func (b *SnapshotBuilder) Add(e *changefeed.Entry) {
