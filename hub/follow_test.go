@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,24 +90,62 @@ func TestParseFollowed_StrictRefusesLenientRepairsAndRecords(t *testing.T) {
 	}
 }
 
-func TestPublishFollowed_NewEntriesAfterTheAnchorOnly(t *testing.T) {
+func followedEntry(loc string, sec int) changefeed.Entry {
+	return changefeed.Entry{Loc: "http://example.org/" + loc, MD: &changefeed.MD{Change: changefeed.Updated, Length: -1,
+		DateTime: changefeed.DateTime{Time: time.Date(2024, 1, 1, 0, 0, sec, 0, time.UTC), Raw: time.Date(2024, 1, 1, 0, 0, sec, 0, time.UTC).Format(time.RFC3339)}}}
+}
+
+// What a follower chooses is published with the window it gives, the
+// anchor's entries are found again across the notifications that end at
+// the anchor (with other channels' notifications between them), and a
+// window starting after the anchor is recorded as a gap.
+func TestPublishFollowed_ChosenEntriesAndTheAnchorsEntriesAcrossNotifications(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Name: "src", Follow: "http://127.0.0.1:1/cl.xml", Validation: "lenient"})
-	doc, _, err := hub.ParseFollowed([]byte(clNoFrom), "http://example.org/cl.xml", true, 1<<20)
+	ch := f.channel(hub.Channel{Name: "src", Follow: "http://127.0.0.1:1/cl.xml"})
+	other := f.channel(hub.Channel{Name: "other", Follow: "http://127.0.0.1:1/other.xml"})
+	doc, _, err := hub.ParseFollowed([]byte(strings.Replace(clNoFrom, `capability="changelist"`, `capability="changelist" from="2024-01-01T00:00:00Z"`, 1)), "http://example.org/cl.xml", true, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := f.hub.PublishFollowed(ctx, ch, doc)
-	if err != nil || res.Unchanged {
-		t.Fatalf("first publish: %+v, %v", res, err)
+	at := func(sec int) time.Time { return time.Date(2024, 1, 1, 0, 0, sec, 0, time.UTC) }
+	publish := func(c hub.Channel, from, until int, locs ...string) hub.PublishResult {
+		t.Helper()
+		var es []changefeed.Entry
+		for _, l := range locs {
+			es = append(es, followedEntry(l, until))
+		}
+		res, err := f.hub.PublishFollowed(ctx, c, hub.Followed{Doc: doc, Entries: es, From: at(from), Until: at(until)})
+		if err != nil {
+			t.Fatalf("publish %v: %v", locs, err)
+		}
+		return res
 	}
-	if res, err = f.hub.PublishFollowed(ctx, ch, doc); err != nil || !res.Unchanged {
-		t.Fatalf("second publish of the same list: %+v, %v; want unchanged", res, err)
+	publish(ch, 0, 1, "x", "a")
+	for i, loc := range []string{"b", "c"} {
+		publish(other, i, i+1, "o"+loc) // the log between two notifications of ch
+		publish(ch, 1, 1, loc)
 	}
-	st, err := f.hub.Continuity(ctx, ch)
-	if err != nil || !st.LastUntil.Equal(time.Date(2024, 1, 1, 0, 0, 2, 0, time.UTC)) {
-		t.Fatalf("anchor %s, %v", st.LastUntil, err)
+	st, at1, known, err := f.hub.FollowAnchor(ctx, ch)
+	var got []string
+	for _, e := range at1 {
+		got = append(got, strings.TrimPrefix(e.Loc, "http://example.org/"))
+	}
+	slices.Sort(got)
+	if err != nil || !known || !st.LastUntil.Equal(at(1)) || strings.Join(got, " ") != "a b c x" {
+		t.Fatalf("FollowAnchor = %s %v known %v, %v; want the four entries at the anchor", st.LastUntil, got, known, err)
+	}
+	if res := publish(ch, 1, 2, "d"); res.Gap != nil {
+		t.Fatalf("contiguous window recorded a gap %+v", res.Gap)
+	}
+	if _, at2, known, _ := f.hub.FollowAnchor(ctx, ch); !known || len(at2) != 1 || !strings.HasSuffix(at2[0].Loc, "/d") {
+		t.Fatalf("after a later notification: %+v known %v", at2, known)
+	}
+	if res := publish(ch, 5, 6, "e"); res.Gap == nil || !res.Gap.From.Equal(at(2)) || !res.Gap.Until.Equal(at(5)) {
+		t.Fatalf("a window after the anchor: gap %+v, want [2s, 5s]", res.Gap)
+	}
+	if res, err := f.hub.PublishFollowed(ctx, ch, hub.Followed{Doc: doc, From: at(6), Until: at(6)}); err != nil || !res.Unchanged {
+		t.Fatalf("nothing to publish: %+v %v", res, err)
 	}
 	if code, body := f.postForm(map[string][]string{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); code != 409 {
 		t.Errorf("thin ping of a followed channel: %d %s, want 409", code, body)

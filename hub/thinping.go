@@ -239,18 +239,22 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 	}
 	// Lenient mode lets entries come in any order: publish them in order
 	slices.SortStableFunc(fresh, func(a, b changefeed.Entry) int { return entryTime(a).Compare(entryTime(b)) })
-	up := doc.Link("up")
-	if up == "" {
-		up = ch.CapabilityList
-	}
+	return h.publishEntries(ctx, ch, from, doc.MD.Until.Time, upOf(ch, doc), fresh)
+}
+
+// publishEntries publishes fresh (in order) as change notifications of at
+// most changefeed.DefaultMaxEntries entries, the first from from, each
+// next one from the previous until; the last one's until is until when that
+// is after its last entry's time.
+func (h *Hub) publishEntries(ctx context.Context, ch Channel, from, until time.Time, up string, fresh []changefeed.Entry) (PublishResult, error) {
 	var res PublishResult
 	for start := 0; start < len(fresh); start += changefeed.DefaultMaxEntries {
 		chunk := fresh[start:min(start+changefeed.DefaultMaxEntries, len(fresh))]
-		until := entryTime(chunk[len(chunk)-1])
-		if start+len(chunk) == len(fresh) && !doc.MD.Until.IsZero() && doc.MD.Until.Time.After(until) {
-			until = doc.MD.Until.Time
+		end := entryTime(chunk[len(chunk)-1])
+		if start+len(chunk) == len(fresh) && until.After(end) {
+			end = until
 		}
-		body, err := encodeNotification(from, until, up, chunk)
+		body, err := encodeNotification(from, end, up, chunk)
 		var ve *changefeed.ValidationError
 		if errors.As(err, &ve) {
 			// what the hub relays is valid in Strict mode; the Source's
@@ -260,11 +264,11 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 		if err != nil {
 			return res, fmt.Errorf("encode notification: %w", err)
 		}
-		in := incoming{ch: ch, body: body, contentType: "application/xml", from: from, until: until, resourcesync: up, rs: true, entries: len(chunk)}
+		in := incoming{ch: ch, body: body, contentType: "application/xml", from: from, until: end, resourcesync: up, rs: true, entries: len(chunk)}
 		if res, err = h.commit(ctx, in); err != nil {
 			return res, err
 		}
-		from = until
+		from = end
 	}
 	return res, nil
 }

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/client/mirror"
-	"github.com/rshub/rshub/examples/pullsource"
+	pullsource "github.com/rshub/rshub/examples/pullsource/source"
 )
 
 // mirrorFiles reads a mirror directory: relative path to content, without
@@ -51,6 +53,34 @@ func sameFiles(a, b map[string][]byte) bool {
 	return true
 }
 
+// startMirror runs a mirror of the channel over WebSocket, waits until it
+// follows the channel live, and returns a function that waits until it
+// equals the Source byte for byte.
+func startMirror(t *testing.T, h followHub, src *followSource, topic, channel string) func(what string) {
+	dir := t.TempDir()
+	var live atomic.Bool
+	m, err := mirror.Open(mirror.Config{Dir: filepath.Join(dir, "mirror"), StatePath: filepath.Join(dir, "state.json"),
+		BaseURL: "http://" + src.addr + "/", Hub: h.url, Topic: topic, Events: func(e mirror.Event) {
+			if e.Kind == mirror.EventInfo && strings.Contains(e.Message, "following live") {
+				live.Store(true)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.RunWebSocket(ctx, mirror.WebSocketConfig{Hub: h.url, Channel: channel}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, 10*time.Second, "the mirror follows the channel live", live.Load)
+	return func(what string) {
+		t.Helper()
+		waitFor(t, 30*time.Second, what+": the mirror equals the Source byte for byte", func() bool {
+			return sameFiles(mirrorFiles(t, filepath.Join(dir, "mirror")), src.src.Files())
+		})
+	}
+}
+
 // A destination mirroring a channel the hub fills by following a pull-only
 // Source ends byte for byte equal to the Source, across rotations, a Source
 // restart and Source errors.
@@ -60,23 +90,7 @@ func TestFollow_MirrorEndsByteForByteEqualToAPullOnlySource(t *testing.T) {
 	rcv := newFollowReceiver(t)
 	topic := followChannel(t, h, map[string]any{"name": "mirrored", "follow": "http://" + src.addr + "/", "pollInterval": "20ms"}, rcv)
 
-	dir := t.TempDir()
-	m, err := mirror.Open(mirror.Config{Dir: filepath.Join(dir, "mirror"), StatePath: filepath.Join(dir, "state.json"),
-		BaseURL: "http://" + src.addr + "/", Hub: h.url, Topic: topic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.RunWebSocket(ctx, mirror.WebSocketConfig{Hub: h.url, Channel: "mirrored"}) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	inStep := func(what string) {
-		t.Helper()
-		waitFor(t, 30*time.Second, what+": the mirror equals the Source byte for byte", func() bool {
-			return sameFiles(mirrorFiles(t, filepath.Join(dir, "mirror")), src.src.Files())
-		})
-	}
+	inStep := startMirror(t, h, src, topic, "mirrored")
 	src.src.Change(12) // creates res-0 … res-9, then updates
 	inStep("first changes")
 	for round := range 4 {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/examples/pullsource"
+	pullsource "github.com/rshub/rshub/examples/pullsource/source"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
 )
@@ -61,7 +61,8 @@ func (s *followSource) restart() {
 }
 
 // followReceiver is a webhook destination that records every entry it
-// receives, in order, and checks that from/until are contiguous.
+// receives, in order, and checks that from/until are contiguous: a from
+// before the previous until is an error, one after it a gap.
 type followReceiver struct {
 	srv *httptest.Server
 
@@ -69,6 +70,7 @@ type followReceiver struct {
 	entries  []pullsource.Change
 	lastTill time.Time
 	errs     []string
+	gaps     int
 	verified bool
 }
 
@@ -90,8 +92,12 @@ func newFollowReceiver(t *testing.T) *followReceiver {
 			r.errs = append(r.errs, err.Error())
 			return
 		}
-		if !r.lastTill.IsZero() && !doc.MD.From.Time.Equal(r.lastTill) {
-			r.errs = append(r.errs, fmt.Sprintf("from %s is not the previous until %s", doc.MD.From.Time, r.lastTill))
+		switch from := doc.MD.From.Time; {
+		case r.lastTill.IsZero() || from.Equal(r.lastTill):
+		case from.After(r.lastTill):
+			r.gaps++
+		default:
+			r.errs = append(r.errs, fmt.Sprintf("from %s is before the previous until %s", from, r.lastTill))
 		}
 		r.lastTill = doc.MD.Until.Time
 		for _, e := range doc.Entries {
@@ -100,6 +106,12 @@ func newFollowReceiver(t *testing.T) *followReceiver {
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+func (r *followReceiver) gapCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gaps
 }
 
 func (r *followReceiver) got() ([]pullsource.Change, []string) {
@@ -180,10 +192,16 @@ func followChannel(t *testing.T, h followHub, ch map[string]any, rcv *followRece
 	return got.Topic
 }
 
-// caughtUp waits until rcv holds exactly the Source's history.
+// caughtUp waits until rcv holds exactly the Source's history, with no gap.
 func caughtUp(t *testing.T, src *pullsource.Source, rcv *followReceiver, what string) {
 	t.Helper()
-	want := src.History()
+	holdsExactly(t, src.History(), rcv, 0, what)
+}
+
+// holdsExactly waits until rcv holds exactly want, in order, none twice,
+// its notifications contiguous but for gaps gaps.
+func holdsExactly(t *testing.T, want []pullsource.Change, rcv *followReceiver, gaps int, what string) {
+	t.Helper()
 	waitFor(t, 20*time.Second, what+": the subscriber has the Source's history", func() bool {
 		got, _ := rcv.got()
 		return len(got) >= len(want)
@@ -199,6 +217,9 @@ func caughtUp(t *testing.T, src *pullsource.Source, rcv *followReceiver, what st
 		if got[i].Loc != want[i].Loc || got[i].Change != want[i].Change || !got[i].DateTime.Equal(want[i].DateTime) {
 			t.Fatalf("%s: entry %d is %+v, want %+v", what, i, got[i], want[i])
 		}
+	}
+	if n := rcv.gapCount(); n != gaps {
+		t.Fatalf("%s: %d gaps in the notifications' from/until, want %d", what, n, gaps)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,6 +228,38 @@ func TestApply_BaselineFromResourceList(t *testing.T) {
 	next := src.change(t, map[string][]byte{"a": []byte("4")})
 	if err := m.Apply(context.Background(), next); err != nil {
 		t.Fatal(err)
+	}
+	src.checkMirror(t, dir)
+}
+
+// A notification whose window is the one instant where the previous one
+// ended ([P, P]: changes a Source made at that instant, published later)
+// is applied, not taken for one already applied.
+func TestApply_ANotificationOfTheInstantThePreviousEndedIsApplied(t *testing.T) {
+	hubURL := startHub(t)
+	src := newSource(t, hubURL)
+	src.mu.Lock()
+	src.files["a"], src.files["b"] = []byte("1"), []byte("2")
+	src.mu.Unlock()
+	dir := filepath.Join(t.TempDir(), "m")
+	m, err := mirror.Open(mirror.Config{Dir: dir, Hub: hubURL, Topic: hubURL + "topics/demo", BaseURL: src.srv.URL + "/files/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0, t1 := "2024-01-01T00:00:00Z", "2024-01-01T00:00:01Z"
+	note := func(from, until, name string, seq uint64) mirror.Update {
+		body := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="change-notification" from="` + from + `" until="` + until + `"/><url><loc>` + src.srv.URL + `/files/` + name + `</loc><rs:md change="created" datetime="` + until + `"/></url></urlset>`
+		doc, err := changefeed.Parse(strings.NewReader(body), changefeed.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mirror.UpdateOf(doc, seq, "test")
+	}
+	ctx := context.Background()
+	for i, u := range []mirror.Update{note(t0, t1, "a", 1), note(t1, t1, "b", 2)} {
+		if err := m.Apply(ctx, u); err != nil {
+			t.Fatalf("notification %d: %v", i, err)
+		}
 	}
 	src.checkMirror(t, dir)
 }

@@ -65,15 +65,16 @@
     const len = (s.leniencies || []).map(l => l.rule + " ×" + l.count);
     const lenCell = el("td", { class: len.length ? "warn" : "" }, len.length ? len.join(", ") : "none");
     if (len.length) lenCell.title = (s.leniencies || []).map(l => l.rule + ": " + l.msg).join("\n");
-    const err = el("td", { class: "num" }, String(s.errors));
-    if (s.lastError) { err.title = s.lastError; err.className = "num warn"; }
+    const err = el("td", { class: "num" }, String(s.errors) + (s.gaps ? " · " + s.gaps + " gap" + (s.gaps > 1 ? "s" : "") : ""));
+    const why = [s.lastError, s.lastGap && "last gap " + s.lastGap.from + " – " + s.lastGap.until].filter(Boolean);
+    if (why.length) { err.title = why.join("\n"); err.className = "num warn"; }
     const poll = el("button", { type: "button", class: "secondary" }, "Poll now");
     poll.addEventListener("click", async () => {
       try { await api("../admin/channels/" + encodeURIComponent(s.channel) + "/follow/poll", "POST"); showError(""); setTimeout(refresh, 300); }
       catch (e) { showError(e.message); }
     });
     const src = el("td", { class: "mono" }, s.source);
-    src.title = [s.plan.index && "index " + s.plan.index, s.plan.archive && "archive " + s.plan.archive, s.plan.changeList && "change list " + s.plan.changeList].filter(Boolean).join("\n");
+    src.title = [s.plan.index && "index " + s.plan.index, s.plan.archive && "archive " + s.plan.archive, s.plan.changeList && "change list " + s.plan.changeList, s.plan.resourceList && "resource list " + s.plan.resourceList].filter(Boolean).join("\n");
     return el("tr", { "data-channel": s.channel },
       el("td", {}, s.channel), src, el("td", {}, s.validation + " / " + s.interval),
       el("td", { class: "num" }, String(s.polls)), el("td", { class: "num" }, String(s.notModified)),

@@ -9,15 +9,27 @@ import (
 
 // Plan is what a follower reads on each poll: an index of Change Lists, an
 // archive of closed ones, and the open Change List ("" when unknown).
+// Others are the Capability Lists of the Source Description the channel
+// does not follow: each is another set of resources, with its own times,
+// and a channel has one continuity, so each is followed by a channel of
+// its own (its follow URL the Capability List).
 type Plan struct {
 	CapabilityList string `json:"capabilityList,omitempty"`
 	ChangeList     string `json:"changeList,omitempty"`
 	Index          string `json:"index,omitempty"`
 	Archive        string `json:"archive,omitempty"`
+	// ResourceList is the Resource List or Resource List Index, read when
+	// the Source offers no Change List: its successive states are diffed.
+	ResourceList string   `json:"resourceList,omitempty"`
+	Others       []string `json:"otherCapabilityLists,omitempty"`
 }
 
 // Empty reports whether the plan names nothing to read.
-func (p Plan) Empty() bool { return p.ChangeList == "" && p.Index == "" && p.Archive == "" }
+func (p Plan) Empty() bool { return !p.changes() && p.ResourceList == "" }
+
+// changes reports whether the plan names Change Lists to read (then a
+// Resource List is not read).
+func (p Plan) changes() bool { return p.ChangeList != "" || p.Index != "" || p.Archive != "" }
 
 // merge fills p's empty fields from q.
 func (p Plan) merge(q Plan) Plan {
@@ -30,6 +42,10 @@ func (p Plan) merge(q Plan) Plan {
 	fill(&p.ChangeList, q.ChangeList)
 	fill(&p.Index, q.Index)
 	fill(&p.Archive, q.Archive)
+	fill(&p.ResourceList, q.ResourceList)
+	if p.Others == nil {
+		p.Others = q.Others
+	}
 	return p
 }
 
@@ -46,14 +62,17 @@ type Step struct {
 //
 //   - not ResourceSync: the Link rel="resourcesync" (a Capability List)
 //     and rel="describedby" (a Source Description) targets, to fetch;
-//   - Source Description: its first Capability List, to fetch;
+//   - Source Description: its first Capability List, to fetch, the
+//     others in Plan.Others;
 //   - Capability List: its changelist entry, to fetch (a Change List or a
-//     Change List Index), and its changelist-archive entry;
+//     Change List Index), its changelist-archive and resourcelist entries;
 //   - Change List: itself; its rel="index" Index and rel="archives"
 //     archive; its rel="up" Capability List, to fetch;
 //   - Change List Index: itself, its rel="archives" archive and its rel="up"
 //     Capability List, to fetch;
 //   - Change List Archive or Archive Index: itself and its rel="up"
+//     Capability List, to fetch;
+//   - Resource List or Resource List Index: itself and its rel="up"
 //     Capability List, to fetch.
 func Classify(u string, links []string, doc *changefeed.Document) Step {
 	base, _ := url.Parse(u)
@@ -85,9 +104,13 @@ func Classify(u string, links []string, doc *changefeed.Document) Step {
 	switch capa := doc.MD.Capability; {
 	case capa == changefeed.CapDescription:
 		for _, e := range doc.Entries {
-			if e.MD == nil || e.MD.Capability == "" || e.MD.Capability == changefeed.CapCapabilityList {
+			if e.MD != nil && e.MD.Capability != "" && e.MD.Capability != changefeed.CapCapabilityList {
+				continue
+			}
+			if len(s.Next) == 0 {
 				next(e.Loc)
-				break
+			} else if ref := abs(e.Loc); ref != "" {
+				s.Plan.Others = append(s.Plan.Others, ref)
 			}
 		}
 	case capa == changefeed.CapCapabilityList:
@@ -101,6 +124,8 @@ func Classify(u string, links []string, doc *changefeed.Document) Step {
 				next(e.Loc)
 			case changefeed.CapChangeListArchive:
 				s.Plan.Archive = abs(e.Loc)
+			case changefeed.CapResourceList:
+				s.Plan.ResourceList = abs(e.Loc)
 			}
 		}
 	case capa == changefeed.CapChangeList && doc.Kind == changefeed.URLSet:
@@ -114,6 +139,9 @@ func Classify(u string, links []string, doc *changefeed.Document) Step {
 		next(doc.Link("up"))
 	case capa == changefeed.CapChangeListArchive:
 		s.Plan.Archive = u
+		next(doc.Link("up"))
+	case capa == changefeed.CapResourceList:
+		s.Plan.ResourceList = u
 		next(doc.Link("up"))
 	}
 	return s

@@ -16,10 +16,26 @@
 // lists that may hold entries after the channel's continuity anchor, and
 // reads them oldest first, a closed list to its end before the next one:
 // when the Source rotates its open list between two polls, nothing written
-// to the old list after the previous poll is lost. Lists that end at or
-// before the anchor are skipped, so a Source whose history reaches back
-// before the anchor is read from the anchor on. The publishing itself is
-// hub.PublishFollowed, the thin-ping Change List diff.
+// to the old list after the previous poll is lost. A list is closed only
+// when the Source says so: it is in the Change List Archive, or a newer
+// list follows it in the Change List Index. The list the Capability List
+// names, and the newest of an index, are open and read on every poll
+// whatever their root until says (the resync reference Source stamps its
+// one Change List with the time of each request). Closed lists are read to
+// their end once; those ending before the anchor are skipped. When an open
+// list starts after what the channel holds and the Source offers no index
+// or archive to read the rest from, the next notification starts at the
+// list's from: the hub records the gap (channel continuity, rshub_gaps_total)
+// and the follow status counts it.
+//
+// New entries are told by identity (location, change, datetime, hash,
+// length; Fresh), not by datetime alone: a change written with the
+// anchor's very datetime after a poll is published, none twice. The
+// follower remembers the identities of the entries at the anchor only
+// (Seen), and learns them again from the hub's log (Hub.FollowAnchor) when
+// the channel's log moved without it: a restart, another hub of the
+// cluster, an operator's reset. The publishing itself is
+// hub.PublishFollowed.
 //
 // The follower's position is the channel's anchor, which the hub derives
 // from its log: a restarted hub starts again where its log ends, with no
@@ -32,6 +48,7 @@
 // the hub's body limit. With several hub processes, one follows each
 // channel at a time (an expiring claim in the store).
 //
-// The pure parts (Classify, SelectLists, NextDelay, ParseMaxAge,
-// ParseRetryAfter) are table-tested; Engine is the thin I/O loop around them.
+// The pure parts (Classify, SelectLists, Fresh, Advance, Window,
+// NextDelay, ParseMaxAge, ParseRetryAfter) are table-tested; Engine is
+// the thin I/O loop around them.
 package follow

@@ -18,8 +18,11 @@ import (
 type Hub interface {
 	// Continuity returns the channel's state; LastUntil is its anchor.
 	Continuity(ctx context.Context, ch hub.Channel) (hub.ChannelState, error)
-	// PublishFollowed publishes a fetched Change List's new entries.
-	PublishFollowed(ctx context.Context, ch hub.Channel, doc *changefeed.Document) (hub.PublishResult, error)
+	// FollowAnchor returns the channel's state and the entries of its last
+	// notification at its anchor (known false when the log lost them).
+	FollowAnchor(ctx context.Context, ch hub.Channel) (st hub.ChannelState, atAnchor []changefeed.Entry, known bool, err error)
+	// PublishFollowed publishes entries chosen from a fetched Change List.
+	PublishFollowed(ctx context.Context, ch hub.Channel, f hub.Followed) (hub.PublishResult, error)
 }
 
 // Store is what the engine needs of the hub's state store; every
@@ -85,8 +88,15 @@ type Engine struct {
 	cfg    Config
 	logger *slog.Logger
 
+	// recMu serialises reconciles (Run's and PollNow's), so one that read
+	// the channels earlier never undoes one that read them later.
+	recMu sync.Mutex
+
 	mu        sync.Mutex
 	followers map[string]*running // by channel name
+	// runCtx is Run's context while it runs: followers started by PollNow
+	// live as long as those Run starts.
+	runCtx context.Context
 }
 
 type running struct {
@@ -139,6 +149,9 @@ func (e *Engine) rand() float64     { return e.cfg.Rand() }
 func (e *Engine) Run(ctx context.Context) error {
 	tick := time.NewTicker(e.cfg.Reconcile)
 	defer tick.Stop()
+	e.mu.Lock()
+	e.runCtx = ctx
+	e.mu.Unlock()
 	defer e.stopAll()
 	for {
 		e.reconcile(ctx)
@@ -152,6 +165,11 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // reconcile starts and stops followers to match the store's channels.
 func (e *Engine) reconcile(ctx context.Context) {
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	chs, err := e.cfg.Store.Channels(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -196,14 +214,24 @@ func key(ch hub.Channel) string {
 }
 
 func (e *Engine) stopAll() {
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.runCtx = nil
 	for name, r := range e.followers {
 		r.cancel()
 		<-r.done
 		_ = e.cfg.Store.Release(context.Background(), "follow/"+name, e.cfg.Owner)
 		delete(e.followers, name)
 	}
+}
+
+// running reports whether Run runs.
+func (e *Engine) running() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runCtx != nil
 }
 
 // Statuses returns the status of every channel this engine follows,
@@ -239,11 +267,20 @@ func (e *Engine) Status(name string) (Status, bool) {
 }
 
 // PollNow makes the follower of the channel named name poll at once and
-// reports whether the channel is followed.
+// reports whether the channel is followed. A channel created since the
+// engine last read the channels is read now (no wait for the next
+// reconcile).
 func (e *Engine) PollNow(name string) bool {
 	e.mu.Lock()
 	r, ok := e.followers[name]
+	ctx := e.runCtx
 	e.mu.Unlock()
+	if !ok && ctx != nil {
+		e.reconcile(ctx)
+		e.mu.Lock()
+		r, ok = e.followers[name]
+		e.mu.Unlock()
+	}
 	if ok {
 		select {
 		case r.f.poke <- struct{}{}:

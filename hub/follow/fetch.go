@@ -51,13 +51,30 @@ type fetcher struct {
 }
 
 // get fetches u, conditionally when conditional is set and validators are
-// known.
+// known, and reads its body (at most maxBody bytes).
 func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response, error) {
+	resp, body, err := f.open(ctx, u, conditional)
+	if err != nil || body == nil {
+		return resp, err
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return response{}, err
+	}
+	resp.body = b
+	return resp, nil
+}
+
+// open starts fetching u like get and returns the body to stream (nil for
+// a 304), limited to maxBody bytes: reading past it fails with
+// errTooLarge. Closing the body ends the request.
+func (f *fetcher) open(ctx context.Context, u string, conditional bool) (response, io.ReadCloser, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return response{}, fmt.Errorf("GET %s: %w", clip(u), err)
+		cancel()
+		return response{}, nil, fmt.Errorf("GET %s: %w", clip(u), err)
 	}
 	req.Header.Set("Accept", "application/xml, text/xml;q=0.9, */*;q=0.1")
 	if v, ok := f.memo[u]; ok && conditional {
@@ -71,27 +88,56 @@ func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response
 	f.requests++
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return response{}, fmt.Errorf("GET %s: %w", clip(u), err)
+		cancel()
+		return response{}, nil, fmt.Errorf("GET %s: %w", clip(u), err)
 	}
-	defer resp.Body.Close()
 	age := ParseMaxAge(resp.Header.Get("Cache-Control"))
 	switch {
 	case resp.StatusCode == http.StatusNotModified:
 		f.notModified++
-		return response{url: u, notModified: true, header: resp.Header, maxAge: age}, nil
+		resp.Body.Close()
+		cancel()
+		return response{url: u, notModified: true, header: resp.Header, maxAge: age}, nil, nil
 	case resp.StatusCode/100 != 2:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return response{}, &StatusError{URL: u, Status: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), f.now())}
+		resp.Body.Close()
+		cancel()
+		return response{}, nil, &StatusError{URL: u, Status: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), f.now())}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBody+1))
-	f.bytes += uint64(len(body))
-	if err != nil {
-		return response{}, fmt.Errorf("GET %s: reading the body: %w", clip(u), err)
+	body := &limitedBody{f: f, u: u, r: resp.Body, left: f.maxBody, cancel: cancel}
+	return response{url: u, header: resp.Header, maxAge: age}, body, nil
+}
+
+// limitedBody is a response body that counts its bytes into the fetcher's
+// and fails past the body limit.
+type limitedBody struct {
+	f      *fetcher
+	u      string
+	r      io.ReadCloser
+	left   int64
+	cancel context.CancelFunc
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
 	}
-	if int64(len(body)) > f.maxBody {
-		return response{}, fmt.Errorf("GET %s: %w (%d bytes)", clip(u), errTooLarge, f.maxBody)
+	n, err := b.r.Read(p)
+	b.f.bytes += uint64(n)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, fmt.Errorf("GET %s: %w (%d bytes)", clip(b.u), errTooLarge, b.f.maxBody)
 	}
-	return response{url: u, body: body, header: resp.Header, maxAge: age}, nil
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("GET %s: reading the body: %w", clip(b.u), err)
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error {
+	err := b.r.Close()
+	b.cancel()
+	return err
 }
 
 // keep remembers the validators of a response whose content was used, so

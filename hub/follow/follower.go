@@ -31,13 +31,24 @@ type follower struct {
 	logger *slog.Logger
 	fetch  *fetcher
 	plan   Plan
-	done   map[string]bool    // closed lists and pages read to their end
+	done   map[string]bool    // closed lists read to their end, by ListRef.key
 	cached map[string]listing // indexes and archives, for a 304
 	poke   chan struct{}
 	// age is the smallest Cache-Control max-age of this poll's documents
 	// that may change (indexes, archives, open lists; 0 for one without),
 	// -1 before the first: the next poll comes no earlier.
 	age time.Duration
+	// seen is what the channel holds at its anchor, seq the log sequence
+	// of its last notification when seen was taken: when the channel's
+	// last sequence differs (another hub published, an operator reset the
+	// anchor, the follower just started), seen is read again from the log.
+	// covered is the time up to which the channel holds all the Source's
+	// changes: its anchor, or the until of a closed list read to its end.
+	seen    Seen
+	seq     uint64
+	covered time.Time
+	// rl is the last Resource List read, of a Source without Change Lists.
+	rl *Snapshot
 
 	mu sync.Mutex
 	st Status
@@ -159,13 +170,19 @@ func (f *follower) poll(ctx context.Context) error {
 			return err
 		}
 		f.plan = plan
-		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive)
+		f.logger.Info("follow: discovered", "changelist", plan.ChangeList, "index", plan.Index, "archive", plan.Archive, "resourcelist", plan.ResourceList)
+		if len(plan.Others) > 0 {
+			f.logger.Warn("follow: the Source Description names more Capability Lists: this channel follows the first; follow each other one with a channel of its own",
+				"others", len(plan.Others), "first_other", clip(plan.Others[0]))
+		}
 	}
-	st, err := f.e.cfg.Hub.Continuity(ctx, f.ch)
-	if err != nil {
-		return fmt.Errorf("the channel's anchor: %w", err)
+	if err := f.anchor(ctx); err != nil {
+		return err
 	}
-	anchor := st.LastUntil
+	if !f.plan.changes() {
+		return f.pollResourceList(ctx)
+	}
+	anchor := f.seen.At
 	var refs []ListRef
 	if f.plan.Archive != "" {
 		ls, err := f.listing(ctx, f.plan.Archive)
@@ -195,7 +212,7 @@ func (f *follower) poll(ctx context.Context) error {
 		refs = append(refs, ListRef{URL: f.plan.ChangeList})
 	}
 	for _, r := range SelectLists(refs, anchor, f.done) {
-		if err := f.readList(ctx, r, anchor); err != nil {
+		if err := f.readList(ctx, r); err != nil {
 			return err
 		}
 	}
@@ -203,15 +220,39 @@ func (f *follower) poll(ctx context.Context) error {
 	return nil
 }
 
+// anchor learns what the channel holds: its anchor from the hub, and, when
+// the channel's log moved without this follower, which entries at the
+// anchor it holds.
+func (f *follower) anchor(ctx context.Context) error {
+	st, err := f.e.cfg.Hub.Continuity(ctx, f.ch)
+	if err != nil {
+		return fmt.Errorf("the channel's anchor: %w", err)
+	}
+	if st.LastSeq == f.seq && st.LastUntil.Equal(f.seen.At) {
+		return nil
+	}
+	st, last, known, err := f.e.cfg.Hub.FollowAnchor(ctx, f.ch)
+	if err != nil {
+		return fmt.Errorf("the channel's anchor: %w", err)
+	}
+	if !known {
+		f.logger.Info("follow: the channel's last notification is no longer in the log: every Source entry at its anchor counts as published", "anchor", st.LastUntil)
+	}
+	f.seen, f.seq, f.covered = SeenAt(st.LastUntil, last, known), st.LastSeq, st.LastUntil
+	return nil
+}
+
 // prune forgets what the follower knows of lists no longer named.
 func (f *follower) prune(refs []ListRef) {
 	named := map[string]bool{f.plan.Archive: true, f.plan.Index: true, f.plan.ChangeList: true}
+	keys := map[string]bool{}
 	for _, r := range refs {
 		named[r.URL] = true
+		keys[r.key()] = true
 	}
-	for u := range f.done {
-		if !named[u] {
-			delete(f.done, u)
+	for k := range f.done {
+		if !keys[k] {
+			delete(f.done, k)
 		}
 	}
 	for u := range f.fetch.memo {
@@ -222,11 +263,12 @@ func (f *follower) prune(refs []ListRef) {
 }
 
 // parse reads a fetched body in the channel's validation mode, recording
-// leniencies.
-func (f *follower) parse(u string, body []byte) (*changefeed.Document, error) {
+// leniencies; guessedFrom is set when the root from was missing and
+// stands in.
+func (f *follower) parse(u string, body []byte) (doc *changefeed.Document, guessedFrom bool, err error) {
 	doc, ls, err := hub.ParseFollowed(body, u, f.ch.Lenient(), f.e.cfg.MaxBody)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", clip(u), err)
+		return nil, false, fmt.Errorf("%s: %w", clip(u), err)
 	}
 	if len(ls) > 0 {
 		f.mu.Lock()
@@ -235,9 +277,10 @@ func (f *follower) parse(u string, body []byte) (*changefeed.Document, error) {
 		for _, l := range ls {
 			f.e.observe().Leniency(f.ch.Name, l.Rule)
 			f.logger.Info("follow: leniency", "url", clip(u), "rule", l.Rule, "msg", l.Msg)
+			guessedFrom = guessedFrom || l.Rule == string(changefeed.RuleRootAttributes)
 		}
 	}
-	return doc, nil
+	return doc, guessedFrom, nil
 }
 
 // listing reads an index, archive or archive page, conditionally.
@@ -250,11 +293,12 @@ func (f *follower) listing(ctx context.Context, u string) (listing, error) {
 	if resp.notModified {
 		return f.cached[u], nil
 	}
-	doc, err := f.parse(u, resp.body)
+	doc, _, err := f.parse(u, resp.body)
 	if err != nil {
 		return listing{}, err
 	}
-	ls := listing{pages: doc.Kind == changefeed.SitemapIndex && doc.MD.Capability == changefeed.CapChangeListArchive, refs: refsOf(doc, u)}
+	archive := doc.MD.Capability == changefeed.CapChangeListArchive
+	ls := listing{pages: doc.Kind == changefeed.SitemapIndex && archive, refs: refsOf(doc, u, archive)}
 	if ls.refs == nil {
 		ls.refs = []ListRef{}
 	}
@@ -263,44 +307,69 @@ func (f *follower) listing(ctx context.Context, u string) (listing, error) {
 	return ls, nil
 }
 
-// readList reads one Change List, conditionally, and publishes what is
-// new in it. A closed list read to its end is not read again.
-func (f *follower) readList(ctx context.Context, r ListRef, anchor time.Time) error {
+// readList reads one Change List, conditionally, and publishes the
+// entries the channel does not hold. An open list is read again on every
+// poll; a closed one is read to its end once.
+func (f *follower) readList(ctx context.Context, r ListRef) error {
 	resp, err := f.fetch.get(ctx, r.URL, true)
 	if err != nil {
 		return f.lost(r.URL, err)
 	}
+	if !r.Closed {
+		f.noteAge(resp.maxAge)
+	}
 	if resp.notModified {
-		if r.Until.IsZero() {
-			f.noteAge(resp.maxAge)
-		}
+		// its content is the one published before
+		f.close(r, time.Time{})
 		return nil
 	}
-	doc, err := f.parse(r.URL, resp.body)
+	doc, guessedFrom, err := f.parse(r.URL, resp.body)
 	if err != nil {
 		return err
 	}
-	if doc.MD.Until.IsZero() {
-		f.noteAge(resp.maxAge)
+	batch := hub.Followed{Doc: doc, Entries: Fresh(doc.Entries, f.seen)}
+	if len(batch.Entries) > 0 {
+		listFrom := doc.MD.From.Time
+		if guessedFrom {
+			listFrom = time.Time{} // unknown: no gap can be told
+		}
+		batch.From, batch.Until = Window(f.seen.At, f.covered, listFrom, doc.MD.Until.Time, r.Closed, batch.Entries)
 	}
-	if f.plan.Index == "" && f.plan.Archive == "" && !anchor.IsZero() && doc.MD.From.Time.After(anchor) {
-		f.logger.Warn("follow: the Source's Change List starts after the channel's anchor and the Source offers no index or archive: what it wrote in between cannot be read",
-			"anchor", anchor, "from", doc.MD.From.Time)
-	}
-	res, err := f.e.cfg.Hub.PublishFollowed(ctx, f.ch, doc)
+	res, err := f.e.cfg.Hub.PublishFollowed(ctx, f.ch, batch)
 	if err != nil {
 		return fmt.Errorf("%s: %w", clip(r.URL), err)
 	}
-	f.fetch.keep(resp)
 	if !res.Unchanged {
+		f.seen, f.seq = Advance(f.seen, batch.Entries, batch.Until), res.Seq
+		f.covered = maxTime(f.covered, batch.Until)
 		f.mu.Lock()
 		f.st.Lists++
+		if res.Gap != nil {
+			f.st.Gaps++
+			f.st.LastGap = res.Gap
+		}
 		f.mu.Unlock()
 	}
-	if !doc.MD.Until.IsZero() {
-		f.done[r.URL] = true
-	}
+	f.fetch.keep(resp)
+	f.close(r, doc.MD.Until.Time)
 	return nil
+}
+
+// close notes a closed list read to its end (until: its root's until).
+func (f *follower) close(r ListRef, until time.Time) {
+	if r.Closed {
+		f.done[r.key()] = true
+		f.covered = maxTime(f.covered, r.Until, until)
+	}
+}
+
+func maxTime(t time.Time, ts ...time.Time) time.Time {
+	for _, u := range ts {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
 }
 
 // noteAge takes the max-age of a document that may change into the poll's.
@@ -315,7 +384,7 @@ func (f *follower) noteAge(a time.Duration) {
 func (f *follower) lost(u string, err error) error {
 	var se *StatusError
 	if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) &&
-		(u == f.plan.ChangeList || u == f.plan.Index || u == f.plan.Archive) {
+		(u == f.plan.ChangeList || u == f.plan.Index || u == f.plan.Archive || u == f.plan.ResourceList) {
 		f.plan = Plan{}
 		f.cached = map[string]listing{}
 	}
@@ -368,7 +437,7 @@ func (f *follower) discoverOne(ctx context.Context, u string) (Step, error) {
 	if !changefeed.Sniff(resp.body).ResourceSync {
 		return Classify(u, links, nil), nil
 	}
-	doc, err := f.parse(u, resp.body)
+	doc, _, err := f.parse(u, resp.body)
 	if err != nil {
 		return Classify(u, links, nil), err
 	}

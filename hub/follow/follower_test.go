@@ -2,10 +2,12 @@ package follow
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,35 +17,65 @@ import (
 	"github.com/rshub/rshub/hub"
 )
 
-// fakeHub publishes like the hub's Change List diff: entries after the
-// anchor, the anchor moving to the last entry or the list's until.
+// fakeHub stores what a follower publishes as the hub's log does: one
+// notification per batch, the anchor moving to its until, a from before
+// the anchor refused, a from after it recorded as a gap.
 type fakeHub struct {
 	mu     sync.Mutex
 	anchor time.Time
+	seq    uint64
+	at     []changefeed.Entry // entries published at the anchor
 	got    []string
+	gaps   []hub.Gap
 }
 
 func (h *fakeHub) Continuity(context.Context, hub.Channel) (hub.ChannelState, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return hub.ChannelState{LastUntil: h.anchor}, nil
+	return hub.ChannelState{LastUntil: h.anchor, LastSeq: h.seq}, nil
 }
 
-func (h *fakeHub) PublishFollowed(_ context.Context, _ hub.Channel, doc *changefeed.Document) (hub.PublishResult, error) {
+func (h *fakeHub) FollowAnchor(ctx context.Context, ch hub.Channel) (hub.ChannelState, []changefeed.Entry, bool, error) {
+	st, _ := h.Continuity(ctx, ch)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
-	for _, e := range doc.Entries {
-		if t := e.MD.DateTime.Time; t.After(h.anchor) {
-			h.got = append(h.got, e.Loc)
-			h.anchor = t
-			n++
+	return st, slices.Clone(h.at), true, nil
+}
+
+func (h *fakeHub) PublishFollowed(_ context.Context, _ hub.Channel, f hub.Followed) (hub.PublishResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(f.Entries) == 0 {
+		return hub.PublishResult{Unchanged: true, Seq: h.seq}, nil
+	}
+	if !h.anchor.IsZero() && f.From.Before(h.anchor) {
+		return hub.PublishResult{}, fmt.Errorf("overlap: from %s before the anchor %s", f.From, h.anchor)
+	}
+	var gap *hub.Gap
+	if !h.anchor.IsZero() && f.From.After(h.anchor) {
+		gap = &hub.Gap{From: h.anchor, Until: f.From, Seq: h.seq + 1}
+		h.gaps = append(h.gaps, *gap)
+	}
+	for _, e := range f.Entries {
+		h.got = append(h.got, strings.TrimPrefix(e.Loc, "http://s.example/"))
+	}
+	h.seq++
+	if !f.Until.Equal(h.anchor) {
+		h.at = nil
+	}
+	h.anchor = f.Until
+	for _, e := range f.Entries {
+		if EntryTime(e).Equal(h.anchor) {
+			h.at = append(h.at, e)
 		}
 	}
-	if doc.MD.Until.Time.After(h.anchor) && n > 0 {
-		h.anchor = doc.MD.Until.Time
-	}
-	return hub.PublishResult{Unchanged: n == 0}, nil
+	return hub.PublishResult{Seq: h.seq, Gap: gap}, nil
+}
+
+func (h *fakeHub) published() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.got, " ")
 }
 
 type fakeStore struct{}
@@ -82,7 +114,8 @@ func (s *docSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	etag := fmt.Sprintf(`"%d-%d"`, len(body), strings.Count(body, "<url>"))
+	sum := sha256.Sum256([]byte(body))
+	etag := fmt.Sprintf(`"%x"`, sum[:8])
 	w.Header().Set("ETag", etag)
 	if r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
@@ -125,7 +158,7 @@ type rig struct {
 	e   *Engine
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	src := &docSource{docs: map[string]string{}, hits: map[string]int{}}
 	srv := httptest.NewServer(src)
 	t.Cleanup(srv.Close)
@@ -165,8 +198,8 @@ func TestFollower_ReadsAClosedListToItsEndBeforeTheNextOne(t *testing.T) {
 	if err := f.poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := "http://s.example/a http://s.example/b http://s.example/c http://s.example/d"
-	if got := strings.Join(r.hub.got, " "); got != want {
+	want := "a b c d"
+	if got := r.hub.published(); got != want {
 		t.Fatalf("published %s, want %s", got, want)
 	}
 	// nothing new: the index and the open list answer 304, the closed list is not read again
@@ -184,7 +217,7 @@ func TestFollower_ReadsAClosedListToItsEndBeforeTheNextOne(t *testing.T) {
 	if err := g.poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(r.hub.got, " "); got != want || r.src.hits["/1.xml"] != before {
+	if got := r.hub.published(); got != want || r.src.hits["/1.xml"] != before {
 		t.Errorf("after a restart: published %s; closed list read %d times", got, r.src.hits["/1.xml"]-before)
 	}
 }

@@ -28,6 +28,16 @@ type Status struct {
 	Bytes       uint64 `json:"bytes"`
 	Lists       uint64 `json:"lists"`
 	Errors      uint64 `json:"errors"`
+	// Gaps counts the notifications that left a gap after the previous one:
+	// the Source's open list started after what the channel held and the
+	// Source offers no index or archive to read the rest from (the hub
+	// records each in the channel's continuity and in rshub_gaps_total).
+	// LastGap is the last of them.
+	Gaps    uint64   `json:"gaps"`
+	LastGap *hub.Gap `json:"lastGap,omitempty"`
+	// Resources is the size of the last Resource List read, of a Source
+	// followed through its Resource List (no Change List).
+	Resources int `json:"resources,omitempty"`
 	// Failures is the number of failed polls in a row (the backoff).
 	Failures    int       `json:"failures"`
 	LastPoll    time.Time `json:"lastPoll"`
@@ -64,6 +74,10 @@ func (s *Status) addLeniencies(ls []hub.Leniency, now time.Time) {
 
 // clone returns a copy that shares nothing with s.
 func (s Status) clone() Status {
+	if s.LastGap != nil {
+		g := *s.LastGap
+		s.LastGap = &g
+	}
 	s.Leniencies = slices.Clone(s.Leniencies)
 	if s.Leniencies == nil {
 		s.Leniencies = []LeniencyCount{}
