@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -77,6 +78,12 @@ type Config struct {
 	ClaimTTL time.Duration
 	Observer Observer
 	Logger   *slog.Logger
+	// Dir is where followers of Resource-List-only Sources keep the
+	// snapshot of the last list read, one file per channel (package
+	// rldiff); default: a directory Run makes in the system's temporary
+	// directory and removes when it ends (followers keep their state in
+	// memory too: a restarted hub takes a new baseline).
+	Dir string
 	// Now is the clock of the status (default time.Now); Rand gives the
 	// jitter, in [0, 1) (default math/rand/v2).
 	Now  func() time.Time
@@ -96,7 +103,9 @@ type Engine struct {
 	followers map[string]*running // by channel name
 	// runCtx is Run's context while it runs: followers started by PollNow
 	// live as long as those Run starts.
-	runCtx context.Context
+	runCtx  context.Context
+	dir     string // Config.Dir, or the temporary one snapshotDir made (madeDir)
+	madeDir bool
 }
 
 type running struct {
@@ -152,6 +161,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.mu.Lock()
 	e.runCtx = ctx
 	e.mu.Unlock()
+	defer e.removeDir() // after stopAll: no follower writes there any more
 	defer e.stopAll()
 	for {
 		e.reconcile(ctx)
@@ -224,6 +234,36 @@ func (e *Engine) stopAll() {
 		<-r.done
 		_ = e.cfg.Store.Release(context.Background(), "follow/"+name, e.cfg.Owner)
 		delete(e.followers, name)
+	}
+}
+
+// snapshotDir is where followers keep Resource List snapshots:
+// Config.Dir, or a temporary directory made at the first call; "" when it
+// cannot be made.
+func (e *Engine) snapshotDir() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dir == "" && e.cfg.Dir != "" {
+		e.dir = e.cfg.Dir
+	}
+	if e.dir == "" {
+		tmp, err := os.MkdirTemp("", "rshub-follow-")
+		if err != nil {
+			e.logger.Error("follow: no directory for Resource List snapshots", "err", err)
+			return ""
+		}
+		e.dir, e.madeDir = tmp, true
+	}
+	return e.dir
+}
+
+// removeDir removes the temporary directory snapshotDir made.
+func (e *Engine) removeDir() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.madeDir {
+		_ = os.RemoveAll(e.dir)
+		e.dir, e.madeDir = "", false
 	}
 }
 

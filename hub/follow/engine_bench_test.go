@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -70,4 +71,12 @@ func BenchmarkEngine_1000UnchangedSources(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(heap)/n/1e3, "heap-KB/source")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*n), "cpu-µs/poll")
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }

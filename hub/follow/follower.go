@@ -48,7 +48,7 @@ type follower struct {
 	seq     uint64
 	covered time.Time
 	// rl is the last Resource List read, of a Source without Change Lists.
-	rl *Snapshot
+	rl *rlState
 
 	mu sync.Mutex
 	st Status
@@ -84,6 +84,7 @@ func (f *follower) status() Status {
 
 // run polls until ctx ends.
 func (f *follower) run(ctx context.Context) {
+	defer f.dropSnapshot()
 	timing := Timing{Interval: f.ch.PollEvery(), MaxBackoff: f.e.cfg.MaxBackoff, MaxWait: f.e.cfg.MaxWait}
 	timer := time.NewTimer(0)
 	defer timer.Stop()

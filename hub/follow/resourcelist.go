@@ -2,32 +2,48 @@ package follow
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/follow/rldiff"
 )
 
 // Bounds of a followed Resource List: the sitemaps of its index and the
-// resources of a snapshot (about 40 bytes each, so a snapshot stays under
-// 100 MB; two are held while a diff is made).
+// resources of a snapshot. A snapshot lives in a file (package rldiff), so
+// memory stays bounded whatever the bound: a run of rldiff.DefaultRunSize
+// items while a list is read, one notification's entries while a diff is
+// published.
 const (
 	maxSitemaps  = 1000
 	maxResources = 2_000_000
 )
 
+// rlState is the last Resource List a follower read: its time, its size,
+// and the file of its snapshot.
+type rlState struct {
+	At   time.Time
+	Len  int
+	path string
+}
+
 // pollResourceList follows a Source that publishes only a Resource List (or
 // a Resource List Index): it streams the list, sitemap after sitemap, into
-// the next Snapshot, diffing it with the previous one as it goes, and
-// publishes what was created, updated and deleted in between, each change
-// at the list's time (its at, else the hub's clock), the notifications
-// contiguous from the previous list's time. The first list read is the
-// baseline: nothing to publish, and when the channel holds notifications
-// from before (the hub restarted: the follower's Snapshot is gone) the next
-// ones start at the baseline's time, a gap the hub records.
+// the next snapshot, diffs it with the previous one and publishes what was
+// created, updated and deleted in between, each change at the list's time
+// (its at, else the hub's clock), the notifications contiguous from the
+// previous list's time. The first list read is the baseline: nothing to
+// publish, and when the channel holds notifications from before (the hub
+// restarted: the follower's snapshot is gone) the next ones start at the
+// baseline's time, a gap the hub records.
 func (f *follower) pollResourceList(ctx context.Context) error {
 	u := f.plan.ResourceList
 	resp, body, err := f.fetch.open(ctx, u, f.rl != nil)
@@ -51,7 +67,12 @@ func (f *follower) pollResourceList(ctx context.Context) error {
 	if at.IsZero() {
 		at = f.e.cfg.Now().UTC()
 	}
-	b := NewSnapshotBuilder(f.rl, origin(u))
+	dir := f.e.snapshotDir()
+	if dir == "" {
+		return errors.New("follow: no directory for Resource List snapshots")
+	}
+	b := &rlBuilder{s: rldiff.NewSorter(dir, 0)}
+	defer b.s.Abort()
 	if hdr.Kind == changefeed.SitemapIndex {
 		err = f.readSitemaps(ctx, u, dec, b)
 	} else {
@@ -64,18 +85,46 @@ func (f *follower) pollResourceList(ctx context.Context) error {
 	if prev != nil {
 		at = maxTime(at, prev.At)
 	}
-	next, diffs := b.Build(maxTime(at, f.seen.At))
+	next := &rlState{At: maxTime(at, f.seen.At), path: f.snapshotPath()}
+	staged := next.path + ".next"
+	if next.Len, err = b.s.Finish(staged); err != nil {
+		return fmt.Errorf("%s: %w", clip(u), err)
+	}
+	defer os.Remove(staged) // after the rename below, removes nothing
 	if prev != nil {
-		if err := f.publishDiffs(ctx, prev, next, diffs); err != nil {
+		if err := f.publishDiffs(ctx, prev, staged, next.At); err != nil {
 			return err
 		}
+	}
+	if err := os.Rename(staged, next.path); err != nil {
+		return fmt.Errorf("follow: %w", err)
 	}
 	f.rl = next
 	f.fetch.keep(resp)
 	f.mu.Lock()
-	f.st.Resources = next.Len()
+	f.st.Resources = next.Len
 	f.mu.Unlock()
 	return nil
+}
+
+// snapshotPath is the file of this follower's last Resource List.
+func (f *follower) snapshotPath() string {
+	sum := sha256.Sum256([]byte(f.ch.Name))
+	return filepath.Join(f.e.snapshotDir(), "resourcelist-"+hex.EncodeToString(sum[:8]))
+}
+
+// dropSnapshot removes the follower's snapshot when it stops.
+func (f *follower) dropSnapshot() {
+	if f.rl != nil {
+		_ = os.Remove(f.rl.path)
+		f.rl = nil
+	}
+}
+
+// rlBuilder bounds what goes into a snapshot.
+type rlBuilder struct {
+	s *rldiff.Sorter
+	n int
 }
 
 func (f *follower) decodeOptions() changefeed.Options {
@@ -87,7 +136,7 @@ func (f *follower) decodeOptions() changefeed.Options {
 }
 
 // readSitemaps streams every sitemap an index names into b.
-func (f *follower) readSitemaps(ctx context.Context, base string, idx *changefeed.Decoder, b *SnapshotBuilder) error {
+func (f *follower) readSitemaps(ctx context.Context, base string, idx *changefeed.Decoder, b *rlBuilder) error {
 	var maps []string
 	for {
 		e, err := idx.Next()
@@ -122,7 +171,7 @@ func (f *follower) readSitemaps(ctx context.Context, base string, idx *changefee
 }
 
 // addAll adds every entry of a sitemap to b, locations resolved against u.
-func addAll(dec *changefeed.Decoder, u string, b *SnapshotBuilder) error {
+func addAll(dec *changefeed.Decoder, u string, b *rlBuilder) error {
 	for {
 		e, err := dec.Next()
 		if errors.Is(err, io.EOF) {
@@ -131,44 +180,45 @@ func addAll(dec *changefeed.Decoder, u string, b *SnapshotBuilder) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", clip(u), err)
 		}
-		if b.Len() == maxResources {
+		if b.n == maxResources {
 			return fmt.Errorf("%s: the Resource List has more than %d resources", clip(u), maxResources)
 		}
 		e.Loc = resolve(u, e.Loc)
-		b.Add(e)
+		if err := b.s.Add(rldiff.FromEntry(e)); err != nil {
+			return err
+		}
+		b.n++
 	}
 }
 
-// publishDiffs publishes the changes between two Snapshots, at most
-// changefeed.DefaultMaxEntries per notification (so the entries in memory
-// at once are bounded too).
-func (f *follower) publishDiffs(ctx context.Context, prev, next *Snapshot, diffs []Diff) error {
+// publishDiffs publishes the changes between the previous snapshot and
+// the one at next, taken at until, as they are read: at most
+// changefeed.DefaultMaxEntries per notification, so the entries in memory
+// at once are bounded too.
+func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string, until time.Time) error {
 	from := f.seen.At
 	if from.IsZero() || prev.At.After(from) {
 		from = prev.At
 	}
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet,
-		MD: changefeed.MD{Capability: changefeed.CapChangeList, From: changefeed.NewDateTime(from), Until: changefeed.NewDateTime(next.At), Length: -1}}}
+		MD: changefeed.MD{Capability: changefeed.CapChangeList, From: changefeed.NewDateTime(from), Until: changefeed.NewDateTime(until), Length: -1}}}
 	if f.plan.CapabilityList != "" {
 		doc.Links = []changefeed.Link{{Rel: "up", Href: f.plan.CapabilityList, Length: -1, Pri: -1}}
 	}
-	for start := 0; start < len(diffs); start += changefeed.DefaultMaxEntries {
-		chunk := diffs[start:min(start+changefeed.DefaultMaxEntries, len(diffs))]
-		entries := make([]changefeed.Entry, 0, len(chunk))
-		for _, d := range chunk {
-			entries = append(entries, changefeed.Entry{Loc: d.Loc(prev, next),
-				MD: &changefeed.MD{Change: d.Change, DateTime: changefeed.NewDateTime(next.At), Length: -1}})
-		}
+	var entries []changefeed.Entry
+	flush := func() error {
 		fresh := Fresh(entries, f.seen)
+		entries = entries[:0]
 		if len(fresh) == 0 {
-			continue
+			return nil
 		}
-		res, err := f.e.cfg.Hub.PublishFollowed(ctx, f.ch, hub.Followed{Doc: doc, Entries: fresh, From: from, Until: next.At})
+		doc.MD.From = changefeed.NewDateTime(from)
+		res, err := f.e.cfg.Hub.PublishFollowed(ctx, f.ch, hub.Followed{Doc: doc, Entries: fresh, From: from, Until: until})
 		if err != nil {
 			return fmt.Errorf("%s: %w", clip(f.plan.ResourceList), err)
 		}
-		f.seen, f.seq = Advance(f.seen, fresh, next.At), res.Seq
-		from = next.At
+		f.seen, f.seq = Advance(f.seen, fresh, until), res.Seq
+		from = until
 		f.mu.Lock()
 		f.st.Lists++
 		if res.Gap != nil {
@@ -176,8 +226,20 @@ func (f *follower) publishDiffs(ctx context.Context, prev, next *Snapshot, diffs
 			f.st.LastGap = res.Gap
 		}
 		f.mu.Unlock()
+		return nil
 	}
-	return nil
+	_, err := rldiff.Diff(prev.path, next, func(c rldiff.Change) error {
+		entries = append(entries, changefeed.Entry{Loc: c.Loc,
+			MD: &changefeed.MD{Change: c.Change, DateTime: changefeed.NewDateTime(until), Length: -1}})
+		if len(entries) < changefeed.DefaultMaxEntries {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
 
 // origin is the scheme and host of u, with a slash: the prefix the
