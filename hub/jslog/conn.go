@@ -25,6 +25,7 @@ const (
 // handles are the JetStream handles of one connection generation.
 type handles struct {
 	gen    uint64
+	epoch  string // the stream's (Log.Epoch)
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	watch  *watcher
@@ -87,7 +88,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if maxBytes <= 0 {
 		maxBytes = -1
 	}
-	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	st, epoch, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "rshub notification log",
 		Subjects:    []string{wire.Subject(cfg.SubjectPrefix, "")},
@@ -111,7 +112,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if err != nil {
 		return nil, err
 	}
-	return &handles{gen: gen, js: js, stream: st, watch: w}, nil
+	return &handles{gen: gen, epoch: epoch, js: js, stream: st, watch: w}, nil
 }
 
 // follow rebuilds the handles as soon as the connection was replaced, so

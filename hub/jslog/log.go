@@ -62,6 +62,8 @@ type Log struct {
 	// refreshing is the stream info request of Bounds in flight, nil when
 	// none: concurrent callers wait for it instead of each asking.
 	refreshing *boundsCall
+
+	quarantine quarantine // messages that never decode, which readers skip
 }
 
 // boundsCall is one stream info request made for Bounds; err is set
@@ -207,23 +209,49 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 	if seq == 0 {
 		seq = 1
 	}
-	var m *jetstream.RawStreamMsg
-	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
-		m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
+	for {
+		var m *jetstream.RawStreamMsg
+		var rec hub.Record
+		var ok bool
+		err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+			m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+			if err == nil {
+				rec, ok = l.decode(h, m.Subject, m.Header, m.Data, m.Sequence, false)
+			}
+			return err
+		})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
+		}
+		if err != nil {
+			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
+		}
+		if ok {
+			return rec, nil
+		}
+		seq = m.Sequence + 1 // quarantined: the next one
 	}
+}
+
+// decode turns the stream's message seq, read on h, into a record of h's
+// epoch (without its body when headersOnly). A message that can never be
+// decoded is quarantined instead, and ok is false: the reader skips it.
+// Only the decoding is judged here: a failed read is the caller's error,
+// to retry.
+func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool) (rec hub.Record, ok bool) {
+	l.observe(seq)
+	body := data
+	if headersOnly {
+		body = nil
+	}
+	rec, err := DecodeMsg(subject, hdr, body, seq)
 	if err != nil {
-		return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
+		channel, _ := strings.CutPrefix(subject, l.cfg.SubjectPrefix+".")
+		l.quarantine.add(l.log, channel, hdr, data, seq, err)
+		return hub.Record{}, false
 	}
-	rec, err := DecodeMsg(m.Subject, m.Header, m.Data, m.Sequence)
-	if err != nil {
-		return hub.Record{}, fmt.Errorf("jslog: next: seq %d: %w", m.Sequence, err)
-	}
-	l.observe(m.Sequence)
-	return rec, nil
+	rec.Epoch = h.epoch
+	return rec, true
 }
 
 // Bounds returns the first and last sequence the stream holds, (0, 0) when
