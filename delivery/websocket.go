@@ -141,15 +141,15 @@ func (ws *WebSockets) Health() (ok bool, since time.Time, err error) {
 
 // wsRequest is a session's parsed query.
 type wsRequest struct {
-	all       bool
-	channels  []string
+	all        bool
+	channels   []string
 	since      uint64
 	sinceEpoch string // the epoch of the since cursor, "" when it gave none
 	hasSince   bool
-	sinceTime time.Time // zero: none
-	raw       bool
-	filter    changefeed.Filter // entries the session wants; zero: all
-	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
+	sinceTime  time.Time // zero: none
+	raw        bool
+	filter     changefeed.Filter // entries the session wants; zero: all
+	coalesce   bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
 }
 
 // ServeHTTP checks the origin (403) and token (401), parses the query (400)

@@ -19,7 +19,7 @@ const dispatchPoll = 5 * time.Second
 // encodedFrame is one frame's JSON with its WebSocket and Server-Sent
 // Events forms, each made at most once, for every session that writes it.
 type encodedFrame struct {
-	kind    string // a wire.Frame* type
+	kind    string      // a wire.Frame* type
 	id      wire.Cursor // the cursor a client holds once it has the frame
 	json    []byte
 	wsOnce  sync.Once
