@@ -57,7 +57,7 @@ func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
 			return
 		}
-		req.since, req.sinceEpoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
+		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
 	}
 	ws.mu.Lock()
 	closed := ws.closed

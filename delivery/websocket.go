@@ -141,15 +141,15 @@ func (ws *WebSockets) Health() (ok bool, since time.Time, err error) {
 
 // wsRequest is a session's parsed query.
 type wsRequest struct {
-	all        bool
-	channels   []string
-	since      uint64
-	sinceEpoch string // the epoch of the since cursor, "" when it gave none
-	hasSince   bool
-	sinceTime  time.Time // zero: none
-	raw        bool
-	filter     changefeed.Filter // entries the session wants; zero: all
-	coalesce   bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
+	all       bool
+	channels  []string
+	since     uint64
+	epoch     string // the epoch of the since cursor, "" when it gave none
+	hasSince  bool
+	sinceTime time.Time // zero: none
+	raw       bool
+	filter    changefeed.Filter // entries the session wants; zero: all
+	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
 }
 
 // ServeHTTP checks the origin (403) and token (401), parses the query (400)
@@ -334,7 +334,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		if err != nil {
 			return req, fmt.Errorf("since: %w", err)
 		}
-		req.since, req.sinceEpoch, req.hasSince = c.Seq, c.Epoch, true
+		req.since, req.epoch, req.hasSince = c.Seq, c.Epoch, true
 	}
 	if s := q.Get(wire.ParamSinceTime); s != "" {
 		if req.hasSince {

@@ -392,7 +392,7 @@ func (s *session) startCursor() (uint64, error) {
 	switch {
 	case s.req.hasSince:
 		cursor := s.req.since
-		if err := wire.CheckCursor(wire.Cursor{Epoch: s.req.sinceEpoch, Seq: cursor}, s.epoch, last); err != nil {
+		if err := wire.CheckCursor(wire.Cursor{Epoch: s.req.epoch, Seq: cursor}, s.epoch, last); err != nil {
 			return s.reset(first, last, err)
 		}
 		if first > 0 && cursor+1 < first {
