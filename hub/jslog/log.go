@@ -261,7 +261,9 @@ func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, s
 func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 	for {
 		l.mu.Lock()
-		if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL {
+		// a cached empty log that has had appends since is stale: its
+		// first sequence is not 0 any more
+		if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL && (l.first > 0 || l.last == 0) {
 			first, last := l.first, l.last
 			l.mu.Unlock()
 			return first, last, nil
