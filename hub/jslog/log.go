@@ -158,9 +158,17 @@ func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) 
 
 // AppendAfter is Append on the condition that the channel's last record is
 // still lastSeq (0: the channel has none). Otherwise nothing is stored and
-// the error wraps hub.ErrConflict: another writer appended first.
+// the error wraps hub.ErrConflict: another writer appended first. Messages
+// that never decode are not records: a channel with only quarantined
+// messages after lastSeq has not moved on.
 func (l *Log) AppendAfter(ctx context.Context, rec hub.Record, lastSeq uint64) (uint64, bool, error) {
-	return l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+	seq, dup, err := l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+	if errors.Is(err, hub.ErrConflict) {
+		if last, ok := l.quarantinedAfter(ctx, rec.Channel, lastSeq); ok {
+			return l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(last))
+		}
+	}
+	return seq, dup, err
 }
 
 func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {

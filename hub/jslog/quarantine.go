@@ -2,6 +2,8 @@ package jslog
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/wire"
 )
@@ -66,17 +69,50 @@ func (q *quarantine) add(log *slog.Logger, channel string, hdr nats.Header, data
 		"seq", seq, "channel", e.Channel, "size", size, "err", e.Reason)
 }
 
-// Quarantined returns how many messages readers have skipped because they
-// can never be decoded, and the ones still listed (at most MaxQuarantined),
-// by sequence. It does no I/O.
-func (l *Log) Quarantined() (total uint64, list []Quarantined) {
+// QuarantinedTotal returns how many messages this process's readers have
+// skipped because they can never be decoded. It does no I/O.
+func (l *Log) QuarantinedTotal() uint64 {
+	l.quarantine.mu.Lock()
+	defer l.quarantine.mu.Unlock()
+	return l.quarantine.total
+}
+
+// Quarantined returns the quarantined messages still listed (at most
+// MaxQuarantined), by sequence. It does no I/O.
+func (l *Log) Quarantined() []Quarantined {
 	q := &l.quarantine
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	list = make([]Quarantined, 0, len(q.bySeq))
-	for _, e := range q.bySeq {
-		list = append(list, e)
-	}
+	list := slices.Collect(maps.Values(q.bySeq))
+	q.mu.Unlock()
 	slices.SortFunc(list, func(a, b Quarantined) int { return cmp.Compare(a.Seq, b.Seq) })
-	return q.total, list
+	return list
+}
+
+// maxQuarantinedRun bounds how many messages quarantinedAfter reads.
+const maxQuarantinedRun = 64
+
+// quarantinedAfter reports whether every message of channel after lastSeq
+// (at most maxQuarantinedRun of them) is quarantined, and returns the last
+// one's sequence: the channel's subject moved on but its records did not.
+func (l *Log) quarantinedAfter(ctx context.Context, channel string, lastSeq uint64) (uint64, bool) {
+	subj := l.Subject(channel)
+	last := uint64(0)
+	for range maxQuarantinedRun {
+		var m *jetstream.RawStreamMsg
+		var ok bool
+		err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+			if m, err = h.stream.GetMsg(ctx, max(lastSeq, last)+1, jetstream.WithGetMsgSubject(subj)); err == nil {
+				_, ok = l.decode(h, m.Subject, m.Header, m.Data, m.Sequence, true)
+			}
+			return err
+		})
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return last, last > 0
+		case err != nil || ok:
+			return 0, false // a record, or no answer: the conflict stands
+		}
+		last = m.Sequence
+	}
+	return 0, false
 }

@@ -82,7 +82,7 @@ func TestQuarantine_ReadersSkipMessagesThatNeverDecode(t *testing.T) {
 	if rec, err := l.Next(ctxT(t), "a", bad[0]); err != nil || rec.Seq != bad[0]+1 {
 		t.Fatalf("Next at the quarantined %d = %d, %v; want %d", bad[0], rec.Seq, err, bad[0]+1)
 	}
-	total, list := l.Quarantined()
+	total, list := l.QuarantinedTotal(), l.Quarantined()
 	if total != uint64(len(bad)) || len(list) != len(bad) {
 		t.Fatalf("Quarantined = %d, %d listed; want %d", total, len(list), len(bad))
 	}
@@ -107,7 +107,35 @@ func TestQuarantine_ReadFailuresAreNotQuarantined(t *testing.T) {
 	if err := l.Range(ctxT(t), "", 1, seq, func(hub.Record) error { return nil }); err == nil {
 		t.Fatal("Range on a closed connection succeeded")
 	}
-	if total, list := l.Quarantined(); total != 0 || len(list) != 0 {
+	if total, list := l.QuarantinedTotal(), l.Quarantined(); total != 0 || len(list) != 0 {
 		t.Fatalf("Quarantined = %d %v after read failures; want none", total, list)
+	}
+}
+
+// TestQuarantine_ConditionalAppendsGoOnAfterAQuarantinedMessage checks
+// that a channel whose subject has only quarantined messages after the
+// writer's last record still takes a conditional append (the writer would
+// otherwise be refused forever), while a real record by another writer
+// still makes it a conflict.
+func TestQuarantine_ConditionalAppendsGoOnAfterAQuarantinedMessage(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	l := openLog(t, nc, jslog.Config{})
+	last := mustAppend(t, l, record("a", 1))
+	for _, hdr := range malformed[:2] {
+		publishRaw(t, nc, l.Subject("a"), hdr, nil)
+	}
+	seq, _, err := l.AppendAfter(ctxT(t), record("a", 2), last)
+	if err != nil {
+		t.Fatalf("AppendAfter(%d) past quarantined messages: %v", last, err)
+	}
+	if first := publishRaw(t, nc, l.Subject("b"), malformed[2], nil); first == 0 {
+		t.Fatal("no sequence")
+	}
+	if _, _, err := l.AppendAfter(ctxT(t), record("b", 1), 0); err != nil {
+		t.Fatalf("AppendAfter(0) on a channel holding only a quarantined message: %v", err)
+	}
+	publishRaw(t, nc, l.Subject("a"), jslog.EncodeHeaders(record("a", 3)), []byte("<urlset/>"))
+	if _, _, err := l.AppendAfter(ctxT(t), record("a", 4), seq); !errors.Is(err, hub.ErrConflict) {
+		t.Fatalf("AppendAfter(%d) after another writer's record = %v; want a conflict", seq, err)
 	}
 }
