@@ -70,6 +70,10 @@ func (l *Log) handles(ctx context.Context, nc *nats.Conn, gen uint64) (*handles,
 	if old != nil {
 		old.watch.stop()
 		l.log.Info("jslog: stream handles rebuilt on a new connection", "generation", gen)
+		if old.epoch != h.epoch {
+			l.log.Error("jslog: the log's stream was created again (the server lost it): a new log with a new epoch; readers positioned in the old one must start again",
+				"old_epoch", old.epoch, "epoch", h.epoch)
+		}
 		// appends while the watcher was gone were not signalled: wake
 		// every waiter to look
 		l.notify()
