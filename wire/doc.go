@@ -353,7 +353,7 @@
 // with the WebSocket close code and reason of the same case: 4008 the
 // session's queue of live events filled up (a client too slow to read),
 // 1001 the hub is shutting down, 1011 replay failed. The end event has no
-// id; since equals the id of the last event with one. An EventSource then
+// id; since is the sequence of the last event with one. An EventSource then
 // reconnects by itself after the retry delay with that Last-Event-ID and
 // loses nothing; other clients reconnect with since=<since>.
 //

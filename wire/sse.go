@@ -45,7 +45,7 @@ const EventsKeepAlive = ": keep-alive"
 // End is the data of the last event of a Server-Sent Events session the hub
 // ends: Code and Reason are those of the WebSocket close frame in the same
 // case (CloseSlowConsumer, CloseGoingAway, CloseInternalError) and Since is
-// the cursor to resume from, also the id of the last event with an id.
+// the cursor to resume from, the sequence of the last event with an id.
 type End struct {
 	Type   string `json:"type"` // EventEnd
 	Code   int    `json:"code"`

@@ -254,7 +254,10 @@ func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, s
 	}
 	rec, err := DecodeMsg(subject, hdr, body, seq)
 	if err != nil {
-		channel, _ := strings.CutPrefix(subject, l.cfg.SubjectPrefix+".")
+		channel, ours := strings.CutPrefix(subject, l.cfg.SubjectPrefix+".")
+		if !ours {
+			channel = ""
+		}
 		l.quarantine.add(l.log, channel, hdr, data, seq, err)
 		return hub.Record{}, false
 	}
