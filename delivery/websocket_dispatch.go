@@ -154,7 +154,7 @@ func (ws *WebSockets) dispatchNew() error {
 		var gap *encodedFrame
 		if rec.Seq > next {
 			gap = &encodedFrame{kind: wire.FrameGap, id: wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq - 1},
-				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log before they were delivered live")}
+				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log (retention), or quarantined as undecodable, before they were delivered live")}
 		}
 		lr := &liveRecord{rec: rec}
 		plain, raw := ws.liveCounts()

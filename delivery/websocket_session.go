@@ -376,7 +376,7 @@ func (s *session) checkHole(channel string, cursor, next uint64) error {
 		}
 		to = min(to, first-1)
 	}
-	return s.send(wire.FrameGap, to, wire.GapFrame(cursor+1, to, "records removed from the log by retention before they could be replayed"))
+	return s.send(wire.FrameGap, to, wire.GapFrame(cursor+1, to, "records removed from the log (retention), or quarantined as undecodable, before they could be replayed"))
 }
 
 // startCursor turns since, since_time or nothing into the sequence after

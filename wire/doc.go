@@ -230,7 +230,8 @@
 //	{"type":"gap","missing_from_seq":1,"missing_to_seq":4711,"message":"since=0 is older than the log's retention: replay starts at 4712"}
 //
 // The hub cannot deliver the sequences missing_from_seq..missing_to_seq
-// (inclusive): the log removed them by retention. A gap frame comes before
+// (inclusive): the log removed them by retention, or they are messages it
+// quarantined because they never decode (see NATS). A gap frame comes before
 // the records that follow the gap, never silently: at the start of a
 // session, when since+1 is before the first sequence the log holds; at the
 // start of a session with since_time, when the log no longer holds its
