@@ -33,6 +33,16 @@ func derivedEpoch(name string, created time.Time) string {
 	return hex.EncodeToString(sum[:epochLen/2])
 }
 
+// storedEpoch is the epoch in the stream's metadata, or the one derived
+// from its creation when it holds none (a stream from before epochs, or a
+// server too old to keep metadata).
+func storedEpoch(name string, info *jetstream.StreamInfo) string {
+	if e := info.Config.Metadata[wire.MetadataEpoch]; wire.ValidEpoch(e) {
+		return e
+	}
+	return derivedEpoch(name, info.Created)
+}
+
 // ensureStream creates the stream with cfg and a new epoch, or, when it
 // exists, updates it to cfg keeping its epoch (derivedEpoch when it has
 // none). Creating first, never overwriting, keeps the epoch of a stream
@@ -42,7 +52,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	cfg.Metadata = map[string]string{wire.MetadataEpoch: epoch}
 	st, err := js.CreateStream(ctx, cfg)
 	if err == nil {
-		return st, epoch, nil
+		return st, storedEpoch(cfg.Name, st.CachedInfo()), nil
 	}
 	if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil, "", err
@@ -52,10 +62,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		return nil, "", err
 	}
 	info := cur.CachedInfo()
-	epoch = info.Config.Metadata[wire.MetadataEpoch]
-	if !wire.ValidEpoch(epoch) {
-		epoch = derivedEpoch(cfg.Name, info.Created)
-	}
+	epoch = storedEpoch(cfg.Name, info)
 	cfg.Metadata = map[string]string{}
 	for k, v := range info.Config.Metadata {
 		if !strings.HasPrefix(k, "_nats.") { // the server's own, which it sets itself
