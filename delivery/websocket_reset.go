@@ -3,6 +3,7 @@ package delivery
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
@@ -30,6 +31,40 @@ func recordID(rec hub.Record) string {
 		return ""
 	}
 	return wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq}.String()
+}
+
+// aheadGrace is how long a session waits for the log to reach a cursor
+// ahead of its last sequence before it resets the cursor: another hub of a
+// cluster may have sent the record a moment before this one saw it.
+const aheadGrace = 500 * time.Millisecond
+
+// awaitLog returns the log's bounds once its last sequence reaches seq, or
+// after aheadGrace; first and last are the bounds already read. A cursor
+// of another epoch is not waited for: no wait makes it this log's.
+func (s *session) awaitLog(seq, first, last uint64) (uint64, uint64, error) {
+	if last >= seq || (s.req.epoch != "" && s.req.epoch != s.epoch) {
+		return first, last, nil
+	}
+	log := s.ws.cfg.Log
+	grace := time.NewTimer(aheadGrace)
+	defer grace.Stop()
+	for {
+		changed := log.Changed()
+		f, l, err := log.Bounds(s.ctx)
+		if err != nil {
+			return 0, 0, fmt.Errorf("session: bounds: %w: %w", errLog, err)
+		}
+		if l >= seq {
+			return f, l, nil
+		}
+		select {
+		case <-changed:
+		case <-grace.C:
+			return f, l, nil
+		case <-s.ctx.Done():
+			return 0, 0, s.ctx.Err()
+		}
+	}
 }
 
 // reset tells the client that its cursor names no position of the log

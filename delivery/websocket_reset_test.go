@@ -1,12 +1,15 @@
 package delivery_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -127,6 +130,45 @@ func TestSession_CursorTheLogCannotServeGetsAReset(t *testing.T) {
 					t.Fatalf("notifications %v then live %+v (id %q); want %v then live at %d", got, f.Live, id, tt.want, all[2])
 				}
 			})
+		}
+	}
+}
+
+// staleBounds is a log whose Bounds, while stale is above 0, reports a
+// last sequence one short, as a hub that has not yet seen the newest
+// record of a cluster's log.
+type staleBounds struct {
+	hub.Log
+	stale atomic.Int32
+}
+
+func (l *staleBounds) Bounds(ctx context.Context) (uint64, uint64, error) {
+	first, last, err := l.Log.Bounds(ctx)
+	if l.stale.Add(-1) >= 0 && last > 0 {
+		last--
+	}
+	return first, last, err
+}
+
+func (l *staleBounds) Epoch() string { return l.Log.(interface{ Epoch() string }).Epoch() }
+
+// TestSession_CursorJustAheadWaitsForTheLog gives a session a cursor its
+// hub's view of the log has not reached yet, as when another hub of a
+// cluster handed it out a moment before: the session looks again and
+// resumes after it, with no reset.
+func TestSession_CursorJustAheadWaitsForTheLog(t *testing.T) {
+	var view *staleBounds
+	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{PingInterval: time.Hour},
+		over: func(l hub.Log) hub.Log { view = &staleBounds{Log: l}; return view }})
+	last := e.append(changeNotification("a", 0))
+	if f, _ := openFrames(t, e, "ws", query("channels", "*"), "")(); f.Live == nil { // the dispatcher has started
+		t.Fatalf("first frame %+v, want live", f)
+	}
+	for _, kind := range []string{"ws", "sse"} {
+		view.stale.Store(1)
+		next := openFrames(t, e, kind, query("channels", "*", "since", e.id(last)), "")
+		if f, id := next(); f.Live == nil || f.Live.Seq != last || id != e.id(last) {
+			t.Fatalf("%s: first frame %+v id %q; want live at %d, no reset", kind, f, id, last)
 		}
 	}
 }

@@ -392,6 +392,9 @@ func (s *session) startCursor() (uint64, error) {
 	switch {
 	case s.req.hasSince:
 		cursor := s.req.since
+		if first, last, err = s.awaitLog(cursor, first, last); err != nil {
+			return 0, err
+		}
 		if err := wire.CheckCursor(wire.Cursor{Epoch: s.req.epoch, Seq: cursor}, s.epoch, last); err != nil {
 			return s.reset(first, last, err)
 		}
