@@ -180,7 +180,9 @@
 //
 // A cursor the log cannot serve gets a reset frame (Reset) first, never a
 // silent start: a cursor ahead of the log's last sequence (since=5000 on a
-// log ending at 3), or one whose epoch is not the log's (the log was
+// log ending at 3; the hub first waits half a second for it to come within
+// the log, as a cursor another hub of a cluster has just handed out does),
+// or one whose epoch is not the log's (the log was
 // rebuilt: its sequences repeat with other content).
 //
 //	{"type":"reset","epoch":"9f86d081884c7d65","first_seq":1,"last_seq":3,"since":0,"id":"9f86d081884c7d65-0",
