@@ -107,7 +107,10 @@ type Config struct {
 	// Follows is the follower engine; without it the API shows no follow
 	// status and answers GET /admin/follow with [].
 	Follows Follows
-	Logger  *slog.Logger
+	// Quarantine is the log's list of messages that never decode; without
+	// it GET /admin/quarantine answers an empty list.
+	Quarantine Quarantine
+	Logger     *slog.Logger
 }
 
 // API is the admin API.
@@ -148,6 +151,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET /admin/summary", a.handle(a.summary))
 	mux.Handle("GET /admin/follow", a.handle(a.follows))
 	mux.Handle("POST /admin/channels/{name}/follow/poll", a.handle(a.pollNow))
+	mux.Handle("GET /admin/quarantine", a.handle(a.quarantine))
 }
 
 // retryAfter is the Retry-After, in seconds, of a 503 when the store or

@@ -85,6 +85,8 @@ type CoalescedRun struct {
 	// Received is when the hub accepted the first one.
 	Topic, ContentType, ResourceSync string
 	Received                         time.Time
+	// Epoch is the identity of the log the records come from.
+	Epoch string
 	// Next is where to go on: the sequence of the record that ended the run
 	// (it was not included; when Records is 0 it is a record that does not
 	// coalesce, to be sent as it is), or To+1 when End.
@@ -99,7 +101,7 @@ func (r *CoalescedRun) Record(channel string) hub.Record {
 	return hub.Record{
 		Seq: r.Last, Topic: r.Topic, Channel: channel, From: r.From, Until: r.Until,
 		ContentType: r.ContentType, ResourceSync: r.ResourceSync, Received: r.Received,
-		Entries: len(r.Doc.Entries), Body: r.Body,
+		Entries: len(r.Doc.Entries), Body: r.Body, Epoch: r.Epoch,
 	}
 }
 
@@ -208,7 +210,7 @@ func (b *runBuilder) add(rec hub.Record) (bool, error) {
 	}
 	b.run.Records++
 	b.run.Last, b.run.Until = rec.Seq, doc.MD.Until.Time
-	b.run.Topic, b.run.ContentType, b.run.ResourceSync = rec.Topic, rec.ContentType, rec.ResourceSync
+	b.run.Topic, b.run.ContentType, b.run.ResourceSync, b.run.Epoch = rec.Topic, rec.ContentType, rec.ResourceSync, rec.Epoch
 	b.lastUntil = doc.MD.Until.Time
 	b.pending = append(b.pending, doc)
 	b.entries += n

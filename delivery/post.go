@@ -119,7 +119,7 @@ func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec hub.Record) err
 		h.Set(wire.HeaderSignature, sig)
 	}
 	if standard {
-		id, now := wire.StandardMessageID(sub.ID, rec.Seq), w.cfg.Clock()
+		id, now := wire.StandardMessageID(sub.ID, wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq}), w.cfg.Clock()
 		sig, err := wire.SignStandard(sub.Secret, id, now, rec.Body)
 		if err != nil {
 			return fmt.Errorf("delivery: Standard Webhooks signature: %w", err)

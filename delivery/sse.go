@@ -52,12 +52,12 @@ func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get(wire.HeaderLastEventID); id != "" {
-		n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
+		c, err := wire.ParseCursor(strings.TrimSpace(id))
 		if err != nil {
-			http.Error(w, fmt.Sprintf("%s: %s is not a sequence number", wire.HeaderLastEventID, quote(id)), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
 			return
 		}
-		req.since, req.hasSince, req.sinceTime = n, true, time.Time{}
+		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
 	}
 	ws.mu.Lock()
 	closed := ws.closed
@@ -131,7 +131,7 @@ func (c *sseConn) write(b []byte) error {
 	return nil
 }
 
-func (c *sseConn) frame(kind string, id uint64, b []byte) error {
+func (c *sseConn) frame(kind string, id wire.Cursor, b []byte) error {
 	c.buf = appendEvent(c.buf[:0], kind, id, b)
 	return c.write(c.buf)
 }
@@ -153,12 +153,13 @@ func (c *sseConn) end(code int, reason string, pos uint64) {
 func (c *sseConn) abort() { _ = c.rc.SetWriteDeadline(time.Now()) }
 
 // appendEvent appends the Server-Sent Event of a frame to buf: its type,
-// id and JSON (which holds no line break) as the one data line.
-func appendEvent(buf []byte, kind string, id uint64, json []byte) []byte {
+// id (the cursor's text) and JSON (which holds no line break) as the one
+// data line.
+func appendEvent(buf []byte, kind string, id wire.Cursor, json []byte) []byte {
 	buf = append(buf, "event: "...)
 	buf = append(buf, kind...)
 	buf = append(buf, "\nid: "...)
-	buf = strconv.AppendUint(buf, id, 10)
+	buf = id.Append(buf)
 	buf = append(buf, "\ndata: "...)
 	buf = append(buf, json...)
 	return append(buf, "\n\n"...)

@@ -43,7 +43,7 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 		t.Fatalf("notifications %v, want %v", got, []uint64{s1, s2})
 	}
 	for _, ev := range evs {
-		if ev.ID != strconv.FormatUint(ev.msg.Seq, 10) || ev.msg.Type != ev.Type {
+		if ev.ID != e.id(ev.msg.Seq) || ev.msg.Type != ev.Type {
 			t.Errorf("event %s id %q carries %s seq %d: want the type and the sequence as id", ev.Type, ev.ID, ev.msg.Type, ev.msg.Seq)
 		}
 		if len(ev.msg.Entries) != 1 || ev.msg.From == "" || ev.msg.Until == "" {
@@ -51,11 +51,11 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 		}
 	}
 	live := c.next()
-	if live.Type != wire.EventLive || live.msg.Seq != s2 || live.ID != strconv.FormatUint(s2, 10) {
+	if live.Type != wire.EventLive || live.msg.Seq != s2 || live.ID != e.id(s2) {
 		t.Fatalf("after replay %+v, want live at %d", live, s2)
 	}
 	s3 := e.append(changeNotification("a", 3))
-	if ev := c.next(); ev.Type != wire.EventNotification || ev.msg.Seq != s3 || ev.ID != strconv.FormatUint(s3, 10) {
+	if ev := c.next(); ev.Type != wire.EventNotification || ev.msg.Seq != s3 || ev.ID != e.id(s3) {
 		t.Fatalf("live event %+v, want notification %d", ev, s3)
 	}
 	if n := e.ws.EventsCount(); n != 1 {
@@ -143,7 +143,7 @@ func TestEvents_GapEventForCursorOlderThanRetention(t *testing.T) {
 	})
 	c := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)
 	g := c.next()
-	if g.Type != wire.EventGap || g.msg.From2 != 1 || g.msg.To < first-1 || g.ID != strconv.FormatUint(g.msg.To, 10) {
+	if g.Type != wire.EventGap || g.msg.From2 != 1 || g.msg.To < first-1 || g.ID != e.id(g.msg.To) {
 		t.Fatalf("first event %+v, want gap from 1 to at least %d with that id", g, first-1)
 	}
 	got := eventSeqs(c.until(last))

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,6 +144,7 @@ type wsRequest struct {
 	all       bool
 	channels  []string
 	since     uint64
+	epoch     string // the epoch of the since cursor, "" when it gave none
 	hasSince  bool
 	sinceTime time.Time // zero: none
 	raw       bool
@@ -330,11 +330,11 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 	}
 	if s := q.Get(wire.ParamSince); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
+		c, err := wire.ParseCursor(s)
 		if err != nil {
-			return req, fmt.Errorf("since: %s is not a sequence number (a decimal integer up to 2^64-1)", quote(s))
+			return req, fmt.Errorf("since: %w", err)
 		}
-		req.since, req.hasSince = n, true
+		req.since, req.epoch, req.hasSince = c.Seq, c.Epoch, true
 	}
 	if s := q.Get(wire.ParamSinceTime); s != "" {
 		if req.hasSince {

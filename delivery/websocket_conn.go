@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // wsConn writes a session to a WebSocket connection: frames are text
@@ -14,7 +16,7 @@ type wsConn struct {
 	readerDone chan struct{} // closed when read returns
 }
 
-func (c *wsConn) frame(_ string, _ uint64, b []byte) error {
+func (c *wsConn) frame(_ string, _ wire.Cursor, b []byte) error {
 	_ = c.conn.SetWriteDeadline(time.Now().Add(c.timeout))
 	return c.conn.WriteMessage(websocket.TextMessage, b)
 }

@@ -19,8 +19,8 @@ const dispatchPoll = 5 * time.Second
 // encodedFrame is one frame's JSON with its WebSocket and Server-Sent
 // Events forms, each made at most once, for every session that writes it.
 type encodedFrame struct {
-	kind    string // a wire.Frame* type
-	id      uint64 // the cursor a client holds once it has the frame
+	kind    string      // a wire.Frame* type
+	id      wire.Cursor // the cursor a client holds once it has the frame
 	json    []byte
 	wsOnce  sync.Once
 	pm      *websocket.PreparedMessage
@@ -63,7 +63,7 @@ func (r *liveRecord) frame(raw bool) *encodedFrame {
 	}
 	once.Do(func() {
 		if b, err := notificationJSON(r.rec, raw, changefeed.Filter{}); err == nil {
-			*e = &encodedFrame{kind: wire.FrameNotification, id: r.rec.Seq, json: b}
+			*e = &encodedFrame{kind: wire.FrameNotification, id: wire.Cursor{Epoch: r.rec.Epoch, Seq: r.rec.Seq}, json: b}
 		}
 	})
 	return *e
@@ -153,8 +153,8 @@ func (ws *WebSockets) dispatchNew() error {
 		}
 		var gap *encodedFrame
 		if rec.Seq > next {
-			gap = &encodedFrame{kind: wire.FrameGap, id: rec.Seq - 1,
-				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log before they were delivered live")}
+			gap = &encodedFrame{kind: wire.FrameGap, id: wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq - 1},
+				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log (retention), or quarantined as undecodable, before they were delivered live")}
 		}
 		lr := &liveRecord{rec: rec}
 		plain, raw := ws.liveCounts()

@@ -33,6 +33,7 @@ func notificationJSON(rec hub.Record, raw bool, filter changefeed.Filter) ([]byt
 		Channel:     rec.Channel,
 		Topic:       rec.Topic,
 		Seq:         rec.Seq,
+		ID:          recordID(rec),
 		From:        wire.FrameTime(rec.From),
 		Until:       wire.FrameTime(rec.Until),
 		ContentType: rec.ContentType,

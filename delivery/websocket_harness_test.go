@@ -20,6 +20,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // wsTimeout bounds every wait of the WebSocket tests.
@@ -111,6 +112,11 @@ func (l smallBufListener) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(l.size)
 	}
 	return c, err
+}
+
+// id is the cursor text (an SSE event id) of seq on the env's log.
+func (e *wsEnv) id(seq uint64) string {
+	return wire.Cursor{Epoch: e.log.Epoch(), Seq: seq}.String()
 }
 
 func (e *wsEnv) url(query string) string {

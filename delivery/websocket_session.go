@@ -19,7 +19,7 @@ import (
 type sessionOut interface {
 	// frame writes one frame of the given wire.Frame* type whose JSON is b;
 	// id is the cursor the client holds once it has the frame.
-	frame(kind string, id uint64, b []byte) error
+	frame(kind string, id wire.Cursor, b []byte) error
 	// encoded writes a frame encoded once for every session that gets it.
 	encoded(e *encodedFrame) error
 	// keepAlive writes a ping or a comment that keeps the connection open.
@@ -55,6 +55,7 @@ type session struct {
 	wake    chan struct{} // capacity 1: the dispatcher queued frames
 	ping    *time.Ticker
 	pos     uint64 // writer only: the client has every wanted record up to here
+	epoch   string // writer only: the log's identity when the session started
 	fails   int    // writer only: log reads failed in a row during replay
 
 	mu     sync.Mutex
@@ -101,7 +102,7 @@ func (s *session) run() {
 		}
 		return
 	}
-	if s.send(wire.FrameLive, s.pos, wire.LiveFrame(s.pos)) != nil {
+	if s.send(wire.FrameLive, s.pos, wire.LiveFrame(s.epoch, s.pos)) != nil {
 		return
 	}
 	for {
@@ -159,7 +160,7 @@ func (s *session) writeLive(f liveFrame) error {
 		if err != nil {
 			return err
 		}
-		return s.out.frame(wire.FrameNotification, f.pos, b)
+		return s.out.frame(wire.FrameNotification, wire.Cursor{Epoch: f.lr.rec.Epoch, Seq: f.pos}, b)
 	default:
 		e := f.lr.frame(s.req.raw)
 		if e == nil {
@@ -169,9 +170,10 @@ func (s *session) writeLive(f liveFrame) error {
 	}
 }
 
-// send writes one frame.
+// send writes one frame; id is the sequence of the cursor the client holds
+// once it has the frame, in the session's epoch.
 func (s *session) send(kind string, id uint64, b []byte) error {
-	if err := s.out.frame(kind, id, b); err != nil {
+	if err := s.out.frame(kind, wire.Cursor{Epoch: s.epoch, Seq: id}, b); err != nil {
 		s.close(0, "")
 		return err
 	}
@@ -374,7 +376,7 @@ func (s *session) checkHole(channel string, cursor, next uint64) error {
 		}
 		to = min(to, first-1)
 	}
-	return s.send(wire.FrameGap, to, wire.GapFrame(cursor+1, to, "records removed from the log by retention before they could be replayed"))
+	return s.send(wire.FrameGap, to, wire.GapFrame(cursor+1, to, "records removed from the log (retention), or quarantined as undecodable, before they could be replayed"))
 }
 
 // startCursor turns since, since_time or nothing into the sequence after
@@ -386,9 +388,16 @@ func (s *session) startCursor() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("session: bounds: %w: %w", errLog, err)
 	}
+	s.epoch = logEpoch(log)
 	switch {
 	case s.req.hasSince:
 		cursor := s.req.since
+		if first, last, err = s.awaitLog(cursor, first, last); err != nil {
+			return 0, err
+		}
+		if err := wire.CheckCursor(wire.Cursor{Epoch: s.req.epoch, Seq: cursor}, s.epoch, last); err != nil {
+			return s.reset(first, last, err)
+		}
 		if first > 0 && cursor+1 < first {
 			msg := fmt.Sprintf("since=%d is older than the log's retention: replay starts at %d", cursor, first)
 			if err := s.send(wire.FrameGap, first-1, wire.GapFrame(cursor+1, first-1, msg)); err != nil {

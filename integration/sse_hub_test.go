@@ -67,7 +67,7 @@ func TestEventsHub_FilteredReplayResumesWithLastEventID(t *testing.T) {
 			if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
 				t.Fatal(err)
 			}
-			if ev.ID != strconv.FormatUint(m.Seq, 10) {
+			if c, err := wire.ParseCursor(ev.ID); err != nil || c.Seq != m.Seq || c.Epoch == "" || ev.ID != m.ID {
 				t.Errorf("event id %q for seq %d", ev.ID, m.Seq)
 			}
 			out = append(out, m)

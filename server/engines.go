@@ -61,7 +61,7 @@ func (p *process) buildDelivery(context.Context) error {
 	// restart, a hub joining a cluster, shards taken over) mostly resume
 	// within them and read them from memory, not each from the log at once
 	p.tail = logcache.New(p.notifications, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
-	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size})
+	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
 	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{
 		HubURL:    p.hubURL,
@@ -142,6 +142,7 @@ func (p *process) buildWebSockets(context.Context) error {
 	hooks := p.hooks
 	p.metrics.SetSources(metrics.Sources{
 		LogSize:            p.notifications.Size,
+		LogQuarantined:     p.notifications.QuarantinedTotal,
 		WebSockets:         p.ws.Count,
 		Events:             p.ws.EventsCount,
 		WebSocketsRefused:  p.ws.ProtocolClosed,

@@ -207,6 +207,7 @@ func (p *process) buildRoutes(context.Context) error {
 			Store:      p.store,
 			Deliveries: p.hooks,
 			Follows:    p.follow,
+			Quarantine: p.notifications,
 			Logger:     p.logger.With("component", "admin"),
 		})
 		if err != nil {

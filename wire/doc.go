@@ -42,7 +42,8 @@
 // With ParamSignatureScheme (rshub.signature=standard or both), or the
 // hub's default scheme, deliveries carry the Standard Webhooks headers
 // instead of or beside X-Hub-Signature (SignStandard, VerifyStandard):
-// webhook-id stable per subscription and sequence, webhook-timestamp of the
+// webhook-id stable per subscription and sequence and unique across logs
+// ("msg_<subscription>_<epoch>-<seq>", StandardMessageID), webhook-timestamp of the
 // attempt, webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>".
 //
 // Coalesced catch-up (ParamCoalesce, and the hub's threshold): a
@@ -66,7 +67,12 @@
 // (Subject; the prefix defaults to SubjectPrefix, "rshub.notify"). The
 // stream captures "<prefix>.>" (Subject(prefix, "")), so a channel name is
 // a subject token, and SubjectChannel reads it back. The stream sequence is
-// the hub's log sequence.
+// the hub's log sequence; the stream's metadata holds the log's epoch under
+// MetadataEpoch (see Cursors). A message whose headers are not what
+// EncodeRecord writes (one published past the hub, or damaged) can never be
+// decoded: the hub quarantines it, every reader skips it as it skips a
+// record removed by retention, and the operator finds it counted and
+// listed (rshub_log_quarantined_total, GET /admin/quarantine).
 //
 // The message body is the notification exactly as stored. Headers carry
 // the metadata (EncodeRecord, DecodeRecord):
@@ -137,7 +143,8 @@
 //	channels    required. Comma-separated channel names (1 to 64 of
 //	            A-Z a-z 0-9 _ - each, at most MaxSessionChannels names), or
 //	            "*" (AllChannels) for every channel.
-//	since       optional cursor: deliver records with seq > since.
+//	since       optional cursor (Cursor): deliver records with seq > since.
+//	            "<epoch>-<seq>" as the hub's ids give it, or a bare "<seq>".
 //	since_time  optional, RFC 3339: deliver records whose Source until is
 //	            after it (records without an until are compared by their
 //	            receipt time). Not together with since.
@@ -160,7 +167,37 @@
 // bad query (the plain-text body says which parameter and why, quoting at
 // most 256 bytes of the value), 503 the hub is shutting down.
 //
-// The frames are Notification, Gap and Live (a client reads any with
+// # Cursors and the log's epoch
+//
+// The log has an identity, its epoch (MetadataEpoch): a random id given to
+// the log's stream when it is created, kept across restarts, new when the
+// log is rebuilt (a fresh data directory, a deleted stream). Every cursor
+// the hub hands out names it: the id of a notification or live frame, the
+// id of a Server-Sent Event, a webhook's webhook-id. The text of a cursor
+// (Cursor) is "<epoch>-<seq>"; since= and Last-Event-ID take it back, and
+// still take a bare "<seq>" (the format from before epochs), which the hub
+// checks on the sequence alone. Anything else is a 400.
+//
+// A cursor the log cannot serve gets a reset frame (Reset) first, never a
+// silent start: a cursor ahead of the log's last sequence (since=5000 on a
+// log ending at 3; the hub first waits half a second for it to come within
+// the log, as a cursor another hub of a cluster has just handed out does),
+// or one whose epoch is not the log's (the log was
+// rebuilt: its sequences repeat with other content).
+//
+//	{"type":"reset","epoch":"9f86d081884c7d65","first_seq":1,"last_seq":3,"since":0,"id":"9f86d081884c7d65-0",
+//	 "message":"the cursor 5000 is ahead of the log's last sequence 3; replay starts after 9f86d081884c7d65-0, at the log's first record"}
+//
+// The session then goes on from the log's first record (every record it
+// holds, then the live frame), resuming after since; id is that cursor. It
+// starts there rather than at the log's end because nothing the client
+// holds belongs to this log: a mirror must see everything the new log
+// holds to stay complete, and a dashboard clears its view and shows the
+// history a new visitor sees. A Server-Sent Events session sends the same
+// frame as a reset event (EventReset) with that id, so an EventSource,
+// which cannot read a 4xx answer, reconnects from the new cursor by itself.
+//
+// The frames are Notification, Gap, Live and Reset (a client reads any with
 // DecodeFrame). A notification frame:
 //
 //	{"type":"notification","channel":"arxiv","topic":"https://example.org/changelist.xml","seq":1235,
@@ -174,7 +211,9 @@
 //
 //   - seq is the log sequence: the cursor to resume from. Sequences
 //     increase; they are shared by all channels, so a session on some
-//     channels sees gaps in seq that are not missing data.
+//     channels sees gaps in seq that are not missing data. id is the same
+//     cursor with the log's epoch ("<epoch>-<seq>"), the one to resume
+//     from; absent when the log has no epoch.
 //   - from, until, received are RFC 3339 in UTC (FrameTime), absent when
 //     unknown. from and until are Source datetimes; received is when the
 //     hub accepted the notification.
@@ -193,7 +232,8 @@
 //	{"type":"gap","missing_from_seq":1,"missing_to_seq":4711,"message":"since=0 is older than the log's retention: replay starts at 4712"}
 //
 // The hub cannot deliver the sequences missing_from_seq..missing_to_seq
-// (inclusive): the log removed them by retention. A gap frame comes before
+// (inclusive): the log removed them by retention, or they are messages it
+// quarantined because they never decode (see NATS). A gap frame comes before
 // the records that follow the gap, never silently: at the start of a
 // session, when since+1 is before the first sequence the log holds; at the
 // start of a session with since_time, when the log no longer holds its
@@ -207,7 +247,7 @@
 //
 // A live frame:
 //
-//	{"type":"live","seq":5000}
+//	{"type":"live","seq":5000,"id":"9f86d081884c7d65-5000"}
 //
 // It is sent once, when replay has caught up: every record up to seq that the
 // session asked for has been sent, and every later frame is live. With no
@@ -294,13 +334,14 @@
 // one event, flushed as it is written:
 //
 //	event: notification
-//	id: 1235
+//	id: 9f86d081884c7d65-1235
 //	data: {"type":"notification","channel":"arxiv","seq":1235,...}
 //
 // The event type is the frame's type (EventNotification, EventGap,
-// EventLive), the data line the same JSON as the WebSocket frame, and id
-// the cursor the client holds once it has the event: the seq of a
-// notification and of a live frame, missing_to_seq of a gap. Replay, the
+// EventLive, EventReset), the data line the same JSON as the WebSocket
+// frame, and id the cursor (Cursor, with the log's epoch) the client holds
+// once it has the event: the seq of a notification and of a live frame,
+// missing_to_seq of a gap, since of a reset. Replay, the
 // live seam (no loss, no duplicate), gap events and the bounded queue of
 // live events are those of WebSocket sessions: both kinds share one
 // fan-out. A comment line (EventsKeepAlive) is sent every ping interval.
@@ -315,7 +356,7 @@
 // with the WebSocket close code and reason of the same case: 4008 the
 // session's queue of live events filled up (a client too slow to read),
 // 1001 the hub is shutting down, 1011 replay failed. The end event has no
-// id; since equals the id of the last event with one. An EventSource then
+// id; since is the sequence of the last event with one. An EventSource then
 // reconnects by itself after the retry delay with that Last-Event-ID and
 // loses nothing; other clients reconnect with since=<since>.
 //

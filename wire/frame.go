@@ -12,6 +12,7 @@ const (
 	FrameNotification = "notification"
 	FrameGap          = "gap"
 	FrameLive         = "live"
+	FrameReset        = "reset"
 )
 
 // Notification is the frame of one stored record. Type is
@@ -21,6 +22,7 @@ type Notification struct {
 	Channel     string  `json:"channel"`
 	Topic       string  `json:"topic"`
 	Seq         uint64  `json:"seq"`             // log sequence: the cursor to resume from
+	ID          string  `json:"id,omitempty"`    // the cursor with the log's epoch (Cursor), absent when the log has none
 	From        string  `json:"from,omitempty"`  // RFC 3339 in UTC (FrameTime), absent when unknown
 	Until       string  `json:"until,omitempty"` // same
 	ContentType string  `json:"content_type"`
@@ -57,6 +59,25 @@ type Gap struct {
 type Live struct {
 	Type string `json:"type"`
 	Seq  uint64 `json:"seq"`
+	ID   string `json:"id,omitempty"` // Seq as a Cursor with the log's epoch, absent when the log has none
+}
+
+// Reset is the frame telling a client that the cursor it gave (since,
+// Last-Event-ID) names no position of this log: it is ahead of the log's
+// end, or from another log (another Epoch: the log was rebuilt). Whatever
+// the client derived from its old position is not this log's: a dashboard
+// clears its view, a mirror keeps its files but takes the new cursor. The
+// session then goes on from the log's first record: every record the log
+// holds follows, then the live frame. Since and ID are that new starting
+// cursor. Type is FrameReset.
+type Reset struct {
+	Type    string `json:"type"`
+	Epoch   string `json:"epoch"`     // the log's identity, "" when it has none
+	First   uint64 `json:"first_seq"` // the log's first and last sequence (0, 0: empty)
+	Last    uint64 `json:"last_seq"`
+	Since   uint64 `json:"since"` // replay goes on after it: First-1
+	ID      string `json:"id"`    // Since as a Cursor with Epoch
+	Message string `json:"message"`
 }
 
 // GapFrame returns the JSON of a Gap frame.
@@ -65,9 +86,23 @@ func GapFrame(from, to uint64, message string) []byte {
 	return b
 }
 
-// LiveFrame returns the JSON of a Live frame.
-func LiveFrame(seq uint64) []byte {
-	b, _ := json.Marshal(Live{Type: FrameLive, Seq: seq}) // cannot fail
+// LiveFrame returns the JSON of a Live frame at seq of the log epoch.
+func LiveFrame(epoch string, seq uint64) []byte {
+	l := Live{Type: FrameLive, Seq: seq}
+	if epoch != "" {
+		l.ID = Cursor{epoch, seq}.String()
+	}
+	b, _ := json.Marshal(l) // cannot fail
+	return b
+}
+
+// ResetFrame returns the JSON of the Reset frame of a log with identity
+// epoch holding first..last, for a session that goes on from first;
+// message says why.
+func ResetFrame(epoch string, first, last uint64, message string) []byte {
+	since := max(first, 1) - 1
+	b, _ := json.Marshal(Reset{Type: FrameReset, Epoch: epoch, First: first, Last: last, // cannot fail
+		Since: since, ID: Cursor{epoch, since}.String(), Message: message})
 	return b
 }
 
@@ -81,13 +116,14 @@ func FrameTime(t time.Time) string {
 }
 
 // Frame is a frame as a client reads it: Type and the one of Notification,
-// Gap and Live that it names. A frame of a type this package does not know
+// Gap, Live and Reset that it names. A frame of a type this package does not know
 // has only Type: clients ignore it.
 type Frame struct {
 	Type         string
 	Notification *Notification
 	Gap          *Gap
 	Live         *Live
+	Reset        *Reset
 }
 
 // DecodeFrame reads one data frame from the hub.
@@ -110,6 +146,9 @@ func DecodeFrame(data []byte) (Frame, error) {
 	case FrameLive:
 		f.Live = new(Live)
 		dst = f.Live
+	case FrameReset:
+		f.Reset = new(Reset)
+		dst = f.Reset
 	default:
 		return f, nil
 	}

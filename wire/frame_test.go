@@ -40,7 +40,12 @@ func TestFrames_Golden(t *testing.T) {
 			`{"type":"notification","channel":"c","topic":"t","seq":8,"content_type":"application/xml","entries":[],"error":"entries not parsed: EOF"}`},
 		{"gap", GapFrame(1, 4711, "since=0 is older than the log's retention: replay starts at 4712"),
 			`{"type":"gap","missing_from_seq":1,"missing_to_seq":4711,"message":"since=0 is older than the log's retention: replay starts at 4712"}`},
-		{"live", LiveFrame(5000), `{"type":"live","seq":5000}`},
+		{"live", LiveFrame("", 5000), `{"type":"live","seq":5000}`},
+		{"live with epoch", LiveFrame("e1", 5000), `{"type":"live","seq":5000,"id":"e1-5000"}`},
+		{"reset", ResetFrame("e2", 1, 3, "ahead"),
+			`{"type":"reset","epoch":"e2","first_seq":1,"last_seq":3,"since":0,"id":"e2-0","message":"ahead"}`},
+		{"reset of a retained log", ResetFrame("e2", 40, 90, "m"),
+			`{"type":"reset","epoch":"e2","first_seq":40,"last_seq":90,"since":39,"id":"e2-39","message":"m"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +74,8 @@ func TestDecodeFrame_ReadsEachFrameBack(t *testing.T) {
 	}{
 		{mustJSON(t, n), Frame{Type: FrameNotification, Notification: &n}},
 		{GapFrame(2, 3, "gone"), Frame{Type: FrameGap, Gap: &Gap{Type: FrameGap, From: 2, To: 3, Message: "gone"}}},
-		{LiveFrame(4), Frame{Type: FrameLive, Live: &Live{Type: FrameLive, Seq: 4}}},
+		{LiveFrame("", 4), Frame{Type: FrameLive, Live: &Live{Type: FrameLive, Seq: 4}}},
+		{ResetFrame("e", 0, 0, "empty"), Frame{Type: FrameReset, Reset: &Reset{Type: FrameReset, Epoch: "e", ID: "e-0", Message: "empty"}}},
 		{[]byte(`{"type":"future","seq":1}`), Frame{Type: "future"}},
 	}
 	for _, tt := range tests {

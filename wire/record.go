@@ -19,4 +19,7 @@ type Record struct {
 	Key          string    `json:"key"`     // idempotency key
 	Entries      int       `json:"entries"` // <url> entries of a ResourceSync notification (0 otherwise)
 	Body         []byte    `json:"-"`
+	// Epoch is the identity of the log the record was read from (see
+	// Cursor), not stored with it; "" for a log without one.
+	Epoch string `json:"-"`
 }

@@ -19,17 +19,18 @@ const PathEvents = "/events"
 const ContentTypeEventStream = "text/event-stream"
 
 // HeaderLastEventID is the request header a browser's EventSource sends
-// when it reconnects: the id of the last event it received. The hub reads
-// it as since, before the query's since and since_time.
+// when it reconnects: the id of the last event it received, a Cursor. The
+// hub reads it as since, before the query's since and since_time.
 const HeaderLastEventID = "Last-Event-ID"
 
 // Event types of a Server-Sent Events session: the "event:" field of each
-// event. The data of a notification, gap or live event is the WebSocket
-// frame of the same type; the data of an end event is an End.
+// event. The data of a notification, gap, live or reset event is the
+// WebSocket frame of the same type; the data of an end event is an End.
 const (
 	EventNotification = FrameNotification
 	EventGap          = FrameGap
 	EventLive         = FrameLive
+	EventReset        = FrameReset
 	EventEnd          = "end"
 )
 
@@ -44,7 +45,7 @@ const EventsKeepAlive = ": keep-alive"
 // End is the data of the last event of a Server-Sent Events session the hub
 // ends: Code and Reason are those of the WebSocket close frame in the same
 // case (CloseSlowConsumer, CloseGoingAway, CloseInternalError) and Since is
-// the cursor to resume from, also the id of the last event with an id.
+// the cursor to resume from, the sequence of the last event with an id.
 type End struct {
 	Type   string `json:"type"` // EventEnd
 	Code   int    `json:"code"`

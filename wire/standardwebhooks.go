@@ -67,12 +67,14 @@ func StandardKey(secret string) ([]byte, error) {
 	return key, nil
 }
 
-// StandardMessageID is the webhook-id of the delivery of log sequence seq
-// to subscription subID: "msg_<subID>_<seq>". It is the same on every
-// attempt of that delivery (a retry, a redrive) and differs between
-// subscriptions and sequences.
-func StandardMessageID(subID string, seq uint64) string {
-	return "msg_" + subID + "_" + strconv.FormatUint(seq, 10)
+// StandardMessageID is the webhook-id of the delivery of the record at
+// cursor c to subscription subID: "msg_<subID>_<epoch>-<seq>" ("msg_<subID>_<seq>"
+// for a log without an epoch). It is the same on every attempt of that
+// delivery (a retry, a redrive) and differs between subscriptions,
+// sequences and logs: a log rebuilt from nothing has a new epoch, so its
+// records never reuse an id a receiver has seen for other content.
+func StandardMessageID(subID string, c Cursor) string {
+	return string(c.Append([]byte("msg_" + subID + "_")))
 }
 
 // SignStandard returns the webhook-signature value of body sent as message

@@ -56,8 +56,12 @@ func TestStandardKey_WhsecIsBase64AndOtherSecretsAreRaw(t *testing.T) {
 }
 
 func TestStandardMessageID_StablePerSubscriptionAndSequence(t *testing.T) {
-	a := StandardMessageID("00ff", 7)
-	if a != "msg_00ff_7" || a != StandardMessageID("00ff", 7) || a == StandardMessageID("00ff", 8) || a == StandardMessageID("00fe", 7) {
+	id := func(sub string, seq uint64) string { return StandardMessageID(sub, Cursor{Seq: seq}) }
+	a := id("00ff", 7)
+	if e := StandardMessageID("00ff", Cursor{Epoch: "e1", Seq: 7}); e != "msg_00ff_e1-7" || e == StandardMessageID("00ff", Cursor{Epoch: "e2", Seq: 7}) {
+		t.Fatalf("ids with epochs: %q", e)
+	}
+	if a != "msg_00ff_7" || a != id("00ff", 7) || a == id("00ff", 8) || a == id("00fe", 7) {
 		t.Fatalf("ids %q", a)
 	}
 }

@@ -3,7 +3,6 @@ package wire
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -15,7 +14,7 @@ const PathWebSocket = "/ws"
 // most once.
 const (
 	ParamChannels  = "channels"   // comma-separated channel names, or "*"
-	ParamSince     = "since"      // deliver records with seq > since
+	ParamSince     = "since"      // deliver records with seq > since: a Cursor, "<epoch>-<seq>" or "<seq>"
 	ParamSinceTime = "since_time" // deliver records whose until is after it, RFC 3339
 	ParamRaw       = "raw"        // "1" adds the stored body to notification frames
 	// ParamSessionCoalesce, "1" with one channel and since or since_time, replays
@@ -54,6 +53,7 @@ type Session struct {
 	Channels  []string  // channel names; empty means every channel ("*")
 	Since     uint64    // with HasSince: deliver records with seq > Since
 	HasSince  bool      //
+	Epoch     string    // with HasSince, when known: the epoch of the log Since is a position of
 	SinceTime time.Time // without HasSince, when not zero: records whose until is after it
 	Raw       bool      // add the stored body to notification frames
 	Coalesce  bool      // with one channel and a cursor: replay the backlog coalesced
@@ -71,7 +71,7 @@ func (s Session) Query() url.Values {
 	}
 	switch {
 	case s.HasSince:
-		q.Set(ParamSince, strconv.FormatUint(s.Since, 10))
+		q.Set(ParamSince, Cursor{Epoch: s.Epoch, Seq: s.Since}.String())
 	case !s.SinceTime.IsZero():
 		q.Set(ParamSinceTime, s.SinceTime.UTC().Format(time.RFC3339Nano))
 	}

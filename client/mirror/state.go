@@ -22,6 +22,9 @@ type State struct {
 	// Seq is the hub's log sequence of the last notification handled
 	// through a transport that tells it (WebSocket, NATS); 0 if unknown.
 	Seq uint64 `json:"seq,omitempty"`
+	// Epoch is the identity of the hub's log Seq is a position of (see
+	// wire.Cursor); "" if unknown.
+	Epoch string `json:"epoch,omitempty"`
 	// Baselined says the initial baseline was taken.
 	Baselined bool `json:"baselined,omitempty"`
 	// Subscription is the webhook subscription, kept so a restart reuses

@@ -22,14 +22,14 @@ type WebSocketConfig struct {
 	Token   string // optional, sent as Authorization: Bearer
 }
 
-// wsURL builds the session URL: replay after seq when known, else after
-// the Source time P, else from the start of the log; only the entries f
-// selects (the zero Filter: every entry).
-func wsURL(hub string, channels []string, seq uint64, p time.Time, f changefeed.Filter) (string, error) {
+// wsURL builds the session URL: replay after seq (of the log epoch) when
+// known, else after the Source time P, else from the start of the log;
+// only the entries f selects (the zero Filter: every entry).
+func wsURL(hub string, channels []string, seq uint64, epoch string, p time.Time, f changefeed.Filter) (string, error) {
 	s := wire.Session{Channels: channels, Raw: true}
 	switch {
 	case seq > 0 || p.IsZero():
-		s.Since, s.HasSince = seq, true
+		s.Since, s.HasSince, s.Epoch = seq, true, epoch
 	default:
 		s.SinceTime = p
 	}
@@ -76,6 +76,24 @@ func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
 	}
 }
 
+// noteCursor records the hub log's epoch and, with reset (the hub's reset
+// frame: the state's cursor named no position of its log), moves the
+// sequence back to where the hub goes on. Notifications replayed after a
+// reset that the mirror holds already are recognised by their until and
+// not applied twice.
+func (m *Mirror) noteCursor(c wire.Cursor, reset bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !reset && m.st.Epoch == c.Epoch {
+		return nil
+	}
+	m.st.Epoch = c.Epoch
+	if reset {
+		m.st.Seq = c.Seq
+	}
+	return m.save()
+}
+
 // wsSession runs one connection; ok says it delivered something.
 func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, error) {
 	st := m.State()
@@ -83,7 +101,7 @@ func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, erro
 	if fw := m.frameworkChannel(ctx, cfg.Channel, !m.cfg.Filter.IsZero()); fw != "" {
 		channels = append(channels, fw)
 	}
-	target, err := wsURL(cfg.Hub, channels, st.Seq, st.Until, m.cfg.Filter)
+	target, err := wsURL(cfg.Hub, channels, st.Seq, st.Epoch, st.Until, m.cfg.Filter)
 	if err != nil {
 		return false, err
 	}
@@ -133,6 +151,16 @@ func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, erro
 			m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("hub: sequences %d-%d are gone: %s", f.Gap.From, f.Gap.To, f.Gap.Message)})
 		case f.Live != nil:
 			m.emit(Event{Kind: EventInfo, Seq: f.Live.Seq, Message: "replay done, following live"})
+			if c, err := wire.ParseCursor(f.Live.ID); err == nil && c.Epoch != "" {
+				if err := m.noteCursor(c, false); err != nil {
+					return got, err
+				}
+			}
+		case f.Reset != nil:
+			m.emit(Event{Kind: EventWarning, Seq: f.Reset.Since, Message: fmt.Sprintf("hub: log %s reset the cursor: %s", f.Reset.Epoch, f.Reset.Message)})
+			if err := m.noteCursor(wire.Cursor{Epoch: f.Reset.Epoch, Seq: f.Reset.Since}, true); err != nil {
+				return got, err
+			}
 		}
 	}
 }

@@ -15,7 +15,7 @@
   const state = {
     token: null, wsToken: "", started: false, pollTimer: 0, refreshing: false, again: false,
     channels: [], chQ: "", chPages: 1, chMore: false, summary: null, throughput: null,
-    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, received: 0, framework: 0, live: false,
+    ws: null, es: null, transport: "websocket", wsOpened: false, wsRetry: 1000, lastSeq: 0, lastID: "", received: 0, framework: 0, live: false,
   };
 
   // el builds an element; children are nodes or strings (set as text).
@@ -290,9 +290,11 @@
     return u.toString();
   }
 
-  // startSeq is where a new session starts: after the last notification
-  // seen, or REPLAY notifications back on page load.
+  // startSeq is where a new session starts: after the last frame seen (its
+  // id names the log's epoch, so a rebuilt log answers with a reset), or
+  // REPLAY notifications back on page load.
   function startSeq() {
+    if (state.lastID) return state.lastID;
     if (state.lastSeq !== 0) return state.lastSeq;
     const top = Math.max(0, ...state.channels.map(c => (c.state && c.state.lastSeq) || 0));
     return Math.max(0, top - REPLAY);
@@ -302,8 +304,9 @@
   function onFrame(f, via) {
     if (f.type === "notification") addNotification(f);
     else if (f.type === "gap") addGap(f);
+    else if (f.type === "reset") resetFeed(f);
     else if (f.type === "live") {
-      state.lastSeq = Math.max(state.lastSeq, f.seq);
+      advance(f);
       state.live = true;
       setPill("#ws-status", "ok", "feed: live" + via);
     }
@@ -362,7 +365,7 @@
       try { f = JSON.parse(ev.data); } catch { return; }
       onFrame(f, via);
     };
-    for (const type of ["notification", "gap", "live"]) es.addEventListener(type, handle);
+    for (const type of ["notification", "gap", "live", "reset"]) es.addEventListener(type, handle);
     es.addEventListener("end", ev => {
       let f = {};
       try { f = JSON.parse(ev.data); } catch { /* keep the default */ }
@@ -389,8 +392,30 @@
     return ["created", "updated", "deleted"].includes(e.change) ? e.change : "none";
   }
 
+  // advance moves the cursor to a frame's seq and id, never back.
+  function advance(f) {
+    if (f.seq < state.lastSeq) return;
+    state.lastSeq = f.seq;
+    if (f.id) state.lastID = f.id;
+  }
+
+  // resetFeed answers the hub's reset: the cursor named no position of its
+  // log (ahead of it, or from a log rebuilt since), so what the feed shows
+  // is not this log's. It clears the feed and says so; the session goes on
+  // from the log's first record.
+  function resetFeed(r) {
+    state.lastSeq = r.since;
+    state.lastID = r.id;
+    state.received = 0;
+    state.framework = 0;
+    $("#feed").replaceChildren();
+    prepend(el("li", { class: "reset" }, "⟲ the hub's log was reset (log " + r.epoch + ", seq " + r.first_seq + "–" + r.last_seq +
+      "): " + r.message + ". The feed was cleared and replays this log from its start."));
+    toast("The hub's log was reset; the feed was cleared");
+  }
+
   function addNotification(n) {
-    state.lastSeq = Math.max(state.lastSeq, n.seq);
+    advance(n);
     const parent = frameworkParent(n.channel);
     if (parent) state.framework++;
     else state.received++;

@@ -66,3 +66,17 @@ func TestBounds_ConcurrentCallersShareOneRequest(t *testing.T) {
 		}
 	}
 }
+
+// An empty log's cached bounds do not outlive its first append: Bounds
+// right after never gives a first sequence of 0 with a last one above it.
+func TestBounds_FirstAppendEndsTheCachedEmptyLog(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	l := openLog(t, nc, jslog.Config{})
+	if first, last, err := l.Bounds(ctxT(t)); err != nil || first != 0 || last != 0 {
+		t.Fatalf("empty log: Bounds = %d, %d, %v", first, last, err)
+	}
+	seq := mustAppend(t, l, record("a", 1))
+	if first, last, err := l.Bounds(ctxT(t)); err != nil || first != seq || last != seq {
+		t.Fatalf("after the first append: Bounds = %d, %d, %v; want %d, %d", first, last, err, seq, seq)
+	}
+}

@@ -25,6 +25,7 @@ const (
 // handles are the JetStream handles of one connection generation.
 type handles struct {
 	gen    uint64
+	epoch  string // the stream's (Log.Epoch)
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	watch  *watcher
@@ -69,6 +70,10 @@ func (l *Log) handles(ctx context.Context, nc *nats.Conn, gen uint64) (*handles,
 	if old != nil {
 		old.watch.stop()
 		l.log.Info("jslog: stream handles rebuilt on a new connection", "generation", gen)
+		if old.epoch != h.epoch {
+			l.log.Error("jslog: the log's stream was created again (the server lost it): a new log with a new epoch; readers positioned in the old one must start again",
+				"old_epoch", old.epoch, "epoch", h.epoch)
+		}
 		// appends while the watcher was gone were not signalled: wake
 		// every waiter to look
 		l.notify()
@@ -87,7 +92,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if maxBytes <= 0 {
 		maxBytes = -1
 	}
-	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	st, epoch, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "rshub notification log",
 		Subjects:    []string{wire.Subject(cfg.SubjectPrefix, "")},
@@ -111,7 +116,7 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if err != nil {
 		return nil, err
 	}
-	return &handles{gen: gen, js: js, stream: st, watch: w}, nil
+	return &handles{gen: gen, epoch: epoch, js: js, stream: st, watch: w}, nil
 }
 
 // follow rebuilds the handles as soon as the connection was replaced, so

@@ -62,6 +62,8 @@ type Log struct {
 	// refreshing is the stream info request of Bounds in flight, nil when
 	// none: concurrent callers wait for it instead of each asking.
 	refreshing *boundsCall
+
+	quarantine quarantine // messages that never decode, which readers skip
 }
 
 // boundsCall is one stream info request made for Bounds; err is set
@@ -156,9 +158,17 @@ func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) 
 
 // AppendAfter is Append on the condition that the channel's last record is
 // still lastSeq (0: the channel has none). Otherwise nothing is stored and
-// the error wraps hub.ErrConflict: another writer appended first.
+// the error wraps hub.ErrConflict: another writer appended first. Messages
+// that never decode are not records: a channel with only quarantined
+// messages after lastSeq has not moved on.
 func (l *Log) AppendAfter(ctx context.Context, rec hub.Record, lastSeq uint64) (uint64, bool, error) {
-	return l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+	seq, dup, err := l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+	if errors.Is(err, hub.ErrConflict) {
+		if last, ok := l.quarantinedAfter(ctx, rec.Channel, lastSeq); ok {
+			return l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(last))
+		}
+	}
+	return seq, dup, err
 }
 
 func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
@@ -207,23 +217,52 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 	if seq == 0 {
 		seq = 1
 	}
-	var m *jetstream.RawStreamMsg
-	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
-		m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
+	for {
+		var m *jetstream.RawStreamMsg
+		var rec hub.Record
+		var ok bool
+		err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
+			m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+			if err == nil {
+				rec, ok = l.decode(h, m.Subject, m.Header, m.Data, m.Sequence, false)
+			}
+			return err
+		})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
+		}
+		if err != nil {
+			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
+		}
+		if ok {
+			return rec, nil
+		}
+		seq = m.Sequence + 1 // quarantined: the next one
 	}
+}
+
+// decode turns the stream's message seq, read on h, into a record of h's
+// epoch (without its body when headersOnly). A message that can never be
+// decoded is quarantined instead, and ok is false: the reader skips it.
+// Only the decoding is judged here: a failed read is the caller's error,
+// to retry.
+func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool) (rec hub.Record, ok bool) {
+	l.observe(seq)
+	body := data
+	if headersOnly {
+		body = nil
+	}
+	rec, err := DecodeMsg(subject, hdr, body, seq)
 	if err != nil {
-		return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
+		channel, ours := strings.CutPrefix(subject, l.cfg.SubjectPrefix+".")
+		if !ours {
+			channel = ""
+		}
+		l.quarantine.add(l.log, channel, hdr, data, seq, err)
+		return hub.Record{}, false
 	}
-	rec, err := DecodeMsg(m.Subject, m.Header, m.Data, m.Sequence)
-	if err != nil {
-		return hub.Record{}, fmt.Errorf("jslog: next: seq %d: %w", m.Sequence, err)
-	}
-	l.observe(m.Sequence)
-	return rec, nil
+	rec.Epoch = h.epoch
+	return rec, true
 }
 
 // Bounds returns the first and last sequence the stream holds, (0, 0) when
@@ -233,7 +272,9 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 	for {
 		l.mu.Lock()
-		if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL {
+		// a cached empty log that has had appends since is stale: its
+		// first sequence is not 0 any more
+		if !l.refreshed.IsZero() && time.Since(l.refreshed) < BoundsCacheTTL && (l.first > 0 || l.last == 0) {
 			first, last := l.first, l.last
 			l.mu.Unlock()
 			return first, last, nil

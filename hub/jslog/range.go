@@ -68,7 +68,7 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 	started := false
 	err := l.do(ctx, func(ctx context.Context, h *handles) error {
 		started = true
-		return l.rangeOn(ctx, h.stream, subj, from, to, headersOnly, fn)
+		return l.rangeOn(ctx, h, subj, from, to, headersOnly, fn)
 	})
 	if err != nil && !started {
 		return fmt.Errorf("jslog: range %s from %d: %w", subj, from, err)
@@ -76,8 +76,9 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 	return err
 }
 
-// rangeOn is rangeRead on the stream handle st.
-func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
+// rangeOn is rangeRead on the handles h.
+func (l *Log) rangeOn(ctx context.Context, h *handles, subj string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
+	st := h.stream
 	// direct reads first: an empty range returns at once instead of
 	// waiting out a fetch, and a short one needs no consumer; the read
 	// after the last of them only finds where the consumer starts, so that
@@ -97,7 +98,7 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 			from = m.Sequence
 			break
 		}
-		if err := l.yield(m.Subject, m.Header, m.Data, m.Sequence, headersOnly, fn); err != nil {
+		if err := l.yield(h, m.Subject, m.Header, m.Data, m.Sequence, headersOnly, fn); err != nil {
 			return err
 		}
 		if m.Sequence == to {
@@ -127,7 +128,7 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, done, err := l.fetchBatch(ctx, cons, subj, to, headersOnly, fn)
+		n, done, err := l.fetchBatch(ctx, h, cons, subj, to, headersOnly, fn)
 		if err != nil || done {
 			return err
 		}
@@ -137,24 +138,20 @@ func (l *Log) rangeOn(ctx context.Context, st jetstream.Stream, subj string, fro
 	}
 }
 
-// yield decodes the message seq of a range (without its body when
-// headersOnly) and passes it to fn.
-func (l *Log) yield(subject string, h nats.Header, data []byte, seq uint64, headersOnly bool, fn func(hub.Record) error) error {
-	if headersOnly {
-		data = nil
+// yield decodes the message seq of a range read on h (without its body
+// when headersOnly) and passes it to fn; a quarantined message is skipped.
+func (l *Log) yield(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool, fn func(hub.Record) error) error {
+	rec, ok := l.decode(h, subject, hdr, data, seq, headersOnly)
+	if !ok {
+		return nil
 	}
-	rec, err := DecodeMsg(subject, h, data, seq)
-	if err != nil {
-		return fmt.Errorf("jslog: range: seq %d: %w", seq, err)
-	}
-	l.observe(seq)
 	return fn(rec)
 }
 
 // fetchBatch reads one batch of cons for rangeOn, calling fn for each
 // record up to to; done reports that the range has ended. The fetch ends
 // with ctx, and after rangeIdle when the server has nothing to deliver.
-func (l *Log) fetchBatch(ctx context.Context, cons jetstream.Consumer, subj string, to uint64, headersOnly bool, fn func(hub.Record) error) (n int, done bool, err error) {
+func (l *Log) fetchBatch(ctx context.Context, h *handles, cons jetstream.Consumer, subj string, to uint64, headersOnly bool, fn func(hub.Record) error) (n int, done bool, err error) {
 	fctx, cancel := context.WithTimeout(ctx, rangeIdle)
 	defer cancel()
 	msgs, err := cons.Fetch(RangeBatch, jetstream.FetchMaxBytes(RangeBytes), jetstream.FetchContext(fctx))
@@ -171,7 +168,7 @@ func (l *Log) fetchBatch(ctx context.Context, cons jetstream.Consumer, subj stri
 		if seq > to {
 			return n, true, nil // the rest of the batch expires with the fetch
 		}
-		if err := l.yield(m.Subject(), m.Headers(), m.Data(), seq, headersOnly, fn); err != nil {
+		if err := l.yield(h, m.Subject(), m.Headers(), m.Data(), seq, headersOnly, fn); err != nil {
 			return n, true, err
 		}
 		if seq == to || md.NumPending == 0 {

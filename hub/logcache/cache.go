@@ -191,6 +191,15 @@ func (c *Cache) Bounds(ctx context.Context) (uint64, uint64, error) {
 	return c.log.Bounds(ctx)
 }
 
+// Epoch returns the underlying log's identity when it has one (as
+// jslog.Log does), else "".
+func (c *Cache) Epoch() string {
+	if e, ok := c.log.(interface{ Epoch() string }); ok {
+		return e.Epoch()
+	}
+	return ""
+}
+
 // Changed returns a channel closed after the cache has absorbed new records
 // (or when Run starts or stops). While Run is not running it never closes
 // before Run starts; after Run has returned it is the log's own signal.

@@ -47,6 +47,9 @@ type Sources struct {
 	// --open-topics counted: the subscriptions held and the subscribe
 	// requests refused by the hub-wide and the per-callback-host limit.
 	SubscriptionLimits func() (held int, refusedHub, refusedHost uint64)
+	// LogQuarantined counts the log's messages that never decode, which
+	// readers skip.
+	LogQuarantined func() uint64
 }
 
 // Metrics holds the hub's collectors in its own registry.
@@ -145,30 +148,31 @@ type gauges struct {
 	mu                                   sync.Mutex
 	src                                  Sources
 	backlog, dead, ws, wsRefused, events *prometheus.Desc
-	logMsgs, logBytes                    *prometheus.Desc
+	logMsgs, logBytes, logQuarantined    *prometheus.Desc
 	subStates, deadTotal                 *prometheus.Desc
 	subsHeld, subsRefused                *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
 	return &gauges{
-		src:         src,
-		backlog:     prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
-		dead:        prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
-		ws:          prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
-		events:      prometheus.NewDesc("rshub_events_connections", "Open Server-Sent Events streams.", nil, nil),
-		wsRefused:   prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
-		logMsgs:     prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
-		logBytes:    prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
-		subStates:   prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
-		deadTotal:   prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
-		subsHeld:    prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
-		subsRefused: prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
+		src:            src,
+		backlog:        prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
+		dead:           prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
+		ws:             prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
+		events:         prometheus.NewDesc("rshub_events_connections", "Open Server-Sent Events streams.", nil, nil),
+		wsRefused:      prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
+		logMsgs:        prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
+		logBytes:       prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
+		logQuarantined: prometheus.NewDesc("rshub_log_quarantined_total", "Log messages that can never be decoded, skipped by every reader (listed at /admin/quarantine).", nil, nil),
+		subStates:      prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
+		deadTotal:      prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
+		subsHeld:       prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
+		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused} {
 		ch <- d
 	}
 }
@@ -204,6 +208,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.subsHeld, prometheus.GaugeValue, float64(held))
 		ch <- prometheus.MustNewConstMetric(g.subsRefused, prometheus.CounterValue, float64(hubRefused), "hub")
 		ch <- prometheus.MustNewConstMetric(g.subsRefused, prometheus.CounterValue, float64(hostRefused), "callback_host")
+	}
+	if src.LogQuarantined != nil {
+		ch <- prometheus.MustNewConstMetric(g.logQuarantined, prometheus.CounterValue, float64(src.LogQuarantined()))
 	}
 	if src.LogSize != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
