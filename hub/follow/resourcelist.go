@@ -242,16 +242,6 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 	return flush()
 }
 
-// origin is the scheme and host of u, with a slash: the prefix the
-// locations of a Source's resources usually share.
-func origin(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" {
-		return ""
-	}
-	return p.Scheme + "://" + p.Host + "/"
-}
-
 // resolve returns ref resolved against base.
 func resolve(base, ref string) string {
 	b, err := url.Parse(base)
