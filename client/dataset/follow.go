@@ -17,12 +17,13 @@ import (
 const (
 	TransportWebhook   = "webhook"
 	TransportWebSocket = "websocket"
+	TransportSSE       = "sse" // Server-Sent Events: WebSocketConfig's fields
 	TransportNATS      = "nats"
 )
 
 // FollowConfig says how Follow receives notifications.
 type FollowConfig struct {
-	Transport string // TransportWebhook (default), TransportWebSocket or TransportNATS
+	Transport string // TransportWebhook (default), TransportWebSocket, TransportSSE or TransportNATS
 	Webhook   mirror.WebhookConfig
 	WebSocket mirror.WebSocketConfig // Hub and Channel default to the dataset's
 	NATS      mirror.NATSConfig      // Channel defaults to the dataset's
@@ -85,7 +86,7 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	switch fc.Transport {
-	case TransportWebSocket:
+	case TransportWebSocket, TransportSSE:
 		wc := fc.WebSocket
 		if wc.Hub == "" {
 			wc.Hub = ds.Hub
@@ -93,7 +94,11 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 		if wc.Channel == "" {
 			wc.Channel = channel
 		}
-		err = m.RunWebSocket(fctx, wc)
+		if fc.Transport == TransportSSE {
+			err = m.RunSSE(fctx, wc)
+		} else {
+			err = m.RunWebSocket(fctx, wc)
+		}
 	case TransportNATS:
 		nc := fc.NATS
 		if nc.Channel == "" {

@@ -22,10 +22,16 @@ type WebSocketConfig struct {
 	Token   string // optional, sent as Authorization: Bearer
 }
 
-// wsURL builds the session URL: replay after seq (of the log epoch) when
-// known, else after the Source time P, else from the start of the log;
-// only the entries f selects (the zero Filter: every entry).
+// wsURL builds the WebSocket session URL; see sessionURL.
 func wsURL(hub string, channels []string, seq uint64, epoch string, p time.Time, f changefeed.Filter) (string, error) {
+	return sessionURL(wire.WebSocketURL, hub, channels, seq, epoch, p, f)
+}
+
+// sessionURL builds a live session's URL (WebSocket or Server-Sent Events,
+// by build): replay after seq (of the log epoch) when known, else after the
+// Source time P, else from the start of the log; only the entries f
+// selects (the zero Filter: every entry).
+func sessionURL(build func(string, wire.Session) (string, error), hub string, channels []string, seq uint64, epoch string, p time.Time, f changefeed.Filter) (string, error) {
 	s := wire.Session{Channels: channels, Raw: true}
 	switch {
 	case seq > 0 || p.IsZero():
@@ -33,7 +39,7 @@ func wsURL(hub string, channels []string, seq uint64, epoch string, p time.Time,
 	default:
 		s.SinceTime = p
 	}
-	u, err := wire.WebSocketURL(hub, s)
+	u, err := build(hub, s)
 	if err != nil {
 		return "", fmt.Errorf("mirror: %w", err)
 	}
@@ -57,11 +63,17 @@ func wsURL(hub string, channels []string, seq uint64, epoch string, p time.Time,
 // does no harm); it reconnects after failures, until ctx ends. Call
 // Start (or Run with a nil channel) for the baseline.
 func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
+	return m.runSessions(ctx, "WebSocket", func(ctx context.Context) (bool, error) { return m.wsSession(ctx, cfg) })
+}
+
+// runSessions takes the baseline, then runs one live session after the
+// other until ctx ends, pausing longer after each that delivered nothing.
+func (m *Mirror) runSessions(ctx context.Context, transport string, session func(context.Context) (bool, error)) error {
 	if err := m.retry(ctx, "start-up catch-up", func() error { return m.Start(ctx) }); err != nil {
 		return err
 	}
 	for n := 1; ; n++ {
-		ok, err := m.wsSession(ctx, cfg)
+		ok, err := session(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -69,7 +81,7 @@ func (m *Mirror) RunWebSocket(ctx context.Context, cfg WebSocketConfig) error {
 			n = 1
 		}
 		pause := retryPause(n)
-		m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("WebSocket session ended (%v); reconnecting in %s", err, pause)})
+		m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("%s session ended (%v); reconnecting in %s", transport, err, pause)})
 		if !sleep(ctx, pause) {
 			return ctx.Err()
 		}
@@ -122,9 +134,18 @@ func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, erro
 	defer stop()
 	m.emit(Event{Kind: EventInfo, Message: "WebSocket connected: " + strings.SplitN(target, "?", 2)[1]})
 	conn.SetReadLimit(64 << 20)
-	got := false
-	for {
+	return m.applyFrames(ctx, "websocket", func() ([]byte, error) {
 		_, data, err := conn.ReadMessage()
+		return data, err
+	})
+}
+
+// applyFrames applies the frames of one live session, read by next (a
+// WebSocket message, or a Server-Sent Event's data: the same frames), until
+// next fails; got says a notification arrived.
+func (m *Mirror) applyFrames(ctx context.Context, transport string, next func() ([]byte, error)) (got bool, err error) {
+	for {
+		data, err := next()
 		if err != nil {
 			return got, err
 		}
@@ -144,7 +165,7 @@ func (m *Mirror) wsSession(ctx context.Context, cfg WebSocketConfig) (bool, erro
 				m.emit(Event{Kind: EventSkipped, Seq: n.Seq, Message: "unreadable notification: " + err.Error()})
 				continue
 			}
-			if err := m.ApplyRetrying(ctx, UpdateOf(doc, n.Seq, "websocket")); err != nil {
+			if err := m.ApplyRetrying(ctx, UpdateOf(doc, n.Seq, transport)); err != nil {
 				return got, err
 			}
 		case f.Gap != nil:

@@ -17,8 +17,17 @@ import (
 // holds a cursor of another log, far ahead (a hub rebuilt on a fresh data
 // directory): the hub answers with a reset, the mirror takes the new
 // log's epoch and cursor, and goes on applying live notifications, ending
-// equal to the Source.
+// equal to the Source; over a WebSocket and over Server-Sent Events.
 func TestRunWebSocket_ResetTakesTheHubsNewCursor(t *testing.T) {
+	for name, run := range map[string]func(*mirror.Mirror, context.Context, mirror.WebSocketConfig) error{
+		"websocket": (*mirror.Mirror).RunWebSocket,
+		"sse":       (*mirror.Mirror).RunSSE,
+	} {
+		t.Run(name, func(t *testing.T) { testResetTakesTheHubsNewCursor(t, run) })
+	}
+}
+
+func testResetTakesTheHubsNewCursor(t *testing.T, run func(*mirror.Mirror, context.Context, mirror.WebSocketConfig) error) {
 	hubURL := startHub(t)
 	src := newSource(t, hubURL)
 	src.change(t, map[string][]byte{"a.txt": []byte("a1")})
@@ -44,7 +53,7 @@ func TestRunWebSocket_ResetTakesTheHubsNewCursor(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.RunWebSocket(ctx, mirror.WebSocketConfig{Hub: hubURL, Channel: "demo"}) }()
+	go func() { done <- run(m, ctx, mirror.WebSocketConfig{Hub: hubURL, Channel: "demo"}) }()
 	defer func() {
 		cancel()
 		<-done

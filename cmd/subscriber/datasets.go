@@ -110,7 +110,7 @@ func runDatasets(ctx context.Context, s settings, client *http.Client, logger *s
 func followConfig(s settings, i int) (dataset.FollowConfig, error) {
 	fc := dataset.FollowConfig{Transport: s.Transport, HubCapabilityList: s.HubCapabilityList}
 	switch s.Transport {
-	case "websocket":
+	case "websocket", "sse":
 		fc.WebSocket = mirror.WebSocketConfig{Token: s.WSToken, Channel: s.Channel}
 	case "nats":
 		fc.NATS = mirror.NATSConfig{URL: s.NATSURL, Stream: s.NATSStream, Prefix: s.NATSPrefix, Channel: s.Channel}

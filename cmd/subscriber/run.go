@@ -76,11 +76,15 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	switch s.Transport {
-	case "websocket":
+	case "websocket", "sse":
 		if channel == "" {
-			return errors.New("--channel is required for --transport websocket (the hub's Capability List URL does not tell it)")
+			return fmt.Errorf("--channel is required for --transport %s (the hub's Capability List URL does not tell it)", s.Transport)
 		}
-		return m.RunWebSocket(ctx, mirror.WebSocketConfig{Hub: hub, Channel: channel, Token: s.WSToken})
+		cfg := mirror.WebSocketConfig{Hub: hub, Channel: channel, Token: s.WSToken}
+		if s.Transport == "sse" {
+			return m.RunSSE(ctx, cfg)
+		}
+		return m.RunWebSocket(ctx, cfg)
 	case "nats":
 		if channel == "" {
 			return errors.New("--channel is required for --transport nats")

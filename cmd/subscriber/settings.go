@@ -103,12 +103,12 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.Mirror, "mirror", "", "the local mirror directory (required)")
 	fs.StringVar(&s.State, "state", "", "state file recording how far the mirror has applied (default <mirror>.rshub-state.json)")
 	fs.StringVar(&s.BaseURL, "base-url", "", "URL prefix of the mirrored resources: a loc's rest below it is its path in the mirror (default: host/path)")
-	fs.StringVar(&s.Transport, "transport", "webhook", "how notifications arrive: webhook, websocket or nats")
+	fs.StringVar(&s.Transport, "transport", "webhook", "how notifications arrive: webhook, websocket, sse (Server-Sent Events, through proxies that refuse WebSockets) or nats")
 	fs.StringVar(&s.Listen, "listen", "127.0.0.1:8090", "webhook: where the callback server listens (host:port)")
 	fs.StringVar(&s.CallbackURL, "callback-url", "", "webhook: the public URL of the callback server, as the hub reaches it (default http://<listen>/callback)")
 	fs.DurationVar(&s.Lease, "lease", 0, "webhook: lease to ask for (0: the hub's default); renewed after three quarters of it")
 	fs.BoolVar(&s.UnsubscribeOnExit, "unsubscribe-on-exit", false, "webhook: unsubscribe when stopped (a restart then resumes from the hub's Change Lists)")
-	fs.StringVar(&s.WSToken, "ws-token", "", "websocket: token the hub's WebSocket endpoint requires")
+	fs.StringVar(&s.WSToken, "ws-token", "", "websocket and sse: token the hub's WebSocket and Server-Sent Events endpoints require")
 	fs.StringVar(&s.NATSURL, "nats-url", "nats://127.0.0.1:4222", "nats: the NATS server holding the hub's log stream")
 	fs.StringVar(&s.NATSStream, "nats-stream", wire.Stream, "nats: the hub's JetStream stream")
 	fs.StringVar(&s.NATSPrefix, "nats-prefix", wire.SubjectPrefix, "nats: the hub's subject prefix")
@@ -168,7 +168,16 @@ const nothingToDo = `say what to keep in step, and where from:
   --mirror DIR --hub URL --topic URI
   --dataset DIR --source URL    RDF datasets of a Source (--list-datasets to see them)
   --atom FEED --mirror DIR      harvest a hub's Atom feed (/channels/<name>/feed.atom)
---transport webhook (default), websocket or nats; --help lists every setting`
+--transport webhook (default), websocket, sse or nats; --help lists every setting`
+
+// validTransport reports whether t names a transport the subscriber has.
+func validTransport(t string) bool {
+	switch t {
+	case "webhook", "websocket", "sse", "nats":
+		return true
+	}
+	return false
+}
 
 // check refuses incomplete or contradictory settings.
 func (s settings) check() error {
@@ -183,8 +192,8 @@ func (s settings) check() error {
 		return fmt.Errorf("--mirror DIR is required: the directory to keep in step (or --dataset DIR for RDF datasets, --atom FEED for an Atom harvest)")
 	case s.Source == "" && (s.Hub == "" || s.Topic == ""):
 		return fmt.Errorf("give --source URL (a Source or a hub: its channels are discovered), or both --hub and --topic")
-	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
-		return fmt.Errorf("--transport must be webhook, websocket or nats, got %q", s.Transport)
+	case !validTransport(s.Transport):
+		return fmt.Errorf("--transport must be webhook, websocket, sse or nats, got %q", s.Transport)
 	case s.Progress != "auto" && s.Progress != "bar" && s.Progress != "lines":
 		return fmt.Errorf("--progress must be auto, bar or lines, got %q", s.Progress)
 	case s.Resync < 0 || s.Lease < 0:
@@ -202,8 +211,8 @@ func (s settings) checkDataset() error {
 		return fmt.Errorf("give --mirror or --dataset, not both")
 	case s.AllDatasets && s.DatasetName != "":
 		return fmt.Errorf("give --all or --dataset-name, not both")
-	case s.Transport != "webhook" && s.Transport != "websocket" && s.Transport != "nats":
-		return fmt.Errorf("--transport must be webhook, websocket or nats, got %q", s.Transport)
+	case !validTransport(s.Transport):
+		return fmt.Errorf("--transport must be webhook, websocket, sse or nats, got %q", s.Transport)
 	case s.Progress != "auto" && s.Progress != "bar" && s.Progress != "lines":
 		return fmt.Errorf("--progress must be auto, bar or lines, got %q", s.Progress)
 	case len(s.FilterPrefixes) > 0 || s.FilterChange != "":
