@@ -94,13 +94,10 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 		hctx, cancel := context.WithTimeout(ctx, period)
 		ms, err := w.store.Heartbeat(hctx, w.cfg.Owner, w.shardLease())
 		cancel()
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return
-		case err != nil:
-			w.h.Fail(opMembers, err) // keep the last membership seen
-		default:
-			w.h.OK(opMembers)
+		}
+		if w.h.Report(ctx, opMembers, err) == nil { // else keep the last membership seen
 			if !slices.Equal(ms, members) {
 				w.logger.Info("hub membership", "members", ms)
 			}
@@ -196,11 +193,7 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 	for _, n := range releasing {
 		w.release(ctx, n)
 	}
-	if failed == nil {
-		w.h.OK(opShard)
-	} else {
-		w.h.Fail(opShard, failed)
-	}
+	w.h.Report(ctx, opShard, failed)
 	if acquired {
 		select {
 		case w.kick <- struct{}{}:

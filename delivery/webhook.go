@@ -424,6 +424,16 @@ func hostOf(callback string) string {
 	return strings.ToLower(u.Host)
 }
 
+// reached maps the outcome of a log read to the outcome of the contact
+// with the log: hub.ErrNotFound is the log answering that it has nothing
+// more, a contact that worked.
+func reached(err error) error {
+	if errors.Is(err, hub.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // worst combines the health of several loops: stalled when any is, since
 // the earliest stall.
 func worst(ok bool, since time.Time, err error, ok2 bool, since2 time.Time, err2 error) (bool, time.Time, error) {

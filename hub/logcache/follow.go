@@ -44,13 +44,12 @@ func (c *Cache) Run(ctx context.Context) error {
 	defer poll.Stop()
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
-		if err := c.catchUp(ctx); err != nil {
-			if ctx.Err() != nil || !c.h.Retry(ctx, opFollow, err, 0) {
+		if c.h.Report(ctx, opFollow, c.catchUp(ctx)) != nil {
+			if !c.h.Backoff(ctx, opFollow) {
 				return ctx.Err()
 			}
 			continue
 		}
-		c.h.OK(opFollow)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -53,9 +53,27 @@ func New(lg *slog.Logger) *Tracker {
 // it before the Tracker is used; fn must not call the Tracker.
 func (h *Tracker) Watch(fn func(stalled bool)) { h.watch = fn }
 
-// Fail records that op failed with err and returns how many times in a row
-// it has. The first failure of a run is logged.
-func (h *Tracker) Fail(op string, err error) int {
+// Report records the outcome of one contact of op with its dependency, in
+// both directions, and returns err: a failure when err is not nil (the
+// first of a run is logged), a recovery when it is nil (logged when op had
+// been failing). Each contact reports through this one call, so the
+// contact that fails and the one that works again are the same line of
+// code, and no path can leave a failure recorded after the dependency
+// answered. ctx is the caller's context: an error that comes with its end
+// is the caller stopping, not the dependency failing, and is not recorded.
+func (h *Tracker) Report(ctx context.Context, op string, err error) error {
+	switch {
+	case err == nil:
+		h.ok(op)
+	case ctx.Err() == nil:
+		h.fail(op, err)
+	}
+	return err
+}
+
+// fail records that op failed with err. The first failure of a run is
+// logged.
+func (h *Tracker) fail(op string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.failing[op]
@@ -70,11 +88,10 @@ func (h *Tracker) Fail(op string, err error) int {
 	}
 	f.err = err
 	f.attempts++
-	return f.attempts
 }
 
-// OK records that op worked, logging the recovery when it had been failing.
-func (h *Tracker) OK(op string) {
+// ok records that op worked, logging the recovery when it had been failing.
+func (h *Tracker) ok(op string) {
 	if h.nfail.Load() == 0 {
 		return
 	}
@@ -108,29 +125,31 @@ func (h *Tracker) State() (ok bool, since time.Time, err error) {
 	return since.IsZero(), since, err
 }
 
-// Retry records that op failed with err and waits before the next attempt,
-// at most limit when limit > 0. It reports false when ctx ended first.
-func (h *Tracker) Retry(ctx context.Context, op string, err error, limit time.Duration) bool {
-	d := Delay(h.Fail(op, err))
-	if limit > 0 {
-		d = min(d, limit)
+// Backoff waits before the next attempt at op, longer the more attempts
+// in a row Report recorded as failed (Delay), and reports false when ctx
+// has ended or ends first.
+func (h *Tracker) Backoff(ctx context.Context, op string) bool {
+	if ctx.Err() != nil {
+		return false
 	}
-	return Wait(ctx, d)
+	h.mu.Lock()
+	n := 0
+	if f := h.failing[op]; f != nil {
+		n = f.attempts
+	}
+	h.mu.Unlock()
+	return Wait(ctx, Delay(n))
 }
 
-// Do calls fn until it works, waiting between attempts, and reports false
-// when ctx ended first.
+// Do calls fn, reporting each outcome, until it works, waiting between
+// attempts; it reports false when ctx ended first.
 func (h *Tracker) Do(ctx context.Context, op string, fn func() error) bool {
-	for {
-		err := fn()
-		if err == nil {
-			h.OK(op)
-			return true
-		}
-		if ctx.Err() != nil || !h.Retry(ctx, op, err, 0) {
+	for h.Report(ctx, op, fn()) != nil {
+		if !h.Backoff(ctx, op) {
 			return false
 		}
 	}
+	return true
 }
 
 // Wait waits d and reports false when ctx ended first.
