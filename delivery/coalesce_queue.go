@@ -139,7 +139,7 @@ func (q *queue) deadLetterRun(ctx context.Context, channel string, run *Coalesce
 		if q.h.Report(ctx, opLog, err) == nil {
 			break
 		}
-		if !q.h.Backoff(ctx, opLog) {
+		if !q.h.Backoff(ctx, opLog, 0) {
 			return resultAbandoned
 		}
 	}

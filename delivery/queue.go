@@ -223,7 +223,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		}
 		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
 		if q.h.Report(ctx, opLog, reached(err)) != nil {
-			if !q.h.Backoff(ctx, opLog) {
+			if !q.h.Backoff(ctx, opLog, 0) {
 				return stopCtx
 			}
 			continue
@@ -256,7 +256,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		var run *CoalescedRun
 		if channel != "" {
 			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); q.h.Report(ctx, opLog, err) != nil {
-				if !q.h.Backoff(ctx, opLog) {
+				if !q.h.Backoff(ctx, opLog, 0) {
 					return stopCtx
 				}
 				continue

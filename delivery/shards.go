@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Ownership of delivery work. Hubs sharing a store split the subscription
@@ -104,7 +105,13 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 			members = ms
 		}
 		w.claimShards(ctx, targetShards(members, w.cfg.Owner), period)
-		if !sleep(ctx, period, nil, nil) {
+		wait := period // a failed heartbeat or claim is retried at the backoff's pace
+		for _, op := range []string{opMembers, opShard} {
+			if d := w.h.RetryIn(op, loophealth.EngineRetry); d > 0 {
+				wait = min(wait, d)
+			}
+		}
+		if !sleep(ctx, wait, nil, nil) {
 			return
 		}
 	}

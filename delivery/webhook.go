@@ -283,11 +283,16 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		w.reconcile(ctx)
+		var retry <-chan time.Time // a failed listing is retried at the backoff's pace
+		if d := w.h.RetryIn(opList, loophealth.EngineRetry); d > 0 {
+			retry = time.After(d)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		case <-w.kick:
+		case <-retry:
 		}
 	}
 }

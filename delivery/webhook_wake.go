@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Operations of the wake-up dispatcher whose failures the engine's health
@@ -120,7 +121,7 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	for {
 		changed := w.log.Changed() // taken before reading: no lost signal
 		if w.h.Report(ctx, opWakeFollow, w.wakeNew(ctx)) != nil {
-			if !w.h.Backoff(ctx, opWakeFollow) {
+			if !w.h.Backoff(ctx, opWakeFollow, loophealth.EngineRetry) {
 				return
 			}
 			failing = true
@@ -156,7 +157,7 @@ func (w *Webhooks) wakePosition(ctx context.Context) bool {
 			err = fmt.Errorf("delivery: wake-ups: %w", err)
 		}
 		if w.h.Report(ctx, opWakePosition, reached(err)) != nil {
-			if !w.h.Backoff(ctx, opWakePosition) {
+			if !w.h.Backoff(ctx, opWakePosition, loophealth.EngineRetry) {
 				return false
 			}
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -90,7 +91,7 @@ func (ws *WebSockets) dispatch() {
 	for {
 		changed := log.Changed()
 		if ws.h.Report(ws.ctx, opFollow, ws.dispatchNew()) != nil {
-			if !ws.h.Backoff(ws.ctx, opFollow) {
+			if !ws.h.Backoff(ws.ctx, opFollow, loophealth.EngineRetry) {
 				return
 			}
 			continue
@@ -117,7 +118,7 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 			_, err = log.Next(ws.ctx, "", last)
 		}
 		if ws.h.Report(ws.ctx, opPosition, reached(err)) != nil {
-			if !ws.h.Backoff(ws.ctx, opPosition) {
+			if !ws.h.Backoff(ws.ctx, opPosition, loophealth.EngineRetry) {
 				return false
 			}
 			continue

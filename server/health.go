@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -109,25 +110,27 @@ func (h *health) check(ctx context.Context, i int) {
 	h.record(i, err)
 }
 
-// record notes the outcome of probe i and settles readiness: the reason is
-// the first failing probe's, in the order given.
+// record notes the outcome of probe i and settles readiness: the reason
+// names every failing probe, in the order given.
 func (h *health) record(i int, err error) {
 	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.state[i].answered, h.state[i].err = true, err
-	reason := ""
+	var failing []string
+	starting := false
 	for j, st := range h.state {
-		if !st.answered {
-			reason = notAnswered
-			break
-		}
-		if st.err != nil {
-			reason = fmt.Sprintf("%s unreachable: %v", h.probes[j].name, st.err)
-			break
+		switch {
+		case !st.answered:
+			starting = true
+		case st.err != nil:
+			failing = append(failing, fmt.Sprintf("%s unreachable: %v", h.probes[j].name, st.err))
 		}
 	}
-	starting := reason == notAnswered
+	reason := strings.Join(failing, "; ")
+	if starting {
+		reason = notAnswered
+	}
 	switch {
 	case reason != "" && !starting && h.badSince.IsZero():
 		h.badSince = now

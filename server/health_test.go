@@ -142,3 +142,18 @@ func TestHealth_AnswersAtOnceWhileADependencyHangs(t *testing.T) {
 	awaitReady(t, h, 503, "store unreachable: no answer within")
 	ask("the store hanging again", 503, "store unreachable")
 }
+
+// The reason names every dependency that fails, not only the first: an
+// operator sees a loop still stalled behind a store that is down.
+func TestHealth_ReadyzNamesEveryFailingDependency(t *testing.T) {
+	store, pull := &switchable{}, &switchable{}
+	h := newHealth([]probe{{"store", store.check}, {"pull mode", pull.check}}, time.Minute, slog.New(slog.DiscardHandler))
+	runHealth(t, h)
+	store.set(errors.New("connection refused"))
+	pull.set(errors.New("stalled"))
+	awaitReady(t, h, 503, "store unreachable: connection refused; pull mode unreachable: stalled")
+	store.set(nil)
+	awaitReady(t, h, 503, "pull mode unreachable: stalled")
+	pull.set(nil)
+	awaitReady(t, h, 200, "ready")
+}

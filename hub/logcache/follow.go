@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // batchSize is how many records the follower absorbs before it wakes the
@@ -45,7 +46,7 @@ func (c *Cache) Run(ctx context.Context) error {
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
 		if c.h.Report(ctx, opFollow, c.catchUp(ctx)) != nil {
-			if !c.h.Backoff(ctx, opFollow) {
+			if !c.h.Backoff(ctx, opFollow, loophealth.EngineRetry) {
 				return ctx.Err()
 			}
 			continue

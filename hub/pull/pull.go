@@ -166,7 +166,7 @@ func (p *Pull) Run(ctx context.Context) error {
 	for {
 		changed := p.log.Changed()
 		if err := p.Sync(ctx); err != nil {
-			if !p.h.Backoff(ctx, opSync) {
+			if !p.h.Backoff(ctx, opSync, loophealth.EngineRetry) {
 				return ctx.Err()
 			}
 			continue

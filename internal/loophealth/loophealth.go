@@ -19,6 +19,12 @@ import (
 const (
 	MinRetry = 50 * time.Millisecond
 	MaxRetry = 5 * time.Second
+	// EngineRetry caps the delays of a loop of which a process runs one
+	// (a log follower, a dispatcher, a reconcile, a heartbeat): its
+	// retries cost a recovering dependency little next to those of one
+	// queue per subscription, and how soon it retries is how soon the hub
+	// is ready again once the dependency answers.
+	EngineRetry = time.Second
 )
 
 // Tracker follows the operations of a long-running loop that fail against
@@ -125,27 +131,37 @@ func (h *Tracker) State() (ok bool, since time.Time, err error) {
 	return since.IsZero(), since, err
 }
 
-// Backoff waits before the next attempt at op, longer the more attempts
-// in a row Report recorded as failed (Delay), and reports false when ctx
-// has ended or ends first.
-func (h *Tracker) Backoff(ctx context.Context, op string) bool {
-	if ctx.Err() != nil {
-		return false
-	}
+// Backoff waits RetryIn(op, limit) before the next attempt at op, and
+// reports false when ctx has ended or ends first.
+func (h *Tracker) Backoff(ctx context.Context, op string, limit time.Duration) bool {
+	return ctx.Err() == nil && Wait(ctx, h.RetryIn(op, limit))
+}
+
+// RetryIn is the wait before the next attempt at op: 0 when op is not
+// failing, else Delay of the attempts in a row Report recorded as failed,
+// at most limit when limit > 0.
+func (h *Tracker) RetryIn(op string, limit time.Duration) time.Duration {
 	h.mu.Lock()
+	f := h.failing[op]
 	n := 0
-	if f := h.failing[op]; f != nil {
+	if f != nil {
 		n = f.attempts
 	}
 	h.mu.Unlock()
-	return Wait(ctx, Delay(n))
+	if f == nil {
+		return 0
+	}
+	if d := Delay(n); limit <= 0 || d < limit {
+		return d
+	}
+	return limit
 }
 
 // Do calls fn, reporting each outcome, until it works, waiting between
 // attempts; it reports false when ctx ended first.
 func (h *Tracker) Do(ctx context.Context, op string, fn func() error) bool {
 	for h.Report(ctx, op, fn()) != nil {
-		if !h.Backoff(ctx, op) {
+		if !h.Backoff(ctx, op, 0) {
 			return false
 		}
 	}

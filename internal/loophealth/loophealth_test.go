@@ -114,7 +114,30 @@ func TestBackoff_StopsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.Report(ctx, "reading the log", errors.New("down"))
 	cancel()
-	if h.Backoff(ctx, "reading the log") {
+	if h.Backoff(ctx, "reading the log", 0) {
 		t.Fatal("Backoff went on after its context ended")
+	}
+}
+
+// RetryIn is 0 for an operation that works, grows with the failures in a
+// row of one that does not, and never exceeds its limit.
+func TestRetryIn_FollowsTheFailuresUpToTheLimit(t *testing.T) {
+	h := New(slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	if d := h.RetryIn("listing subscriptions", EngineRetry); d != 0 {
+		t.Fatalf("RetryIn of a working operation = %v, want 0", d)
+	}
+	for range 30 {
+		h.Report(ctx, "listing subscriptions", errors.New("down"))
+	}
+	if d := h.RetryIn("listing subscriptions", EngineRetry); d <= 0 || d > EngineRetry {
+		t.Fatalf("RetryIn after 30 failures, limit %v = %v", EngineRetry, d)
+	}
+	if d := h.RetryIn("listing subscriptions", 0); d < MaxRetry/2 || d > MaxRetry {
+		t.Fatalf("RetryIn after 30 failures, no limit = %v, want within [%v, %v]", d, MaxRetry/2, MaxRetry)
+	}
+	h.Report(ctx, "listing subscriptions", nil)
+	if d := h.RetryIn("listing subscriptions", EngineRetry); d != 0 {
+		t.Fatalf("RetryIn after the operation worked = %v, want 0", d)
 	}
 }
