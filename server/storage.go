@@ -59,10 +59,11 @@ func (p *process) openStore(ctx context.Context) error {
 }
 
 // Bounds of one attempt of untilReady: the first is short, each next one
-// twice as long, up to the last.
+// twice as long, up to the last, which still leaves a loaded server seconds
+// to answer while wasting at most that long on a request it dropped.
 const (
 	firstAttemptTimeout = time.Second
-	lastAttemptTimeout  = 10 * time.Second
+	lastAttemptTimeout  = 4 * time.Second
 )
 
 // untilReady calls open until it succeeds or timeout passes, backing off
