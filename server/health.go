@@ -34,6 +34,8 @@ type health struct {
 	logger         *slog.Logger
 	now            func() time.Time
 
+	checked chan struct{} // closed once every probe has answered (or timed out) once
+
 	mu       sync.Mutex
 	state    []probeState // by probe
 	badSince time.Time    // zero while ready or starting
@@ -52,7 +54,7 @@ const notAnswered = "starting: dependencies not checked yet"
 
 func newHealth(probes []probe, unhealthyAfter time.Duration, logger *slog.Logger) *health {
 	return &health{probes: probes, unhealthyAfter: unhealthyAfter, every: time.Second, logger: logger, now: time.Now,
-		state: make([]probeState, len(probes)), reason: notAnswered}
+		state: make([]probeState, len(probes)), reason: notAnswered, checked: make(chan struct{})}
 }
 
 // run checks every probe every h.every until ctx ends, so that /readyz and
@@ -130,6 +132,8 @@ func (h *health) record(i int, err error) {
 	reason := strings.Join(failing, "; ")
 	if starting {
 		reason = notAnswered
+	} else if h.reason == notAnswered {
+		close(h.checked)
 	}
 	switch {
 	case reason != "" && !starting && h.badSince.IsZero():
