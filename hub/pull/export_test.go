@@ -23,7 +23,6 @@ func Listing(ctx context.Context, p *Pull) ([]hub.Channel, error) {
 
 // Channel looks channel name up as a request for its documents does,
 // listing the channels again when it is not known, for tests.
-func Channel(ctx context.Context, p *Pull, name string) (hub.Channel, error) {
-	_, _, err := p.channel(ctx, name)
-	return hub.Channel{}, err
+func Channel(ctx context.Context, p *Pull, name string) (hub.Channel, bool, error) {
+	return p.channel(ctx, name)
 }

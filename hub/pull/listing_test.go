@@ -168,7 +168,7 @@ func TestRun_ClearsAListingFailureWithNoActivity(t *testing.T) {
 
 	lister.down.Store(true)
 	clock.Advance(pull.ChannelsTTL + time.Second)
-	if _, err := pull.Channel(ctx, p, "a"); err == nil {
+	if _, _, err := pull.Channel(ctx, p, "a"); err == nil {
 		t.Fatal("a request listed the channels during the outage")
 	}
 	if ok, _, _ := p.Health(); ok {
