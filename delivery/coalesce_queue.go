@@ -110,32 +110,38 @@ func (q *queue) backlogOver(ctx context.Context, channel string, seq uint64, thr
 
 // deadLetterRun stores a dead letter for every record of run after n
 // attempts of its coalesced delivery, the last being last. The cursor
-// moves on only once they are all stored.
+// moves on only once they are all stored. A log read that fails is retried
+// from the first record without its dead letter, like every read of the
+// queue, until it works or the queue stops.
 func (q *queue) deadLetterRun(ctx context.Context, channel string, run *CoalescedRun, n int, last attempt) result {
 	w := q.w
 	now := w.cfg.Clock()
 	reason := fmt.Sprintf("coalesced delivery of %d notifications (%d to %d): %s", run.Records, run.First, run.Last, last.reason())
-	stored := 0
-	err := readRecords(ctx, w.log, channel, run.First, run.Last, true, func(rec hub.Record) error {
-		d := hub.DeadLetter{
-			ID: deadLetterID(rec.Seq), SubID: q.id, Seq: rec.Seq, Attempts: n,
-			LastStatus: last.status, Reason: reason, Failed: now,
+	stored, from := 0, run.First
+	defer func() {
+		if stored > 0 {
+			q.update(func(s *SubStats) { s.DeadLetters += stored })
 		}
-		if !q.h.Do(ctx, opDeadLetter, func() error { return w.store.AddDeadLetter(ctx, d) }) {
-			return ctx.Err()
+	}()
+	for from <= run.Last {
+		err := readRecords(ctx, w.log, channel, from, run.Last, true, func(rec hub.Record) error {
+			d := hub.DeadLetter{
+				ID: deadLetterID(rec.Seq), SubID: q.id, Seq: rec.Seq, Attempts: n,
+				LastStatus: last.status, Reason: reason, Failed: now,
+			}
+			if !q.h.Do(ctx, opDeadLetter, func() error { return w.store.AddDeadLetter(ctx, d) }) {
+				return ctx.Err()
+			}
+			stored, from = stored+1, rec.Seq+1
+			w.obs.Attempted("dead_letter", 0, 0)
+			return nil
+		})
+		if q.h.Report(ctx, opLog, err) == nil {
+			break
 		}
-		stored++
-		w.obs.Attempted("dead_letter", 0, 0)
-		return nil
-	})
-	if stored > 0 {
-		q.update(func(s *SubStats) { s.DeadLetters += stored })
-	}
-	if err != nil {
-		if ctx.Err() == nil {
-			q.h.Fail(opLog, err)
+		if !q.h.Backoff(ctx, opLog, 0) {
+			return resultAbandoned
 		}
-		return resultAbandoned
 	}
 	q.logger.Warn("coalesced delivery given up; dead letters stored", "from", run.First, "to", run.Last, "records", stored, "attempts", n, "reason", last.reason())
 	return resultDeadLettered

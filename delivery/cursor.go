@@ -56,12 +56,11 @@ func (c *cursorSaver) flush(ctx context.Context, cursor hub.Cursor) {
 	q := c.q
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := q.w.store.PutCursor(pctx, q.id, cursor); err != nil {
-		c.failures = q.h.Fail(opCursorWrite, err)
+	if q.h.Report(ctx, opCursorWrite, q.w.store.PutCursor(pctx, q.id, cursor)) != nil {
+		c.failures++
 		c.retryAt = time.Now().Add(loophealth.Delay(c.failures))
 		return
 	}
-	q.h.OK(opCursorWrite)
 	c.stored, c.written, c.failures = cursor, time.Now(), 0
 }
 

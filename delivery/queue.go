@@ -222,13 +222,12 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			return stopExpired
 		}
 		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
-		if err != nil && !errors.Is(err, hub.ErrNotFound) {
-			if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
+		if q.h.Report(ctx, opLog, reached(err)) != nil {
+			if !q.h.Backoff(ctx, opLog, 0) {
 				return stopCtx
 			}
 			continue
 		}
-		q.h.OK(opLog)
 		if err != nil { // hub.ErrNotFound
 			saver.flush(ctx, st.cursor) // caught up: store where we are before waiting
 			q.mu.Lock()
@@ -256,8 +255,8 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		}
 		var run *CoalescedRun
 		if channel != "" {
-			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); err != nil {
-				if ctx.Err() != nil || !q.h.Retry(ctx, opLog, err, 0) {
+			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); q.h.Report(ctx, opLog, err) != nil {
+				if !q.h.Backoff(ctx, opLog, 0) {
 					return stopCtx
 				}
 				continue

@@ -21,37 +21,10 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 	g0 := w.gen
 	w.mu.Unlock()
 
-	vers, err := w.store.ShardVersions(ctx)
-	if err == nil && len(vers) != hub.Shards {
-		err = fmt.Errorf("store returned %d shard versions, want %d", len(vers), hub.Shards)
+	synced, err := w.listShards(ctx)
+	if w.h.Report(ctx, opList, err) != nil {
+		return // the next tick retries; running queues go on
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			w.h.Fail(opList, err) // the next tick retries; running queues go on
-		}
-		return
-	}
-	if _, last, err := w.log.Bounds(ctx); err == nil {
-		w.noteSeq(last)
-	}
-	synced := false
-	for n := range hub.Shards {
-		w.mu.Lock()
-		st := w.shards[n]
-		w.mu.Unlock()
-		if !st.held || st.releasing || (st.listed && w.listedVer[n] == vers[n]) {
-			continue
-		}
-		if err := w.syncShard(ctx, n); err != nil {
-			if ctx.Err() == nil {
-				w.h.Fail(opList, err)
-			}
-			return
-		}
-		w.listedVer[n] = vers[n]
-		synced = true
-	}
-	w.h.OK(opList)
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -67,6 +40,36 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 		}
 		w.breakers.prune(hosts)
 	}
+}
+
+// listShards reads the shard versions and lists every shard that needs
+// it (see reconcile): one contact with the store, whose outcome reconcile
+// reports. It reports whether a shard was listed.
+func (w *Webhooks) listShards(ctx context.Context) (synced bool, err error) {
+	vers, err := w.store.ShardVersions(ctx)
+	if err == nil && len(vers) != hub.Shards {
+		err = fmt.Errorf("store returned %d shard versions, want %d", len(vers), hub.Shards)
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, last, err := w.log.Bounds(ctx); err == nil {
+		w.noteSeq(last)
+	}
+	for n := range hub.Shards {
+		w.mu.Lock()
+		st := w.shards[n]
+		w.mu.Unlock()
+		if !st.held || st.releasing || (st.listed && w.listedVer[n] == vers[n]) {
+			continue
+		}
+		if err := w.syncShard(ctx, n); err != nil {
+			return synced, err
+		}
+		w.listedVer[n] = vers[n]
+		synced = true
+	}
+	return synced, nil
 }
 
 // syncShard lists the subscriptions of shard n and starts, updates or stops

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Ownership of delivery work. Hubs sharing a store split the subscription
@@ -94,20 +95,23 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 		hctx, cancel := context.WithTimeout(ctx, period)
 		ms, err := w.store.Heartbeat(hctx, w.cfg.Owner, w.shardLease())
 		cancel()
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return
-		case err != nil:
-			w.h.Fail(opMembers, err) // keep the last membership seen
-		default:
-			w.h.OK(opMembers)
+		}
+		if w.h.Report(ctx, opMembers, err) == nil { // else keep the last membership seen
 			if !slices.Equal(ms, members) {
 				w.logger.Info("hub membership", "members", ms)
 			}
 			members = ms
 		}
 		w.claimShards(ctx, targetShards(members, w.cfg.Owner), period)
-		if !sleep(ctx, period, nil, nil) {
+		wait := period // a failed heartbeat or claim is retried at the backoff's pace
+		for _, op := range []string{opMembers, opShard} {
+			if d := w.h.RetryIn(op, loophealth.EngineRetry); d > 0 {
+				wait = min(wait, d)
+			}
+		}
+		if !sleep(ctx, wait, nil, nil) {
 			return
 		}
 	}
@@ -196,11 +200,7 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 	for _, n := range releasing {
 		w.release(ctx, n)
 	}
-	if failed == nil {
-		w.h.OK(opShard)
-	} else {
-		w.h.Fail(opShard, failed)
-	}
+	w.h.Report(ctx, opShard, failed)
 	if acquired {
 		select {
 		case w.kick <- struct{}{}:

@@ -283,11 +283,16 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		w.reconcile(ctx)
+		var retry <-chan time.Time // a failed listing is retried at the backoff's pace
+		if d := w.h.RetryIn(opList, loophealth.EngineRetry); d > 0 {
+			retry = time.After(d)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		case <-w.kick:
+		case <-retry:
 		}
 	}
 }
@@ -422,6 +427,16 @@ func hostOf(callback string) string {
 		return callback
 	}
 	return strings.ToLower(u.Host)
+}
+
+// reached maps the outcome of a log read to the outcome of the contact
+// with the log: hub.ErrNotFound is the log answering that it has nothing
+// more, a contact that worked.
+func reached(err error) error {
+	if errors.Is(err, hub.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // worst combines the health of several loops: stalled when any is, since

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // Operations of the wake-up dispatcher whose failures the engine's health
@@ -119,14 +120,13 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	failing := false
 	for {
 		changed := w.log.Changed() // taken before reading: no lost signal
-		if err := w.wakeNew(ctx); err != nil {
-			if ctx.Err() != nil || !w.h.Retry(ctx, opWakeFollow, err, 0) {
+		if w.h.Report(ctx, opWakeFollow, w.wakeNew(ctx)) != nil {
+			if !w.h.Backoff(ctx, opWakeFollow, loophealth.EngineRetry) {
 				return
 			}
 			failing = true
 			continue
 		}
-		w.h.OK(opWakeFollow)
 		if failing {
 			failing = false
 			x.wakeAll()
@@ -153,23 +153,24 @@ func (w *Webhooks) wakePosition(ctx context.Context) bool {
 		if err == nil && last > 0 {
 			_, err = w.log.Next(ctx, "", last)
 		}
-		if err == nil {
-			w.h.OK(opWakePosition)
-			w.wakes.pos = last
-			return true
+		if err != nil {
+			err = fmt.Errorf("delivery: wake-ups: %w", err)
 		}
-		if errors.Is(err, hub.ErrNotFound) {
-			w.h.OK(opWakePosition)
-			select {
-			case <-ctx.Done():
+		if w.h.Report(ctx, opWakePosition, reached(err)) != nil {
+			if !w.h.Backoff(ctx, opWakePosition, loophealth.EngineRetry) {
 				return false
-			case <-changed:
-			case <-tick.C:
 			}
 			continue
 		}
-		if ctx.Err() != nil || !w.h.Retry(ctx, opWakePosition, fmt.Errorf("delivery: wake-ups: %w", err), 0) {
+		if err == nil {
+			w.wakes.pos = last
+			return true
+		}
+		select { // not visible yet
+		case <-ctx.Done():
 			return false
+		case <-changed:
+		case <-tick.C:
 		}
 	}
 }

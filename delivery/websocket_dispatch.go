@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -89,13 +90,12 @@ func (ws *WebSockets) dispatch() {
 	close(ws.ready)
 	for {
 		changed := log.Changed()
-		if err := ws.dispatchNew(); err != nil {
-			if ws.ctx.Err() != nil || !ws.h.Retry(ws.ctx, opFollow, err, 0) {
+		if ws.h.Report(ws.ctx, opFollow, ws.dispatchNew()) != nil {
+			if !ws.h.Backoff(ws.ctx, opFollow, loophealth.EngineRetry) {
 				return
 			}
 			continue
 		}
-		ws.h.OK(opFollow)
 		select {
 		case <-ws.ctx.Done():
 			return
@@ -117,25 +117,23 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 		if err == nil && last > 0 {
 			_, err = log.Next(ws.ctx, "", last)
 		}
+		if ws.h.Report(ws.ctx, opPosition, reached(err)) != nil {
+			if !ws.h.Backoff(ws.ctx, opPosition, loophealth.EngineRetry) {
+				return false
+			}
+			continue
+		}
 		if err == nil {
-			ws.h.OK(opPosition)
 			ws.mu.Lock()
 			ws.dispatched = last
 			ws.mu.Unlock()
 			return true
 		}
-		if errors.Is(err, hub.ErrNotFound) {
-			ws.h.OK(opPosition)
-			select {
-			case <-ws.ctx.Done():
-				return false
-			case <-changed:
-			case <-poll:
-			}
-			continue
-		}
-		if ws.ctx.Err() != nil || !ws.h.Retry(ws.ctx, opPosition, err, 0) {
+		select { // not visible yet
+		case <-ws.ctx.Done():
 			return false
+		case <-changed:
+		case <-poll:
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -16,13 +17,16 @@ type probe struct {
 	check func(context.Context) error
 }
 
-// probeTimeout bounds one round of probes.
+// probeTimeout bounds one check of one probe: a dependency that has not
+// answered by then counts as unreachable.
 const probeTimeout = 2 * time.Second
 
 // health tracks readiness over time: /readyz tells whether the hub can take
 // and deliver notifications now; /healthz fails once it has not been ready
 // for unhealthyAfter, so a supervisor restarts a hub that cannot recover by
-// itself.
+// itself. Both answer at once from what run found: the probes run in the
+// background, concurrently, each bounded by probeTimeout, so a dependency
+// that hangs never holds an answer up.
 type health struct {
 	probes         []probe
 	unhealthyAfter time.Duration
@@ -30,49 +34,37 @@ type health struct {
 	logger         *slog.Logger
 	now            func() time.Time
 
+	checked chan struct{} // closed once every probe has answered (or timed out) once
+
 	mu       sync.Mutex
-	badSince time.Time // zero while ready
-	reason   string    // why not ready
+	state    []probeState // by probe
+	badSince time.Time    // zero while ready or starting
+	reason   string       // why not ready; "" when ready
 }
+
+// probeState is what the last check of a probe found.
+type probeState struct {
+	answered bool  // a check ended (or timed out) at least once
+	err      error // its outcome
+	inflight bool  // a check is running; none is started beside it
+}
+
+// notAnswered is /readyz's reason before every probe has answered once.
+const notAnswered = "starting: dependencies not checked yet"
 
 func newHealth(probes []probe, unhealthyAfter time.Duration, logger *slog.Logger) *health {
-	return &health{probes: probes, unhealthyAfter: unhealthyAfter, every: time.Second, logger: logger, now: time.Now}
+	return &health{probes: probes, unhealthyAfter: unhealthyAfter, every: time.Second, logger: logger, now: time.Now,
+		state: make([]probeState, len(probes)), reason: notAnswered, checked: make(chan struct{})}
 }
 
-// probe runs every check once and records the outcome; it returns the
-// reason the hub is not ready, or "".
-func (h *health) probe(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	reason := ""
-	for _, p := range h.probes {
-		if err := p.check(ctx); err != nil {
-			reason = fmt.Sprintf("%s unreachable: %v", p.name, err)
-			break
-		}
-	}
-	now := h.now()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch {
-	case reason != "" && h.badSince.IsZero():
-		h.badSince = now
-		h.logger.Warn("hub not ready", "reason", reason)
-	case reason == "" && !h.badSince.IsZero():
-		h.logger.Info("hub ready again", "after", now.Sub(h.badSince).Round(time.Millisecond))
-		h.badSince = time.Time{}
-	}
-	h.reason = reason
-	return reason
-}
-
-// run probes every h.every until ctx ends, so /healthz knows how long the
-// hub has been unready even when nobody asks /readyz.
+// run checks every probe every h.every until ctx ends, so that /readyz and
+// /healthz answer from state at most that old, and /healthz knows how long
+// the hub has been unready even when nobody asks /readyz.
 func (h *health) run(ctx context.Context) {
 	t := time.NewTicker(h.every)
 	defer t.Stop()
 	for {
-		h.probe(ctx)
+		h.round(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -81,10 +73,87 @@ func (h *health) run(ctx context.Context) {
 	}
 }
 
-// serveReady is /readyz: 200 when every dependency answers now, otherwise
-// 503 with the reason and Retry-After.
-func (h *health) serveReady(w http.ResponseWriter, r *http.Request) {
-	if reason := h.probe(r.Context()); reason != "" {
+// round starts a check of every probe that has none running.
+func (h *health) round(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.probes {
+		if !h.state[i].inflight {
+			h.state[i].inflight = true
+			go h.check(ctx, i)
+		}
+	}
+}
+
+// check runs probe i once and records its outcome, or that it did not
+// answer within probeTimeout; a check that ignores its context keeps its
+// probe from being started again until it returns.
+func (h *health) check(ctx context.Context, i int) {
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		err := h.probes[i].check(cctx)
+		h.mu.Lock()
+		h.state[i].inflight = false
+		h.mu.Unlock()
+		res <- err
+	}()
+	var err error
+	select {
+	case err = <-res:
+	case <-cctx.Done():
+		select {
+		case err = <-res:
+		default:
+			err = fmt.Errorf("no answer within %v", probeTimeout)
+		}
+	}
+	h.record(i, err)
+}
+
+// record notes the outcome of probe i and settles readiness: the reason
+// names every failing probe, in the order given.
+func (h *health) record(i int, err error) {
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.state[i].answered, h.state[i].err = true, err
+	var failing []string
+	starting := false
+	for j, st := range h.state {
+		switch {
+		case !st.answered:
+			starting = true
+		case st.err != nil:
+			failing = append(failing, fmt.Sprintf("%s unreachable: %v", h.probes[j].name, st.err))
+		}
+	}
+	reason := strings.Join(failing, "; ")
+	if starting {
+		reason = notAnswered
+	} else if h.reason == notAnswered {
+		close(h.checked)
+	}
+	switch {
+	case reason != "" && !starting && h.badSince.IsZero():
+		h.badSince = now
+		h.logger.Warn("hub not ready", "reason", reason)
+	case reason == "" && !h.badSince.IsZero():
+		h.logger.Info("hub ready again", "after", now.Sub(h.badSince).Round(time.Millisecond))
+		h.badSince = time.Time{}
+	}
+	h.reason = reason
+}
+
+// serveReady is /readyz: 200 when every dependency answered the last
+// check, otherwise 503 with the reason ("starting" before every probe has
+// answered once) and Retry-After. It does no I/O.
+func (h *health) serveReady(w http.ResponseWriter, _ *http.Request) {
+	h.mu.Lock()
+	reason := h.reason
+	h.mu.Unlock()
+	if reason != "" {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, reason, http.StatusServiceUnavailable)
 		return
@@ -93,7 +162,8 @@ func (h *health) serveReady(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveHealth is /healthz: 200 while the hub is ready or has been unready
-// for less than unhealthyAfter; 503 with the reason after that.
+// for less than unhealthyAfter; 503 with the reason after that. It does no
+// I/O.
 func (h *health) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h.mu.Lock()
 	since, reason := h.badSince, h.reason

@@ -30,7 +30,8 @@ type Started struct {
 }
 
 // Run starts a hub with settings s and blocks until ctx ends, then shuts
-// down gracefully. ready, when not nil, is called once the hub serves.
+// down gracefully. ready, when not nil, is called once the hub serves and
+// its health checks have answered once.
 func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
 	s = s.withDefaults()
 	if err := s.Check(); err != nil {
@@ -132,6 +133,10 @@ func (p *process) serve(ctx context.Context, ready func(Started)) error {
 		logDashboard(p.logger, p.hubURL, p.cfg.AdminToken, p.demoToken)
 	}
 	if ready != nil {
+		select { // /readyz tells the truth from the first call on (within probeTimeout)
+		case <-p.health.checked:
+		case <-ctx.Done():
+		}
 		ready(Started{Addr: p.ln.Addr().String(), HubURL: p.hubURL})
 	}
 

@@ -58,14 +58,27 @@ func (p *process) openStore(ctx context.Context) error {
 	return nil
 }
 
+// Bounds of one attempt of untilReady: the first is short, each next one
+// twice as long, up to the last, which still leaves a loaded server seconds
+// to answer while wasting at most that long on a request it dropped.
+const (
+	firstAttemptTimeout = time.Second
+	lastAttemptTimeout  = 4 * time.Second
+)
+
 // untilReady calls open until it succeeds or timeout passes, backing off
 // between attempts: a NATS cluster electing its JetStream leader or a Redis
-// still starting is waited for, not fatal.
+// still starting is waited for, not fatal. The first attempts are short:
+// NATS answers a JetStream API request only from the leader of the meta
+// group or of the stream, and drops one that comes during an election (a
+// fresh cluster's first second, a create racing another hub's), so waiting
+// long for its answer only delays the attempt that would be answered.
 func untilReady(ctx context.Context, timeout time.Duration, logger *slog.Logger, what string, open func(context.Context) error) error {
 	deadline := time.Now().Add(timeout)
-	wait := 250 * time.Millisecond
+	wait, attempt := 250*time.Millisecond, firstAttemptTimeout
 	for {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		attempt = min(2*attempt, lastAttemptTimeout)
 		err := open(actx)
 		cancel()
 		if err == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/loophealth"
 )
 
 // batchSize is how many records the follower absorbs before it wakes the
@@ -44,13 +45,12 @@ func (c *Cache) Run(ctx context.Context) error {
 	defer poll.Stop()
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
-		if err := c.catchUp(ctx); err != nil {
-			if ctx.Err() != nil || !c.h.Retry(ctx, opFollow, err, 0) {
+		if c.h.Report(ctx, opFollow, c.catchUp(ctx)) != nil {
+			if !c.h.Backoff(ctx, opFollow, loophealth.EngineRetry) {
 				return ctx.Err()
 			}
 			continue
 		}
-		c.h.OK(opFollow)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

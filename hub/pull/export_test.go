@@ -20,3 +20,9 @@ func Listing(ctx context.Context, p *Pull) ([]hub.Channel, error) {
 	list, _, err := p.listing(ctx, false)
 	return list, err
 }
+
+// Channel looks channel name up as a request for its documents does,
+// listing the channels again when it is not known, for tests.
+func Channel(ctx context.Context, p *Pull, name string) (hub.Channel, bool, error) {
+	return p.channel(ctx, name)
+}

@@ -170,20 +170,18 @@ func (p *Pull) Register(mux *http.ServeMux) {
 func (p *Pull) Run(ctx context.Context) error {
 	poll := time.NewTicker(Poll)
 	defer poll.Stop()
-	fails := 0
 	for {
 		changed := p.log.Changed()
 		if err := p.Sync(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			fails++
-			if !loophealth.Wait(ctx, loophealth.Delay(fails)) {
+			if !p.h.Backoff(ctx, opSync, loophealth.EngineRetry) {
 				return ctx.Err()
 			}
 			continue
 		}
-		fails = 0
+		// every round contacts the lister (a version read at most every
+		// ChannelsTTL), so that a listing a request saw fail is cleared
+		// by the loop even when no request or record comes
+		_, _ = p.channels(ctx, false)
 		p.warmClosed(ctx)
 		select {
 		case <-ctx.Done():
@@ -226,24 +224,24 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 	}
 	ver := ""
 	if vs, ok := p.chans.(channelsVersioner); ok {
-		// read before listing: a listing is never older than its version
+		// read before listing: a listing is never older than its version;
+		// one that fails leaves the listing below to decide the outcome
 		if v, err := vs.ChannelsVersion(ctx); err == nil {
 			ver = v
 		}
 	}
 	if ver != "" && ver == p.chVer && p.chList != nil {
+		p.h.Report(ctx, opChannels, nil) // the lister answered: that is this contact's outcome
 		p.chFetched, p.chLocal = now(), local
 		return p.chList, p.chGen, nil // nothing changed: no listing to copy
 	}
 	list, err := p.chans.Channels(ctx)
 	if err != nil {
 		err = fmt.Errorf("pull: list channels: %w", err)
-		if ctx.Err() == nil {
-			p.h.Fail(opChannels, err)
-		}
+	}
+	if p.h.Report(ctx, opChannels, err) != nil {
 		return nil, 0, err
 	}
-	p.h.OK(opChannels)
 	if list == nil {
 		list = []hub.Channel{}
 	}

@@ -20,14 +20,8 @@ import (
 func (p *Pull) Sync(ctx context.Context) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	err := p.syncLocked(ctx)
-	switch { // under syncMu, so the health follows the order of the reads
-	case err == nil:
-		p.h.OK(opSync)
-	case ctx.Err() == nil:
-		p.h.Fail(opSync, err)
-	}
-	return err
+	// under syncMu, so the health follows the order of the reads
+	return p.h.Report(ctx, opSync, p.syncLocked(ctx))
 }
 
 // syncCatchUp bounds how long a Sync waits for a cache in front of the log

@@ -19,6 +19,12 @@ import (
 const (
 	MinRetry = 50 * time.Millisecond
 	MaxRetry = 5 * time.Second
+	// EngineRetry caps the delays of a loop of which a process runs one
+	// (a log follower, a dispatcher, a reconcile, a heartbeat): its
+	// retries cost a recovering dependency little next to those of one
+	// queue per subscription, and how soon it retries is how soon the hub
+	// is ready again once the dependency answers.
+	EngineRetry = time.Second
 )
 
 // Tracker follows the operations of a long-running loop that fail against
@@ -53,9 +59,27 @@ func New(lg *slog.Logger) *Tracker {
 // it before the Tracker is used; fn must not call the Tracker.
 func (h *Tracker) Watch(fn func(stalled bool)) { h.watch = fn }
 
-// Fail records that op failed with err and returns how many times in a row
-// it has. The first failure of a run is logged.
-func (h *Tracker) Fail(op string, err error) int {
+// Report records the outcome of one contact of op with its dependency, in
+// both directions, and returns err: a failure when err is not nil (the
+// first of a run is logged), a recovery when it is nil (logged when op had
+// been failing). Each contact reports through this one call, so the
+// contact that fails and the one that works again are the same line of
+// code, and no path can leave a failure recorded after the dependency
+// answered. ctx is the caller's context: an error that comes with its end
+// is the caller stopping, not the dependency failing, and is not recorded.
+func (h *Tracker) Report(ctx context.Context, op string, err error) error {
+	switch {
+	case err == nil:
+		h.ok(op)
+	case ctx.Err() == nil:
+		h.fail(op, err)
+	}
+	return err
+}
+
+// fail records that op failed with err. The first failure of a run is
+// logged.
+func (h *Tracker) fail(op string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.failing[op]
@@ -70,11 +94,10 @@ func (h *Tracker) Fail(op string, err error) int {
 	}
 	f.err = err
 	f.attempts++
-	return f.attempts
 }
 
-// OK records that op worked, logging the recovery when it had been failing.
-func (h *Tracker) OK(op string) {
+// ok records that op worked, logging the recovery when it had been failing.
+func (h *Tracker) ok(op string) {
 	if h.nfail.Load() == 0 {
 		return
 	}
@@ -108,29 +131,41 @@ func (h *Tracker) State() (ok bool, since time.Time, err error) {
 	return since.IsZero(), since, err
 }
 
-// Retry records that op failed with err and waits before the next attempt,
-// at most limit when limit > 0. It reports false when ctx ended first.
-func (h *Tracker) Retry(ctx context.Context, op string, err error, limit time.Duration) bool {
-	d := Delay(h.Fail(op, err))
-	if limit > 0 {
-		d = min(d, limit)
-	}
-	return Wait(ctx, d)
+// Backoff waits RetryIn(op, limit) before the next attempt at op, and
+// reports false when ctx has ended or ends first.
+func (h *Tracker) Backoff(ctx context.Context, op string, limit time.Duration) bool {
+	return ctx.Err() == nil && Wait(ctx, h.RetryIn(op, limit))
 }
 
-// Do calls fn until it works, waiting between attempts, and reports false
-// when ctx ended first.
+// RetryIn is the wait before the next attempt at op: 0 when op is not
+// failing, else Delay of the attempts in a row Report recorded as failed,
+// at most limit when limit > 0.
+func (h *Tracker) RetryIn(op string, limit time.Duration) time.Duration {
+	h.mu.Lock()
+	f := h.failing[op]
+	n := 0
+	if f != nil {
+		n = f.attempts
+	}
+	h.mu.Unlock()
+	if f == nil {
+		return 0
+	}
+	if d := Delay(n); limit <= 0 || d < limit {
+		return d
+	}
+	return limit
+}
+
+// Do calls fn, reporting each outcome, until it works, waiting between
+// attempts; it reports false when ctx ended first.
 func (h *Tracker) Do(ctx context.Context, op string, fn func() error) bool {
-	for {
-		err := fn()
-		if err == nil {
-			h.OK(op)
-			return true
-		}
-		if ctx.Err() != nil || !h.Retry(ctx, op, err, 0) {
+	for h.Report(ctx, op, fn()) != nil {
+		if !h.Backoff(ctx, op, 0) {
 			return false
 		}
 	}
+	return true
 }
 
 // Wait waits d and reports false when ctx ended first.

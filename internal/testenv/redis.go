@@ -6,6 +6,8 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,48 +21,114 @@ const RedisStartTimeout = 10 * time.Second
 // fails when redis-server is not installed.
 func Redis(t testing.TB) string {
 	t.Helper()
+	return startRedis(t, "--appendonly", "no").URL
+}
+
+// RedisServer is a redis-server process a test can stop, restart on the
+// same port with the same data, and pause, to see how the code under test
+// lives through it.
+type RedisServer struct {
+	URL  string // redis://127.0.0.1:port/0
+	addr string
+	args []string
+	t    testing.TB
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// RestartableRedis is Redis with an append-only file written on every
+// command, so that what was written survives Stop and Start.
+func RestartableRedis(t testing.TB) *RedisServer {
+	t.Helper()
+	return startRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+}
+
+func startRedis(t testing.TB, persistence ...string) *RedisServer {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatal("redis-server not found: run `make test`, which installs it")
 	}
 	port := freePort(t)
-	dir := t.TempDir()
-	cmd := exec.Command(bin,
+	r := &RedisServer{t: t, addr: net.JoinHostPort("127.0.0.1", fmt.Sprint(port))}
+	r.URL = "redis://" + r.addr + "/0"
+	r.args = append([]string{bin,
 		"--bind", "127.0.0.1",
 		"--port", fmt.Sprint(port),
-		"--dir", dir,
+		"--dir", t.TempDir(),
 		"--save", "",
-		"--appendonly", "no",
 		"--protected-mode", "yes",
-	)
-	var out strings.Builder
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	}, persistence...)
+	t.Cleanup(r.kill)
+	r.Start()
+	return r
+}
+
+// Start starts the server (again, after Stop) on its port and waits until
+// it answers PING.
+func (r *RedisServer) Start() {
+	r.t.Helper()
+	cmd := exec.Command(r.args[0], r.args[1:]...)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("testenv: start redis-server: %v", err)
+		r.t.Fatalf("testenv: start redis-server: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	r.mu.Lock()
+	r.cmd, r.exited = cmd, exited
+	r.mu.Unlock()
 	deadline := time.Now().Add(RedisStartTimeout)
-	for {
-		if ping(addr) {
-			return "redis://" + addr + "/0"
-		}
+	for !ping(r.addr) {
 		select {
 		case <-exited:
-			t.Fatalf("testenv: redis-server exited before answering PING:\n%s", out.String())
+			r.t.Fatalf("testenv: redis-server exited before answering PING:\n%s", out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("testenv: redis-server on %s did not answer PING within %s", addr, RedisStartTimeout)
+			r.t.Fatalf("testenv: redis-server on %s did not answer PING within %s", r.addr, RedisStartTimeout)
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
 	}
+}
+
+// Stop ends the server with SIGTERM (it writes its data and exits) and
+// waits until it has.
+func (r *RedisServer) Stop() {
+	r.signal(syscall.SIGTERM)
+	r.mu.Lock()
+	exited := r.exited
+	r.mu.Unlock()
+	<-exited
+}
+
+// Pause stops the server with SIGSTOP: connections stay open and nothing
+// answers, as a server stuck or cut off by the network would behave, until
+// Resume.
+func (r *RedisServer) Pause() { r.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (r *RedisServer) Resume() { r.signal(syscall.SIGCONT) }
+
+func (r *RedisServer) signal(sig syscall.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = r.cmd.Process.Signal(sig)
+}
+
+// kill ends the server for good when the test ends, paused or not.
+func (r *RedisServer) kill() {
+	r.mu.Lock()
+	cmd, exited := r.cmd, r.exited
+	r.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
 }
 
 // ping sends one inline PING and reports whether +PONG came back.

@@ -1,11 +1,15 @@
 package testenv
 
 import (
+	"bufio"
 	"net"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 func TestNATS_ConnectionWorks(t *testing.T) {
@@ -49,4 +53,66 @@ func TestClock_AdvanceMovesNowOnly(t *testing.T) {
 	if got := c.Now(); time.Until(got) < 59*time.Minute {
 		t.Fatalf("after Advance(1h) the clock reads %s, %s ahead", got, time.Until(got))
 	}
+}
+
+// A restarted Redis answers on the same URL with what was written before;
+// a paused one does not answer until resumed.
+func TestRestartableRedis_StopStartKeepsPortAndData(t *testing.T) {
+	r := RestartableRedis(t)
+	addr := strings.TrimSuffix(strings.TrimPrefix(r.URL, "redis://"), "/0")
+	send := func(cmd string) string {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+			line, _ = r.ReadString('\n')
+		}
+		return strings.TrimSpace(line)
+	}
+	if got := send("SET k v"); got != "+OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	r.Stop()
+	if ping(addr) {
+		t.Fatal("a stopped Redis answers PING")
+	}
+	r.Start()
+	if got := send("GET k"); got != "v" {
+		t.Fatalf("GET after restart: %q, want v", got)
+	}
+	r.Pause()
+	if ping(addr) {
+		t.Fatal("a paused Redis answers PING")
+	}
+	r.Resume()
+	Eventually(t, 5*time.Second, func() bool { return ping(addr) }, "PONG after Resume")
+}
+
+// A restarted NATS server answers on the same URL; Disconnect drops the
+// connections named as asked.
+func TestRestartableNATS_RestartAndDisconnect(t *testing.T) {
+	n := RestartableNATS(t)
+	nc, err := nats.Connect(n.URL(), nats.Name("probe"), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if got := n.Disconnect("probe"); got != 1 {
+		t.Fatalf("Disconnect closed %d connections, want 1", got)
+	}
+	n.Stop()
+	n.Start()
+	Eventually(t, 10*time.Second, func() bool { return nc.IsConnected() && nc.FlushTimeout(time.Second) == nil }, "reconnected to the restarted server")
 }
