@@ -12,14 +12,17 @@
 // "+" add a quad, with a single "-" retract one, every other line is
 // ignored), a quad Store that applies patches idempotently and exports
 // sorted canonical N-Quads, and Canonical / Isomorphic, which compare
-// datasets up to blank node relabelling.
+// datasets up to blank node relabelling (W3C RDF Dataset Canonicalization,
+// URDNA2015, through json-gold). The N-Quads, Turtle and RDF/XML readers
+// are this package's own because they stream (a million-quad file is read
+// quad by quad); json-gold's N-Quads reader takes a whole document.
 //
 // The I/O parts: Discover finds a Source's datasets from any URL (its
 // Link headers, /.well-known/resourcesync, robots.txt Sitemap: lines) and
 // reads each description's title. An Importer keeps one dataset in a
 // directory: Import builds it (patch by patch, each checked against its
 // length and hash, or from the dataset file), and Follow keeps it in step
-// through a hub's change notifications (webhook, WebSocket or NATS, with
+// through a hub's change notifications (webhook, WebSocket, SSE or NATS, with
 // client/mirror doing the transport and healing gaps from the hub's
 // Change Lists), applying each new patch as it arrives.
 //

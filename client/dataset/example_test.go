@@ -38,7 +38,9 @@ func ExampleIsomorphic() {
 	a := load("_:a <http://example.org/knows> _:b .\n_:b <http://example.org/name> \"Bob\" .\n")
 	b := load("_:x <http://example.org/name> \"Bob\" .\n_:y <http://example.org/knows> _:x .\n")
 	c := load("_:x <http://example.org/name> \"Bob\" .\n_:x <http://example.org/knows> _:y .\n")
-	fmt.Println(dataset.Isomorphic(a, b), dataset.Isomorphic(a, c))
+	ab, _ := dataset.Isomorphic(a, b)
+	ac, _ := dataset.Isomorphic(a, c)
+	fmt.Println(ab, ac)
 	// Output: true false
 }
 

@@ -197,8 +197,8 @@ func endToEnd(t *testing.T, transport string) {
 	if want.Len() != final.Quads || want.Len() == 0 {
 		t.Fatalf("the Source serves %d quads, its status says %d", want.Len(), final.Quads)
 	}
-	if !dataset.Isomorphic(&want, &got) {
-		t.Fatalf("the subscriber's dataset (%d quads) differs from the Source's (%d quads):\n%s", got.Len(), want.Len(), firstDiff(&want, &got))
+	if same, err := dataset.Isomorphic(&want, &got); err != nil || !same {
+		t.Fatalf("the subscriber's dataset (%d quads) differs from the Source's (%d quads) (%v):\n%s", got.Len(), want.Len(), err, firstDiff(&want, &got))
 	}
 	var st dataset.State
 	raw, err := os.ReadFile(filepath.Join(w.dir, dataset.StateFile))
