@@ -1,14 +1,13 @@
 package admin_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/rshub/rshub/internal/testenv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +27,6 @@ func (f *fixture) continuity(name string) admin.ContinuityView {
 		f.t.Fatalf("continuity JSON %q: %v", body, err)
 	}
 	return v
-}
-
-// syncBuffer is a log destination tests read while the hub writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // GET /admin/channels/{name}/continuity shows the anchor, the last
@@ -70,7 +51,7 @@ func TestAdminContinuity_ShowsAnchorAndGaps(t *testing.T) {
 // accepted as the first. The reset is logged and recorded in the
 // channel's state.
 func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	f := newFixture(t, func(c *hub.Config, _ *admin.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	f.postXML(notif("change-notification", t0, t2), links(ch.Topic, f.url))

@@ -1,8 +1,8 @@
 package mirror_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/rshub/rshub/internal/testenv"
 	"log/slog"
 	"net"
 	"strings"
@@ -12,23 +12,6 @@ import (
 
 	"github.com/rshub/rshub/client/mirror"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A failure the mirror retries is reported once, through one channel: as a
 // warning event when someone takes events (it was also logged, so the
@@ -41,7 +24,7 @@ func TestRetry_WarnsThroughOneChannel(t *testing.T) {
 	dead := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing answers there now
 	for _, withEvents := range []bool{true, false} {
-		logs := &lockedBuf{}
+		logs := &testenv.Buffer{}
 		var mu sync.Mutex
 		var warnings []mirror.Event
 		cfg := mirror.Config{Dir: t.TempDir(), Hub: dead, Topic: dead + "topics/x", HubCapabilityList: dead + "channels/x/capabilitylist.xml",

@@ -1,31 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"github.com/rshub/rshub/internal/testenv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer takes lines from the Source's and the mirror's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // What `make run` shows a newcomer: changes published and mirrored, the
 // mirror identical at the end, the first sequence number explained, and
@@ -36,7 +17,7 @@ func TestDemo_EndsIdenticalWithoutNoise(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
-	out := &syncBuffer{}
+	out := &testenv.Buffer{}
 	if err := run(ctx, out, 500*time.Millisecond); err != nil && ctx.Err() == nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}

@@ -60,24 +60,6 @@ func (l *flakyLog) Bounds(ctx context.Context) (uint64, uint64, error) {
 	return l.Log.Bounds(ctx)
 }
 
-// syncBuffer collects log output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // followThrough is follow for a reader that outlives an outage: a failed
 // read is tried again after the next change or a short pause.
 func followThrough(ctx context.Context, l hub.Log, cursor uint64, n int) ([]uint64, error) {
@@ -120,7 +102,7 @@ func TestRun_LogOutageUnderLoadCatchesUp(t *testing.T) {
 	}
 	defer jl.Close()
 	fl := newFlakyLog(jl)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	c := logcache.New(fl, logcache.Config{MaxRecords: 32, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	start(t, c)
 	_, base, err := jl.Bounds(ctx)

@@ -1,37 +1,18 @@
 package loophealth
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/rshub/rshub/internal/testenv"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// logBuffer collects log output from concurrent writers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestHealth_LogsOncePerStateChange(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	h := New(slog.New(slog.NewTextHandler(logs, nil)))
 	if ok, _, _ := h.State(); !ok {
 		t.Fatal("new health not ok")

@@ -1,35 +1,16 @@
 package natsconn_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/rshub/rshub/internal/testenv"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/natsconn"
 )
-
-// lockedBuffer is a log sink for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // An in-process connection is logged as what it is, not as the default
 // URL nats.go reports for it (nats://127.0.0.1:4222, which a hub started
@@ -40,7 +21,7 @@ func TestConn_LogsWhereItIsConnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	logs := &lockedBuffer{}
+	logs := &testenv.Buffer{}
 	c, err := natsconn.New(context.Background(), natsconn.Config{Dial: srv.Dial, Where: "in-process (embedded server)",
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

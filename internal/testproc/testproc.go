@@ -5,8 +5,8 @@
 package testproc
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/rshub/rshub/internal/testenv"
 	"net"
 	"net/http"
 	"os/exec"
@@ -25,7 +25,7 @@ type Proc struct {
 	Name string
 	bin  string
 	args []string
-	out  *syncBuffer
+	out  *testenv.Buffer
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -35,7 +35,7 @@ type Proc struct {
 // Start runs bin with args.
 func Start(t testing.TB, name, bin string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{Name: name, bin: bin, args: args, out: &syncBuffer{}}
+	p := &Proc{Name: name, bin: bin, args: args, out: &testenv.Buffer{}}
 	p.Restart(t)
 	t.Cleanup(func() {
 		p.Kill()
@@ -216,21 +216,4 @@ func WaitPort(t testing.TB, p *Proc, port int, timeout time.Duration) {
 		c.Close()
 		return true, ""
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
