@@ -49,7 +49,7 @@ func (im *Importer) Import(ctx context.Context) error {
 		err = im.importChangeList(ctx, ds.ChangeList)
 	case ds.ResourceList != "":
 		im.st.Mode = ModeResourceList
-		err = im.importResourceList(ctx, ds.ResourceList)
+		err = im.importResourceList(ctx, ds.ResourceList, false)
 	default:
 		err = fmt.Errorf("dataset: the Capability List %s lists neither a Change List nor a Resource List", ds.CapabilityList)
 	}
@@ -57,10 +57,16 @@ func (im *Importer) Import(ctx context.Context) error {
 		return err
 	}
 	im.st.Imported = true
+	return im.caughtUp(start, im.st.Patches, "import")
+}
+
+// caughtUp snapshots the store after an import or update that began at
+// start and applied patches, and reports it. Called with mu held.
+func (im *Importer) caughtUp(start time.Time, patches int, what string) error {
 	if err := im.snapshot(); err != nil {
 		return err
 	}
-	im.emit(mirror.Event{Kind: mirror.EventCaughtUp, Until: im.st.Until, Entries: im.st.Patches, Total: im.store.Len(), Elapsed: im.cfg.Now().Sub(start), Message: "import (" + im.st.Mode + ")"})
+	im.emit(mirror.Event{Kind: mirror.EventCaughtUp, Until: im.st.Until, Entries: patches, Total: im.store.Len(), Elapsed: im.cfg.Now().Sub(start), Message: what + " (" + im.st.Mode + ")"})
 	return nil
 }
 
@@ -148,8 +154,10 @@ func (im *Importer) importChangeList(ctx context.Context, loc string) error {
 	return nil
 }
 
-// importResourceList loads the dataset file of the Resource List.
-func (im *Importer) importResourceList(ctx context.Context, loc string) error {
+// importResourceList loads the dataset file of the Resource List; with
+// update, only when the list is newer than the copy held or names another
+// file.
+func (im *Importer) importResourceList(ctx context.Context, loc string, update bool) error {
 	entries, at, err := im.listEntries(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("dataset: Resource List: %w", err)
@@ -157,6 +165,10 @@ func (im *Importer) importResourceList(ctx context.Context, loc string) error {
 	e, err := pickDataSetFile(loc, entries, im.cfg.DataSetFile)
 	if err != nil {
 		return err
+	}
+	at = later(at, entryTime(&e))
+	if update && e.Loc == im.st.DataSetFile && !at.After(im.st.Until) {
+		return nil // the copy held is the Source's
 	}
 	im.emit(mirror.Event{Kind: mirror.EventBaseline, Loc: e.Loc, Message: "loading the Resource List's dataset file"})
 	if err := im.loadFile(ctx, e.Loc, entryType(&e), e.MD); err != nil {
