@@ -3,7 +3,6 @@ package dataset
 import (
 	"context"
 	"fmt"
-
 )
 
 // Update brings the dataset up to the Source's lists by pulling, with no
@@ -44,4 +43,3 @@ func (im *Importer) Update(ctx context.Context) error {
 	}
 	return im.caughtUp(start, im.st.Patches-before, "update")
 }
-
