@@ -125,8 +125,8 @@ func settings(cfg Config) map[string]string {
 
 func webhookNotes(cfg Config) []string {
 	return []string{
-		fmt.Sprintf("webhook: %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling POSTs the same bodies with net/http capped at the same %d (MaxConnsPerHost %d per server)",
-			cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), cfg.concurrency(), cfg.PerHost),
+		fmt.Sprintf("webhook: %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling is a plain sender: %d keep-alive net/http workers living for the whole run, POSTing the same bodies, each notification to every callback before the next",
+			cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), ceilingWorkers(cfg)),
 		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST; ceiling: before its POSTs are queued)",
 		"webhook: 'at 50% rate' publishes at half of this run's hub deliveries/s (notifications/s = that / subscribers), hub and ceiling alike",
 	}

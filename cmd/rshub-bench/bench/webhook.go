@@ -24,7 +24,27 @@ type webhookBench struct {
 	raw    *http.Client
 	nextID int
 	runs   int
+	// the ceiling: a pool of ceilingWorkers(cfg) keep-alive senders that
+	// live as long as the bench, fed the POSTs of each notification in turn
+	rawJobs chan rawJob
+	rawDone sync.WaitGroup
 }
+
+// rawJob is one POST of the ceiling.
+type rawJob struct {
+	callback int
+	body     []byte
+	link     string
+	ctx      context.Context
+}
+
+// minCeilingWorkers is the least number of senders of the ceiling: a
+// plain sender as people write one (a few dozen keep-alive net/http
+// workers), or the hub's own concurrency when that is higher.
+const minCeilingWorkers = 32
+
+// ceilingWorkers is how many senders the ceiling runs.
+func ceilingWorkers(cfg Config) int { return max(minCeilingWorkers, cfg.concurrency()) }
 
 func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webhookBench, err error) {
 	b := &webhookBench{cfg: cfg, lg: lg}
@@ -40,9 +60,20 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 		return nil, err
 	}
 	b.pub = newPublisher(b.hub)
+	workers := ceilingWorkers(cfg)
+	// every sender keeps its connection: as many idle ones per callback
+	// server as there are senders
 	b.raw = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: cfg.concurrency(), MaxIdleConnsPerHost: cfg.PerHost, MaxConnsPerHost: cfg.PerHost,
+		MaxIdleConns: workers * cfg.Servers, MaxIdleConnsPerHost: workers,
 	}}
+	b.rawJobs = make(chan rawJob, 4096)
+	for range workers {
+		b.rawDone.Go(func() {
+			for j := range b.rawJobs {
+				b.post(j.ctx, b.cbs.url(j.callback), j.body, j.link)
+			}
+		})
+	}
 	start := time.Now()
 	if err := b.subscribeAll(ctx); err != nil {
 		return nil, err
@@ -52,6 +83,11 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 }
 
 func (b *webhookBench) close() {
+	if b.rawJobs != nil {
+		close(b.rawJobs)
+		b.rawDone.Wait()
+		b.rawJobs = nil
+	}
 	if b.hub != nil {
 		b.hub.close()
 	}
@@ -216,29 +252,21 @@ func (b *webhookBench) publishHub(ctx context.Context, id int) (time.Time, error
 	return b.pub.publish(ctx, id)
 }
 
-// publishRaw is the ceiling's publish: the same body, POSTed by a pool of
-// Config.concurrency() workers straight to every callback. It returns once
-// the POSTs are queued, as a hub publish returns once the log holds the
-// notification.
+// publishRaw is the ceiling's publish: the same body, POSTed to every
+// callback by the ceiling's pool of keep-alive senders, one notification's
+// POSTs queued before the next one's, as a plain sender fans out. It
+// returns once the POSTs are queued (waiting while the queue is full), as
+// a hub publish returns once the log holds the notification.
 func (b *webhookBench) publishRaw(ctx context.Context, id int) (time.Time, error) {
 	sent := time.Now()
 	body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
 	link := topicLink(b.hub.URL, b.hub.Topic)
-	workers := b.cfg.concurrency()
-	jobs := make(chan int, b.cfg.Subscribers)
 	for i := range b.cfg.Subscribers {
-		jobs <- i
-	}
-	close(jobs)
-	// One notification's POSTs run concurrently with the next one's, as
-	// the hub's per-subscription queues do; the goroutines end by
-	// themselves when the jobs are done.
-	for range workers {
-		go func() {
-			for i := range jobs {
-				b.post(ctx, b.cbs.url(i), body, link)
-			}
-		}()
+		select {
+		case b.rawJobs <- rawJob{callback: i, body: body, link: link, ctx: ctx}:
+		case <-ctx.Done():
+			return sent, ctx.Err()
+		}
 	}
 	return sent, nil
 }
