@@ -14,7 +14,17 @@ require (
 	golang.org/x/term v0.47.0
 )
 
-require github.com/gofrs/flock v0.13.2
+require (
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/gofrs/flock v0.13.2
+)
+
+require (
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

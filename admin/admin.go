@@ -136,6 +136,7 @@ func New(cfg Config) (*API, error) {
 
 // Register adds the admin API's routes under /admin/ to mux.
 func (a *API) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /admin/openapi.json", serveOpenAPI)
 	mux.Handle("GET /admin/channels", a.handle(a.listChannels))
 	mux.Handle("POST /admin/channels", a.handle(a.putChannel))
 	mux.Handle("GET /admin/channels/{name}", a.handle(a.getChannel))
