@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats.go"
 
 	pullsource "github.com/rshub/rshub/examples/pullsource/source"
@@ -78,6 +81,13 @@ func TestFollowStatus_EveryHubOfAClusterShowsTheOwnersStatus(t *testing.T) {
 					t.Errorf("hub-a's status: %+v", s)
 				}
 				aPoll = same[0].LastPoll
+				if backend == "nats-kv" { // hub-b's dashboard shows the hub that follows
+					br := newDashBrowser(t, 2*time.Minute)
+					br.run("open hub-b's dashboard", chromedp.Navigate(strings.TrimSuffix(b.url, "/")+"/dashboard/#token="+b.token))
+					br.waitFor("hub-a in hub-b's Followed Sources card", 20*time.Second, fmt.Sprintf(
+						`(() => { const c = document.querySelector(%q); return !!c && c.textContent.endsWith(" · hub-a") && c.title.startsWith("status written by hub-a"); })()`,
+						`#follows tr[data-channel="shared"] td:nth-child(8)`))
+				}
 			})
 			src.src.Change(4)
 			caughtUp(t, src.src, rcv, "followed by hub-b once hub-a stopped")
