@@ -111,6 +111,7 @@ func (f *follower) run(ctx context.Context) {
 		f.mu.Lock()
 		f.st.NextPoll = f.e.cfg.Now().Add(delay)
 		f.mu.Unlock()
+		flush = nil // another hub's status is not overwritten with this one's
 		if owned {
 			flush = f.save(ctx)
 		}
