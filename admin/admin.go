@@ -86,10 +86,11 @@ type Deliveries interface {
 // Follows is the follower engine as the admin API uses it;
 // *follow.Engine implements it.
 type Follows interface {
-	// Status returns the status of a followed channel, if this hub follows it.
-	Status(name string) (follow.Status, bool)
-	// Statuses returns the status of every followed channel.
-	Statuses() []follow.Status
+	// Status returns the status of a followed channel, as the store has it.
+	Status(ctx context.Context, ch hub.Channel) (follow.Status, error)
+	// Statuses returns the status of every followed channel, as the store
+	// has it: every hub sharing the store answers the same.
+	Statuses(ctx context.Context) ([]follow.Status, error)
 	// PollNow makes a followed channel's follower poll at once.
 	PollNow(name string) bool
 }

@@ -15,8 +15,8 @@ import (
 const maxChannelBody = 64 << 10
 
 // ChannelView is a channel with its progress, as the admin API shows it;
-// a followed channel has the follower's status (Follow), when this hub
-// process runs its follower.
+// a followed channel has the follower's status (Follow), as the store has
+// it.
 type ChannelView struct {
 	hub.Channel
 	State  hub.ChannelState `json:"state"`
@@ -68,19 +68,21 @@ func (a *API) view(r *http.Request, c hub.Channel) (ChannelView, error) {
 	}
 	v := ChannelView{Channel: redactChannel(c), State: st}
 	if a.cfg.Follows != nil && c.Follow != "" {
-		if fs, ok := a.cfg.Follows.Status(c.Name); ok {
-			v.Follow = &fs
+		fs, err := a.cfg.Follows.Status(r.Context(), c)
+		if err != nil {
+			return ChannelView{}, err
 		}
+		v.Follow = &fs
 	}
 	return v, nil
 }
 
 // follows lists the follower's status of every followed channel.
-func (a *API) follows(*http.Request) (any, error) {
+func (a *API) follows(r *http.Request) (any, error) {
 	if a.cfg.Follows == nil {
 		return []follow.Status{}, nil
 	}
-	return nonNil(a.cfg.Follows.Statuses()), nil
+	return a.cfg.Follows.Statuses(r.Context())
 }
 
 // pollNow makes a followed channel's follower poll at once: 202, or 409

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -97,4 +99,31 @@ type Store interface {
 
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
+
+	// PutFollowStatus stores the follower status of the channel of topic, a
+	// JSON value of at most MaxFollowStatusLen bytes (others are refused),
+	// in place of the previous one. DeleteChannel removes it.
+	PutFollowStatus(ctx context.Context, topic string, status []byte) error
+	// FollowStatus returns the follower status of topic, or ErrNotFound.
+	FollowStatus(ctx context.Context, topic string) ([]byte, error)
+	// FollowStatuses returns every stored follower status, by topic.
+	FollowStatuses(ctx context.Context) (map[string][]byte, error)
+	// DeleteFollowStatus removes the follower status of topic, if any.
+	DeleteFollowStatus(ctx context.Context, topic string) error
+}
+
+// MaxFollowStatusLen bounds a follower status the store keeps
+// (Store.PutFollowStatus).
+const MaxFollowStatusLen = 64 << 10
+
+// CheckFollowStatus refuses a follower status a store does not keep: not
+// JSON, or longer than MaxFollowStatusLen.
+func CheckFollowStatus(status []byte) error {
+	if len(status) > MaxFollowStatusLen {
+		return fmt.Errorf("follow status is %d bytes; the limit is %d", len(status), MaxFollowStatusLen)
+	}
+	if !json.Valid(status) {
+		return errors.New("follow status is not JSON")
+	}
+	return nil
 }

@@ -158,12 +158,14 @@ func (h followHub) do(t *testing.T, method, path string, body any) (int, []byte)
 	return resp.StatusCode, out
 }
 
-func startFollowHub(t *testing.T) followHub {
+// startFollowHub starts a hub for the follow tests, with options applied
+// after the tests' settings.
+func startFollowHub(t *testing.T, options ...func(*server.Config)) followHub {
 	token := "follow-admin-token-0123456789"
-	s := servertest.Start(t, nil, func(c *server.Config) {
+	s := servertest.Start(t, nil, append([]func(*server.Config){func(c *server.Config) {
 		c.AdminToken, c.AllowNetworks, c.Retry = token, "127.0.0.0/8", "10ms,x2,max=50ms,attempts=50"
 		c.Reconcile = 50 * time.Millisecond
-	})
+	}}, options...)...)
 	return followHub{url: s.HubURL, token: token}
 }
 

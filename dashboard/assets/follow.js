@@ -1,11 +1,13 @@
 // follow.js is the dashboard's card for followed Sources: the channels the
 // hub follows itself (it polls their pull-mode documents and publishes what
-// is new), each with its Source, plan, polls, bytes fetched, errors and the
-// leniencies recorded in lenient mode (GET /admin/follow), a "Poll now"
-// button (POST /admin/channels/{name}/follow/poll) and a form that adds a
-// followed channel (POST /admin/channels). It reads the admin token app.js
-// keeps in sessionStorage. Every value from the hub is put in the page as
-// text, never as HTML.
+// is new), each with its Source, plan, polls, bytes fetched, errors, the
+// leniencies recorded in lenient mode and the hub that follows it (GET
+// /admin/follow: the status from the store, the same on every hub of a
+// cluster; "claim expired" when that hub stopped and none took over yet),
+// a "Poll now" button (POST /admin/channels/{name}/follow/poll) and a form
+// that adds a followed channel (POST /admin/channels). It reads the admin
+// token app.js keeps in sessionStorage. Every value from the hub is put in
+// the page as text, never as HTML.
 "use strict";
 (() => {
   const TOKEN_KEY = "rshub.adminToken"; // as app.js keeps it
@@ -68,6 +70,9 @@
     const err = el("td", { class: "num" }, String(s.errors) + (s.gaps ? " · " + s.gaps + " gap" + (s.gaps > 1 ? "s" : "") : ""));
     const why = [s.lastError, s.lastGap && "last gap " + s.lastGap.from + " – " + s.lastGap.until].filter(Boolean);
     if (why.length) { err.title = why.join("\n"); err.className = "num warn"; }
+    const last = el("td", { class: s.expired ? "warn" : "" },
+      fmtTime(s.lastPoll) + (s.owner ? " · " + s.owner : "") + (s.expired ? " (claim expired)" : ""));
+    if (s.owner) last.title = "status written by " + s.owner + " " + fmtTime(s.updated) + "; its claim " + (s.expired ? "expired " : "lasts until ") + fmtTime(s.claimExpires);
     const poll = el("button", { type: "button", class: "secondary" }, "Poll now");
     poll.addEventListener("click", async () => {
       try { await api("../admin/channels/" + encodeURIComponent(s.channel) + "/follow/poll", "POST"); showError(""); setTimeout(refresh, 300); }
@@ -78,7 +83,7 @@
     return el("tr", { "data-channel": s.channel },
       el("td", {}, s.channel), src, el("td", {}, s.validation + " / " + s.interval),
       el("td", { class: "num" }, String(s.polls)), el("td", { class: "num" }, String(s.notModified)),
-      el("td", { class: "num" }, fmtBytes(s.bytes)), err, el("td", {}, fmtTime(s.lastPoll)), lenCell, el("td", {}, poll));
+      el("td", { class: "num" }, fmtBytes(s.bytes)), err, last, lenCell, el("td", {}, poll));
   }
 
   async function refresh() {

@@ -46,7 +46,9 @@
 // (both capped at MaxWait); after errors with exponential backoff up to
 // MaxBackoff. Every fetch goes through the hub's SSRF-guarded client and
 // the hub's body limit. With several hub processes, one follows each
-// channel at a time (an expiring claim in the store).
+// channel at a time (an expiring claim in the store) and writes its Status
+// to the store, at most once a second: every hub answers the same, and
+// shows when the owner's claim expired.
 //
 // The pure parts (Classify, SelectLists, Fresh, Advance, Window,
 // NextDelay, ParseMaxAge, ParseRetryAfter) are table-tested; Engine is

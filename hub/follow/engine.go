@@ -2,12 +2,15 @@ package follow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +35,11 @@ type Store interface {
 	Channels(ctx context.Context) ([]hub.Channel, error)
 	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, key, owner string) error
+	// The follower statuses, by topic (see hub.Store).
+	PutFollowStatus(ctx context.Context, topic string, status []byte) error
+	FollowStatus(ctx context.Context, topic string) ([]byte, error)
+	FollowStatuses(ctx context.Context) (map[string][]byte, error)
+	DeleteFollowStatus(ctx context.Context, topic string) error
 }
 
 // Observer receives the engine's events, for metrics. Implementations must
@@ -201,6 +209,14 @@ func (e *Engine) reconcile(ctx context.Context) {
 			<-r.done
 			delete(e.followers, name)
 			_ = e.cfg.Store.Release(context.WithoutCancel(ctx), "follow/"+name, e.cfg.Owner)
+			if topic := r.f.ch.Topic; !ok || ch.Topic != topic {
+				// no longer followed: its status goes (the store drops it
+				// with the channel, but the follower may have written it
+				// again after)
+				if err := e.cfg.Store.DeleteFollowStatus(context.WithoutCancel(ctx), topic); err != nil {
+					e.logger.Warn("follow: removing the follow status failed", "channel", name, "err", err)
+				}
+			}
 		}
 	}
 	for name, ch := range want {
@@ -274,36 +290,57 @@ func (e *Engine) running() bool {
 	return e.runCtx != nil
 }
 
-// Statuses returns the status of every channel this engine follows,
-// ordered by channel name.
-func (e *Engine) Statuses() []Status {
-	e.mu.Lock()
-	out := make([]Status, 0, len(e.followers))
-	for _, r := range e.followers {
-		out = append(out, r.f.status())
+// Statuses returns the status of every followed channel as the store
+// has it, ordered by channel name: every hub sharing the store answers the
+// same.
+func (e *Engine) Statuses(ctx context.Context) ([]Status, error) {
+	chs, err := e.cfg.Store.Channels(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("follow: statuses: %w", err)
 	}
-	e.mu.Unlock()
-	slices.SortFunc(out, func(a, b Status) int {
-		if a.Channel < b.Channel {
-			return -1
+	stored, err := e.cfg.Store.FollowStatuses(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("follow: statuses: %w", err)
+	}
+	out := []Status{}
+	for _, ch := range chs {
+		if ch.Follow != "" {
+			out = append(out, e.statusOf(ch, stored[ch.Topic]))
 		}
-		if a.Channel > b.Channel {
-			return 1
-		}
-		return 0
-	})
-	return out
+	}
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Channel, b.Channel) })
+	return out, nil
 }
 
-// Status returns the status of the channel named name, if followed.
-func (e *Engine) Status(name string) (Status, bool) {
-	e.mu.Lock()
-	r, ok := e.followers[name]
-	e.mu.Unlock()
-	if !ok {
-		return Status{}, false
+// Status returns the status of the followed channel ch as the store has it.
+func (e *Engine) Status(ctx context.Context, ch hub.Channel) (Status, error) {
+	b, err := e.cfg.Store.FollowStatus(ctx, ch.Topic)
+	if err != nil && !errors.Is(err, hub.ErrNotFound) {
+		return Status{}, fmt.Errorf("follow: status of %s: %w", ch.Name, err)
 	}
-	return r.f.status(), true
+	return e.statusOf(ch, b), nil
+}
+
+// statusOf decodes the stored status b of ch, telling whether its owner's
+// claim expired. None, or one written for another Source (the channel
+// changed since), is the status before the first poll.
+func (e *Engine) statusOf(ch hub.Channel, b []byte) Status {
+	var st Status
+	if b != nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			e.logger.Warn("follow: undecodable follow status in the store", "channel", ch.Name, "err", err)
+			st = Status{}
+		}
+	}
+	if st.Source != ch.Follow {
+		st = newStatus(ch)
+	}
+	st.Channel = ch.Name
+	st.Expired = !st.ClaimExpires.IsZero() && e.cfg.Now().After(st.ClaimExpires)
+	if st.Leniencies == nil {
+		st.Leniencies = []LeniencyCount{}
+	}
+	return st
 }
 
 // PollNow makes the follower of the channel named name poll at once and

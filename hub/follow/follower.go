@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,9 @@ type follower struct {
 	// rl is the last Resource List read, of a Source without Change Lists.
 	rl *rlState
 
+	// saved is when the status was last written to the store.
+	saved time.Time
+
 	mu sync.Mutex
 	st Status
 }
@@ -70,8 +74,7 @@ func newFollower(e *Engine, ch hub.Channel) *follower {
 		done:   map[string]bool{},
 		cached: map[string]listing{},
 		poke:   make(chan struct{}, 1),
-		st: Status{Channel: ch.Name, Source: ch.Follow, Validation: ch.Validation, Interval: ch.PollEvery().String(),
-			Leniencies: []LeniencyCount{}},
+		st:     newStatus(ch),
 	}
 }
 
@@ -88,10 +91,15 @@ func (f *follower) run(ctx context.Context) {
 	timing := Timing{Interval: f.ch.PollEvery(), MaxBackoff: f.e.cfg.MaxBackoff, MaxWait: f.e.cfg.MaxWait}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// flush fires when a status that waits for its write may be written
+	var flush <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-flush:
+			flush = f.save(ctx)
+			continue
 		case <-timer.C:
 		case <-f.poke:
 			timer.Stop()
@@ -99,24 +107,50 @@ func (f *follower) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		delay := f.turn(ctx, timing)
+		delay, owned := f.turn(ctx, timing)
 		f.mu.Lock()
 		f.st.NextPoll = f.e.cfg.Now().Add(delay)
 		f.mu.Unlock()
+		flush = nil // another hub's status is not overwritten with this one's
+		if owned {
+			flush = f.save(ctx)
+		}
 		timer.Reset(delay)
 	}
 }
 
+// save writes the status to the store, for every hub sharing it to show,
+// at most once every statusEvery: when the last write is more recent, it
+// returns a channel that fires when the status may be written.
+func (f *follower) save(ctx context.Context) <-chan time.Time {
+	now := f.e.cfg.Now()
+	if wait := f.saved.Add(statusEvery).Sub(now); !f.saved.IsZero() && wait > 0 {
+		return time.After(wait)
+	}
+	st := f.status().bounded()
+	st.Updated = now
+	b, err := json.Marshal(st)
+	if err == nil {
+		err = f.e.cfg.Store.PutFollowStatus(ctx, f.ch.Topic, b)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			f.logger.Warn("follow: writing the follow status to the store failed", "err", err)
+		}
+		return nil // the next poll writes it again
+	}
+	f.saved = now
+	return nil
+}
+
 // turn claims the channel and polls once; it returns the wait before the
-// next turn.
-func (f *follower) turn(ctx context.Context, timing Timing) time.Duration {
+// next turn and whether this hub holds the channel's claim.
+func (f *follower) turn(ctx context.Context, timing Timing) (time.Duration, bool) {
 	ttl := max(f.e.cfg.ClaimTTL, 3*timing.Interval)
+	claimed := f.e.cfg.Now()
 	owner, err := f.e.cfg.Store.Claim(ctx, "follow/"+f.ch.Name, f.e.cfg.Owner, ttl)
 	if err == nil && !owner {
-		f.mu.Lock()
-		f.st.Owner = false
-		f.mu.Unlock()
-		return NextDelay(timing, 0, 0, 0, f.e.rand())
+		return NextDelay(timing, 0, 0, 0, f.e.rand()), false
 	}
 	var pollErr error
 	if err != nil {
@@ -125,12 +159,14 @@ func (f *follower) turn(ctx context.Context, timing Timing) time.Duration {
 		pollErr = f.poll(ctx)
 	}
 	if ctx.Err() != nil {
-		return 0
+		return 0, false
 	}
 	now := f.e.cfg.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.st.Owner = err == nil
+	if err == nil {
+		f.st.Owner, f.st.ClaimExpires = f.e.cfg.Owner, claimed.Add(ttl)
+	}
 	f.st.Polls++
 	f.st.LastPoll = now
 	f.st.Plan = f.plan
@@ -155,7 +191,7 @@ func (f *follower) turn(ctx context.Context, timing Timing) time.Duration {
 		f.st.LastSuccess = now
 		f.e.observe().Polled(f.ch.Name, "ok")
 	}
-	return NextDelay(timing, f.st.Failures, max(f.age, 0), retry, f.e.rand())
+	return NextDelay(timing, f.st.Failures, max(f.age, 0), retry, f.e.rand()), err == nil
 }
 
 // poll reads the Source once: discovery when there is no plan yet, then

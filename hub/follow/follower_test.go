@@ -84,7 +84,15 @@ func (fakeStore) Channels(context.Context) ([]hub.Channel, error) { return nil, 
 func (fakeStore) Claim(context.Context, string, string, time.Duration) (bool, error) {
 	return true, nil
 }
-func (fakeStore) Release(context.Context, string, string) error { return nil }
+func (fakeStore) Release(context.Context, string, string) error         { return nil }
+func (fakeStore) PutFollowStatus(context.Context, string, []byte) error { return nil }
+func (fakeStore) FollowStatus(context.Context, string) ([]byte, error) {
+	return nil, hub.ErrNotFound
+}
+func (fakeStore) FollowStatuses(context.Context) (map[string][]byte, error) {
+	return map[string][]byte{}, nil
+}
+func (fakeStore) DeleteFollowStatus(context.Context, string) error { return nil }
 
 // docSource serves documents from a map, with ETags, 304s and faults.
 type docSource struct {
@@ -231,13 +239,14 @@ func TestFollower_BacksOffOnErrorsAndHonoursRetryAfter(t *testing.T) {
 	timing := Timing{Interval: time.Second, MaxBackoff: time.Minute, MaxWait: time.Minute}
 	var got []time.Duration
 	for range 3 {
-		got = append(got, f.turn(ctx, timing))
+		d, _ := f.turn(ctx, timing)
+		got = append(got, d)
 	}
 	if got[0] != 7*time.Second || got[1] != 7*time.Second || got[2] != 8*time.Second {
 		t.Errorf("delays after failures %v, want Retry-After 7s, 7s, then backoff 8s", got)
 	}
 	r.src.status = 0
-	if d := f.turn(ctx, timing); d != time.Second || f.status().Failures != 0 || f.status().Errors != 3 {
+	if d, _ := f.turn(ctx, timing); d != time.Second || f.status().Failures != 0 || f.status().Errors != 3 {
 		t.Errorf("after recovery: delay %s, status %+v", d, f.status())
 	}
 }

@@ -8,17 +8,26 @@ import (
 )
 
 // Status is what a follower has done and will do, for the admin API and
-// the dashboard. It lives in the memory of the hub process that follows
-// the channel (Owner) and starts again at zero when the process does.
+// the dashboard. The hub process that follows the channel (Owner, the one
+// holding its claim) writes it to the store after its polls, at most once
+// every statusEvery, so every hub sharing the store shows the same; its
+// counts are the owner's since it took the channel (another hub that takes
+// it over starts them again at zero).
 type Status struct {
 	Channel    string `json:"channel"`
 	Source     string `json:"source"`
 	Validation string `json:"validation"`
 	Interval   string `json:"interval"`
 	Plan       Plan   `json:"plan"`
-	// Owner is set while this hub process follows the channel (with
-	// several hubs, one follows each channel at a time).
-	Owner bool `json:"owner"`
+	// Owner names the hub process (Config.Owner) that follows the channel
+	// and wrote the status, at Updated; its claim lasts until ClaimExpires.
+	// Expired is set, when the status is read, once that has passed: the
+	// owner stopped and no hub has taken the channel over yet. All are
+	// zero before the channel's first poll.
+	Owner        string    `json:"owner"`
+	Updated      time.Time `json:"updated"`
+	ClaimExpires time.Time `json:"claimExpires"`
+	Expired      bool      `json:"expired"`
 	// Polls counts polls, Requests the GETs they made (NotModified of them
 	// answered 304), Bytes the body bytes fetched, Lists the Change Lists
 	// that had entries to publish, Errors the failed polls.
@@ -45,8 +54,43 @@ type Status struct {
 	NextPoll    time.Time `json:"nextPoll"`
 	LastError   string    `json:"lastError,omitempty"`
 	// Leniencies are the rules the Source's documents broke and the hub
-	// worked around (validation lenient), by rule.
+	// worked around (validation lenient), by rule; at most maxLeniencies
+	// rules are kept.
 	Leniencies []LeniencyCount `json:"leniencies"`
+}
+
+// Bounds of what a status keeps, so that a stored one stays well within
+// hub.MaxFollowStatusLen whatever the Source serves.
+const (
+	maxLeniencies = 32 // rules
+	maxOthers     = 8  // Capability Lists of Plan.Others
+)
+
+// statusEvery is the least time between two writes of a channel's status
+// to the store.
+const statusEvery = time.Second
+
+// newStatus is the status of ch before its first poll.
+func newStatus(ch hub.Channel) Status {
+	return Status{Channel: ch.Name, Source: ch.Follow, Validation: ch.Validation, Interval: ch.PollEvery().String(),
+		Leniencies: []LeniencyCount{}}
+}
+
+// bounded returns the status with every URL of its plan clipped and at
+// most maxOthers other Capability Lists, as it is stored.
+func (s Status) bounded() Status {
+	p := &s.Plan
+	for _, u := range []*string{&p.CapabilityList, &p.ChangeList, &p.Index, &p.Archive, &p.ResourceList} {
+		*u = clip(*u)
+	}
+	if len(p.Others) > 0 {
+		others := make([]string, 0, min(len(p.Others), maxOthers))
+		for _, u := range p.Others[:min(len(p.Others), maxOthers)] {
+			others = append(others, clip(u))
+		}
+		p.Others = others
+	}
+	return s
 }
 
 // LeniencyCount is how often the documents of a followed Source broke one
@@ -61,14 +105,18 @@ type LeniencyCount struct {
 // addLeniencies counts ls at now.
 func (s *Status) addLeniencies(ls []hub.Leniency, now time.Time) {
 	for _, l := range ls {
-		i := slices.IndexFunc(s.Leniencies, func(c LeniencyCount) bool { return c.Rule == l.Rule })
+		rule := clip(l.Rule)
+		i := slices.IndexFunc(s.Leniencies, func(c LeniencyCount) bool { return c.Rule == rule })
+		if i < 0 && len(s.Leniencies) >= maxLeniencies {
+			continue
+		}
 		if i < 0 {
-			s.Leniencies = append(s.Leniencies, LeniencyCount{Rule: l.Rule})
+			s.Leniencies = append(s.Leniencies, LeniencyCount{Rule: rule})
 			i = len(s.Leniencies) - 1
 		}
 		c := &s.Leniencies[i]
 		c.Count++
-		c.Last, c.Msg = now, l.Msg
+		c.Last, c.Msg = now, clip(l.Msg)
 	}
 }
 

@@ -148,11 +148,17 @@ func channelsVersion(ctx context.Context, b *buckets) (string, error) {
 	return "", nil
 }
 
-// DeleteChannel removes the channel of topic; its state is kept.
+// DeleteChannel removes the channel of topic and its follower status; its
+// state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 	k, err := key("topic", topic)
 	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return deleteKey(ctx, b.channels, k) })
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			if err := deleteKey(ctx, b.channels, k); err != nil {
+				return err
+			}
+			return deleteKey(ctx, b.follow, k)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("kvstore: delete channel %q: %w", hub.Truncate(topic), err)

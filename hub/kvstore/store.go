@@ -13,6 +13,7 @@
 //	subshards  key n.D(ID)               value the subscription ID; index of subs by shard n (hub.ShardOf)
 //	shardver   key n                     written on every write to shard n: its revision is the shard's version
 //	members    key hubs                  owner -> heartbeat expiry of the hubs sharing the buckets
+//	follow     key D(topic)              value the topic and its follower status (package follow)
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose (topic URI, subscription ID, dead letter ID,
@@ -89,7 +90,7 @@ type Store struct {
 type buckets struct {
 	gen                                                      uint64
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
-	subShards, shardVer, members                             jetstream.KeyValue
+	subShards, shardVer, members, follow                     jetstream.KeyValue
 	// deadStream is the dead bucket's stream and deadSubjects its subject
 	// prefix, for counting a subscription's dead letters without a scan.
 	deadStream   jetstream.Stream
@@ -206,6 +207,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 		{"channels", &b.channels}, {"chstate", &b.states}, {"subs", &b.subs},
 		{"subtopics", &b.subTopics}, {"cursors", &b.cursors}, {"dead", &b.dead}, {"leases", &b.leases},
 		{"subshards", &b.subShards}, {"shardver", &b.shardVer}, {"members", &b.members},
+		{"follow", &b.follow},
 	} {
 		name := cfg.Prefix + "_" + k.kind
 		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{

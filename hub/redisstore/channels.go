@@ -97,12 +97,13 @@ func (s *Store) TouchChannels(ctx context.Context) error {
 	return nil
 }
 
-// DeleteChannel removes the channel of topic; its state is kept.
+// DeleteChannel removes the channel of topic and its follower status; its state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 	err := check("topic", topic)
 	if err == nil {
 		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HDel(ctx, s.key("channels"), topic)
+			p.HDel(ctx, s.key("follow"), topic)
 			p.Incr(ctx, s.key("chanver"))
 			return nil
 		})

@@ -17,6 +17,7 @@
 //	<p>:shardindex           string set once the shard index is built
 //	<p>:members              zset   hub owner names, scored by heartbeat expiry (ms)
 //	<p>:chanver              string counter moved by every channel put and delete
+//	<p>:follow               hash   topic -> follower status (package follow)
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose never becomes part of a key name, only of hash

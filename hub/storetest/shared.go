@@ -90,6 +90,12 @@ func Shared(t *testing.T, a, b hub.Store) {
 		t.Fatalf("a touch changed the listing: %q", got)
 	}
 	sharedStateUpdates(t, a, b)
+	if err := a.PutFollowStatus(ctx, "https://example.org/1", []byte(`{"polls":7}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.FollowStatus(ctx, "https://example.org/1"); err != nil || string(got) != `{"polls":7}` {
+		t.Fatalf("a store does not read the follow status the other wrote: %q, %v", got, err)
+	}
 }
 
 // sharedStateUpdates has two stores take turns incrementing one channel

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 		{"HostileKeys_Leases", testHostileLeases},
 	}
 	tests = append(tests, shardTests...)
+	tests = append(tests, followTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
