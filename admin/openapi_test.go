@@ -19,7 +19,22 @@ import (
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/follow"
 )
+
+// stubFollows answers as a follower engine whose store holds one status.
+type stubFollows struct{ st follow.Status }
+
+func (s stubFollows) Status(_ context.Context, ch hub.Channel) (follow.Status, error) {
+	if ch.Name != s.st.Channel {
+		return follow.Status{}, hub.ErrNotFound
+	}
+	return s.st, nil
+}
+func (s stubFollows) Statuses(context.Context) ([]follow.Status, error) {
+	return []follow.Status{s.st}, nil
+}
+func (s stubFollows) PollNow(name string) bool { return name == s.st.Channel }
 
 // contract is the admin API's OpenAPI document as the hub serves it, and
 // a router over it.
@@ -118,7 +133,15 @@ func (c *contract) admin(t *testing.T, method, path, body string, want int) []by
 func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	stats := []delivery.SubStats{{ID: "s1", Topic: "http://127.0.0.1:1/t", Channel: "t", Callback: "http://127.0.0.1:2/cb", State: "active",
 		Host: "127.0.0.1:2", HostBreaker: "closed", Cursor: hub.Cursor{Seq: 3}, LastAttempt: time.Now()}}
-	f := newFixture(t, func(_ *hub.Config, a *admin.Config) { a.Deliveries = stubDeliveries{stats: stats} })
+	followed := follow.Status{Channel: "pulled", Source: "http://127.0.0.1:3/", Validation: "lenient", Interval: "1m0s",
+		Plan:  follow.Plan{CapabilityList: "http://127.0.0.1:3/cl.xml", ChangeList: "http://127.0.0.1:3/cl/open.xml"},
+		Owner: "hub-a", Updated: time.Now(), ClaimExpires: time.Now().Add(30 * time.Second), Polls: 4, Requests: 9, Errors: 1,
+		LastGap: &hub.Gap{From: time.Now().Add(-time.Hour), Until: time.Now(), Seq: 7, Recorded: time.Now()}, LastError: "503 Service Unavailable",
+		Leniencies: []follow.LeniencyCount{{Rule: "absolute-uri", Count: 2, Last: time.Now(), Msg: "relative loc"}}}
+	f := newFixture(t, func(_ *hub.Config, a *admin.Config) {
+		a.Deliveries = stubDeliveries{stats: stats}
+		a.Follows = stubFollows{followed}
+	})
 	c := loadContract(t, f)
 	ctx := context.Background()
 	base := f.srv.URL
@@ -143,6 +166,9 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/channels/docs/continuity", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/channels/docs/continuity/reset", `{}`, http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/channels/docs/follow/poll", "", http.StatusConflict)
+	f.channel(hub.Channel{Name: "pulled", Follow: "http://127.0.0.1:3/", PollInterval: "1m", Validation: hub.ValidationLenient})
+	c.admin(t, http.MethodGet, base+"/admin/channels/pulled", "", http.StatusOK)
+	c.admin(t, http.MethodPost, base+"/admin/channels/pulled/follow/poll", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions?"+url.Values{"topic": {ch.Topic}}.Encode(), "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID, "", http.StatusOK)
