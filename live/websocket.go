@@ -1,12 +1,57 @@
-package delivery
+package live
 
 import (
+	"context"
+	"net/http"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/wire"
 )
+
+// ServeHTTP is the WebSocket endpoint (wire.PathWebSocket): it checks the
+// origin (403) and token (401), parses the query (400) and upgrades the
+// connection to a session written as WebSocket text messages.
+func (ls *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !ls.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	if !ls.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		return
+	}
+	req, err := parseWSQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ls.mu.Lock()
+	closed := ls.closed
+	ls.mu.Unlock()
+	if closed {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	conn, err := ls.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered the client
+	}
+	// the session outlives the request, whose context ends when ServeHTTP returns
+	s := newSession(ls, context.WithoutCancel(r.Context()), &ls.count, req)
+	c := &wsConn{conn: conn, timeout: ls.cfg.WriteTimeout, readerDone: make(chan struct{})}
+	s.out = c
+	if !ls.add(s) {
+		_ = conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(wire.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
+		_ = conn.Close()
+		return
+	}
+	go c.read(s)
+	go s.run()
+}
 
 // wsConn writes a session to a WebSocket connection: frames are text
 // messages, keep-alives are pings, the end is a close frame.
