@@ -203,6 +203,45 @@ func (ls *Sessions) CloseSessions() {
 	}
 }
 
+// admit checks the origin (403) and the token (401), parses the query
+// (400; for Server-Sent Events, events, a Last-Event-ID header takes the
+// place of since and since_time) and refuses a session once the engine is
+// shutting down (503). It answers a refused request itself.
+func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (wsRequest, bool) {
+	if !ls.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return wsRequest{}, false
+	}
+	if events {
+		ls.allowOrigin(w, r)
+	}
+	if !ls.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		return wsRequest{}, false
+	}
+	req, err := parseWSQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return req, false
+	}
+	if id := r.Header.Get(wire.HeaderLastEventID); events && id != "" {
+		c, err := wire.ParseCursor(strings.TrimSpace(id))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
+			return req, false
+		}
+		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
+	}
+	ls.mu.Lock()
+	closed := ls.closed
+	ls.mu.Unlock()
+	if closed {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	}
+	return req, !closed
+}
+
 // originAllowed applies AllowedOrigins; with none, the Origin must name the
 // request's host (a request without Origin is not from a browser and
 // passes).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rshub/rshub/wire"
@@ -36,34 +35,8 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed: open a session with GET", http.StatusMethodNotAllowed)
 		return
 	}
-	if !ls.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
-		return
-	}
-	ls.allowOrigin(w, r)
-	if !ls.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
-		return
-	}
-	req, err := parseWSQuery(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if id := r.Header.Get(wire.HeaderLastEventID); id != "" {
-		c, err := wire.ParseCursor(strings.TrimSpace(id))
-		if err != nil {
-			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
-			return
-		}
-		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
-	}
-	ls.mu.Lock()
-	closed := ls.closed
-	ls.mu.Unlock()
-	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	req, ok := ls.admit(w, r, true)
+	if !ok {
 		return
 	}
 	h := w.Header()

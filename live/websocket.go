@@ -10,29 +10,12 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// ServeHTTP is the WebSocket endpoint (wire.PathWebSocket): it checks the
-// origin (403) and token (401), parses the query (400) and upgrades the
-// connection to a session written as WebSocket text messages.
+// ServeHTTP is the WebSocket endpoint (wire.PathWebSocket): it admits the
+// request and upgrades the connection to a session written as WebSocket
+// text messages.
 func (ls *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !ls.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
-		return
-	}
-	if !ls.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
-		return
-	}
-	req, err := parseWSQuery(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ls.mu.Lock()
-	closed := ls.closed
-	ls.mu.Unlock()
-	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	req, ok := ls.admit(w, r, false)
+	if !ok {
 		return
 	}
 	conn, err := ls.upgrader.Upgrade(w, r, nil)
