@@ -29,7 +29,7 @@ import (
 // atomRecord returns rec as an Atom subscriber of feed receives it, or
 // false when rec is not a ResourceSync change notification.
 func (w *Webhooks) atomRecord(rec hub.Record, feed string) (hub.Record, bool, error) {
-	if !isXML(rec.ContentType) {
+	if !rec.IsXML() {
 		return rec, false, nil
 	}
 	doc, err := changefeed.Parse(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Lenient})

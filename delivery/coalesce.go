@@ -288,7 +288,7 @@ func notificationOf(rec hub.Record) *changefeed.Document {
 // coalescible reports whether rec's metadata allows it to be a change
 // notification that coalesces: XML with a window. The body decides.
 func coalescible(rec hub.Record) bool {
-	return isXML(rec.ContentType) && !rec.From.IsZero() && !rec.Until.IsZero()
+	return rec.IsXML() && !rec.From.IsZero() && !rec.Until.IsZero()
 }
 
 // Log reads that are faster than one Next per record (jslog.Log and

@@ -20,9 +20,6 @@ type outage struct {
 	refused atomic.Int64 // calls refused so far
 }
 
-// Outage is exported for the external tests (package delivery_test).
-type Outage = outage
-
 // Set turns the outage on or off.
 func (o *outage) Set(on bool) { o.on.Store(on) }
 

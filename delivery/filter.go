@@ -75,7 +75,7 @@ func filterKey(f *changefeed.Filter) string {
 // file). Without a filter, or for content that is not filtered, it returns
 // rec unchanged.
 func (c *filterCache) filteredRecord(rec hub.Record, f *changefeed.Filter) (hub.Record, error) {
-	if f == nil || f.IsZero() || !isXML(rec.ContentType) {
+	if f == nil || f.IsZero() || !rec.IsXML() {
 		return rec, nil
 	}
 	k := filterCacheKey{seq: rec.Seq, filter: filterKey(f)}

@@ -384,7 +384,7 @@ func (w *Webhooks) Health() (ok bool, since time.Time, err error) {
 	ok, since, err = w.h.State()
 	for _, q := range w.index.list() {
 		qok, qsince, qerr := q.h.State()
-		ok, since, err = worst(ok, since, err, qok, qsince, qerr)
+		ok, since, err = loophealth.Worst(ok, since, err, qok, qsince, qerr)
 	}
 	return ok, since, err
 }
@@ -437,13 +437,4 @@ func reached(err error) error {
 		return nil
 	}
 	return err
-}
-
-// worst combines the health of several loops: stalled when any is, since
-// the earliest stall.
-func worst(ok bool, since time.Time, err error, ok2 bool, since2 time.Time, err2 error) (bool, time.Time, error) {
-	if ok2 || (!ok && since.Before(since2)) {
-		return ok, since, err
-	}
-	return ok2, since2, err2
 }

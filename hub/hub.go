@@ -86,6 +86,7 @@ type Hub struct {
 	logger  *slog.Logger // the slog logger; the notification log is cfg.Log
 	verifyq chan verifyJob
 	obs     Observer
+	denials sync.WaitGroup // denials sent in the background, joined by Run
 
 	mu        sync.Mutex
 	chanLocks keyedLocks               // serialises intake per channel, see chanlock.go
@@ -190,7 +191,8 @@ func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
 
 // DenySubscription ends s: it is removed from the store, its delivery
 // stops, and the subscriber is told with hub.mode=denied and reason in the
-// background (WebSub §5.2: a hub may deny a subscription at any time).
+// background (WebSub §5.2: a hub may deny a subscription at any time),
+// which Run waits for before it returns.
 func (h *Hub) DenySubscription(ctx context.Context, s Subscription, reason string) error {
 	if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
 		return err
@@ -198,13 +200,13 @@ func (h *Hub) DenySubscription(ctx context.Context, s Subscription, reason strin
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Deactivate(s.ID)
 	}
-	go h.deny(context.WithoutCancel(ctx), s.Callback, s.Topic, reason)
+	h.denials.Go(func() { h.deny(context.WithoutCancel(ctx), s.Callback, s.Topic, reason) })
 	return nil
 }
 
 // Run runs the verification workers, the lease sweeper and the state
-// flusher until ctx ends; it writes changed channel states once more before
-// returning.
+// flusher until ctx ends; it writes changed channel states once more and
+// waits for the denials DenySubscription sent before returning.
 func (h *Hub) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range h.cfg.VerifyWorkers {
@@ -231,5 +233,6 @@ func (h *Hub) Run(ctx context.Context) error {
 		h.flushStates(ctx)
 	}()
 	wg.Wait()
+	h.denials.Wait()
 	return nil
 }

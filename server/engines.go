@@ -15,6 +15,7 @@ import (
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/live"
 )
 
 // tailPreload is how many of the log's newest records the log cache loads
@@ -130,10 +131,10 @@ func (p *process) buildPull(context.Context) error {
 	return err
 }
 
-// buildWebSockets makes WebSocket delivery and gives the metrics every
-// source they report on.
-func (p *process) buildWebSockets(context.Context) error {
-	p.ws = delivery.NewWebSockets(delivery.WSConfig{
+// buildLive makes the live sessions (WebSocket and Server-Sent Events) and
+// gives the metrics every source they report on.
+func (p *process) buildLive(context.Context) error {
+	p.live = live.New(live.Config{
 		Log:            p.tail,
 		AllowedOrigins: splitList(p.cfg.WSOrigins),
 		Token:          p.cfg.WSToken,
@@ -143,9 +144,9 @@ func (p *process) buildWebSockets(context.Context) error {
 	p.metrics.SetSources(metrics.Sources{
 		LogSize:            p.notifications.Size,
 		LogQuarantined:     p.notifications.QuarantinedTotal,
-		WebSockets:         p.ws.Count,
-		Events:             p.ws.EventsCount,
-		WebSocketsRefused:  p.ws.ProtocolClosed,
+		WebSockets:         p.live.WebSocketCount,
+		Events:             p.live.EventsCount,
+		WebSocketsRefused:  p.live.ProtocolClosed,
 		SubscriptionStates: hooks.StateCounts,
 		SubscriptionLimits: func() (int, uint64, uint64) {
 			st := p.hub.SubscriptionLimitStats()

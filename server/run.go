@@ -21,6 +21,7 @@ import (
 	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/live"
 )
 
 // Started tells a caller where the hub listens once it serves.
@@ -49,7 +50,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		p.buildHub,
 		p.buildFollow,
 		p.buildPull,
-		p.buildWebSockets,
+		p.buildLive,
 		p.buildRoutes,
 	} {
 		if err := step(ctx); err != nil {
@@ -84,7 +85,7 @@ type process struct {
 	hub     *hub.Hub
 	follow  *follow.Engine
 	pull    *pull.Pull
-	ws      *delivery.WebSockets
+	live    *live.Sessions
 	health  *health
 	srv     *http.Server
 }
@@ -119,8 +120,9 @@ func (p *process) listen(context.Context) error {
 
 // serve runs the engines and the HTTP server until ctx ends, the server
 // fails or an engine stops by itself, then shuts down: intake stops,
-// in-flight deliveries finish within the shutdown timeout, WebSockets
-// close with their resume cursor, channel states are flushed.
+// in-flight deliveries finish within the shutdown timeout, live sessions
+// (WebSocket and Server-Sent Events) close with their resume cursor,
+// channel states are flushed.
 func (p *process) serve(ctx context.Context, ready func(Started)) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -169,6 +171,7 @@ func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan erro
 		"webhooks":  p.hooks.Run,
 		"pull mode": p.pull.Run,
 		"follow":    p.follow.Run,
+		"live":      p.live.Run,
 		"health":    func(ctx context.Context) error { p.health.run(ctx); return nil },
 	}
 	for name, runner := range engines {
@@ -189,8 +192,7 @@ func (p *process) shutdown(stopEngines func(), engines *sync.WaitGroup) error {
 	p.logger.Info("shutting down: intake stops, in-flight deliveries finish")
 	sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
 	defer cancel()
-	err := p.srv.Shutdown(sctx)
-	p.ws.Shutdown(sctx)
+	err := p.srv.Shutdown(sctx) // closes the live sessions first (RegisterOnShutdown)
 	stopEngines()
 	engines.Wait()
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -201,7 +203,8 @@ func (p *process) shutdown(stopEngines func(), engines *sync.WaitGroup) error {
 
 // buildRoutes serves every part of the hub on one mux: the hub URL and
 // hosted topics, the admin API and dashboard (with an admin token), pull
-// mode, WebSockets, metrics and the health endpoints.
+// mode, live sessions (WebSocket, Server-Sent Events), metrics and the
+// health endpoints.
 func (p *process) buildRoutes(context.Context) error {
 	mux := http.NewServeMux()
 	p.hub.Register(mux)
@@ -221,8 +224,8 @@ func (p *process) buildRoutes(context.Context) error {
 		api.Register(mux)
 	}
 	p.pull.Register(mux)
-	mux.Handle("GET /ws", p.ws)
-	mux.Handle("/events", p.ws.Events()) // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
+	mux.Handle("GET /ws", p.live)
+	mux.Handle("/events", p.live.Events()) // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
 	mux.Handle("GET /metrics", p.metrics.Handler())
 	if p.dash != nil {
 		p.dash.Register(mux)
@@ -231,7 +234,7 @@ func (p *process) buildRoutes(context.Context) error {
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
-	p.srv.RegisterOnShutdown(p.ws.CloseSessions) // Server-Sent Events responses end only with their sessions
+	p.srv.RegisterOnShutdown(p.live.CloseSessions) // Server-Sent Events responses end only with their sessions
 	return nil
 }
 
@@ -244,6 +247,6 @@ func (p *process) buildHealth() *health {
 		{"log cache", engineHealth(p.tail.Health)},
 		{"pull mode", engineHealth(p.pull.Health)},
 		{"webhook delivery", engineHealth(p.hooks.Health)},
-		{"WebSocket delivery", engineHealth(p.ws.Health)},
+		{"WebSocket delivery", engineHealth(p.live.Health)},
 	}, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
 }

@@ -1,6 +1,10 @@
 package wire
 
-import "time"
+import (
+	"mime"
+	"strings"
+	"time"
+)
 
 // Record is one notification as the hub's log stores it and as every
 // transport describes it: the stored body and its metadata. On NATS the
@@ -22,4 +26,15 @@ type Record struct {
 	// Epoch is the identity of the log the record was read from (see
 	// Cursor), not stored with it; "" for a log without one.
 	Epoch string `json:"-"`
+}
+
+// IsXML reports whether the record's content type is an XML media type:
+// a body the hub's transports parse as a ResourceSync document (for its
+// entries, filters, coalescing and Atom).
+func (r *Record) IsXML() bool {
+	mt, _, err := mime.ParseMediaType(r.ContentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(r.ContentType))
+	}
+	return mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml")
 }

@@ -190,3 +190,12 @@ func Delay(n int) time.Duration {
 	}
 	return d/2 + rand.N(d/2+1)
 }
+
+// Worst combines the State of two loops: stalled when either is, since the
+// earlier stall.
+func Worst(ok bool, since time.Time, err error, ok2 bool, since2 time.Time, err2 error) (bool, time.Time, error) {
+	if ok2 || (!ok && since.Before(since2)) {
+		return ok, since, err
+	}
+	return ok2, since2, err2
+}

@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -32,14 +32,17 @@ type wsEnv struct {
 	t     testing.TB
 	log   *jslog.Log
 	cache *logcache.Cache
-	ws    *delivery.WebSockets
+	ws    *live.Sessions
 	srv   *httptest.Server
 	ctx   context.Context
+
+	stopWS context.CancelFunc // ends ws.Run
+	wsDone chan error         // ws.Run's result
 }
 
 type wsEnvOpts struct {
 	log        jslog.Config
-	ws         delivery.WSConfig
+	ws         live.Config
 	sndBufSize int  // server socket send buffer; 0: the system's
 	http2      bool // serve TLS with HTTP/2
 	// under and over, when set, wrap the log below the cache (what the
@@ -76,7 +79,7 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	if o.over != nil {
 		o.ws.Log = o.over(c)
 	}
-	ws := delivery.NewWebSockets(o.ws)
+	ws := live.New(o.ws)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", ws)
 	mux.Handle("/events", ws.Events())
@@ -90,13 +93,33 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	} else {
 		srv.Start()
 	}
+	wsCtx, stopWS := context.WithCancel(context.Background())
+	wsDone := make(chan error, 1)
+	go func() { wsDone <- ws.Run(wsCtx) }()
+	e := &wsEnv{t: t, log: l, cache: c, ws: ws, srv: srv, ctx: ctx, stopWS: stopWS, wsDone: wsDone}
 	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), wsTimeout)
-		defer scancel()
-		ws.Shutdown(sctx)
+		if err := e.stop(); err != nil {
+			t.Error(err)
+		}
 		srv.Close()
 	})
-	return &wsEnv{t: t, log: l, cache: c, ws: ws, srv: srv, ctx: ctx}
+	return e
+}
+
+// stop ends the sessions' Run and waits for it to return, every session
+// ended; it is an error when Run takes longer than wsTimeout. It may be
+// called again.
+func (e *wsEnv) stop() error {
+	e.stopWS()
+	select {
+	case err, ok := <-e.wsDone:
+		if ok {
+			close(e.wsDone)
+		}
+		return err
+	case <-time.After(wsTimeout):
+		return errors.New("Run did not return")
+	}
 }
 
 // smallBufListener shrinks the send buffer of accepted connections so that

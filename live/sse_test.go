@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -179,7 +179,7 @@ func TestEvents_LastEventIDTakesPrecedenceOverSinceAndSinceTime(t *testing.T) {
 }
 
 func TestEvents_RefusesOriginTokenQueryAndMethodBeforeStreaming(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{Token: "s3cret"}})
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{Token: "s3cret"}})
 	ok := query("channels", "*", "token", "s3cret")
 	for _, tc := range []struct {
 		name, query, origin string
@@ -216,7 +216,7 @@ func TestEvents_RefusesOriginTokenQueryAndMethodBeforeStreaming(t *testing.T) {
 
 func TestEvents_SlowClientGetsEndEventWithResumeCursor(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{
-		ws:         delivery.WSConfig{SendQueue: 4, WriteTimeout: wsTimeout},
+		ws:         live.Config{SendQueue: 4, WriteTimeout: wsTimeout},
 		sndBufSize: 4096,
 	})
 	c, err := e.openEvents("", query("channels", "*", "raw", "1"), nil, 4096)

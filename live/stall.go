@@ -1,4 +1,4 @@
-package delivery
+package live
 
 import (
 	"log/slog"

@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/live"
 )
 
 // BenchmarkWebSocketFanout appends b.N notifications while 1, 100 and 500
@@ -17,7 +17,7 @@ import (
 func BenchmarkWebSocketFanout(b *testing.B) {
 	for _, clients := range []int{1, 100, 500} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			e := newWSEnv(b, wsEnvOpts{ws: delivery.WSConfig{SendQueue: 4096}})
+			e := newWSEnv(b, wsEnvOpts{ws: live.Config{SendQueue: 4096}})
 			conns := make([]*websocket.Conn, clients)
 			for i := range conns {
 				c, _, err := e.dial(query("channels", "*"), nil, 0)

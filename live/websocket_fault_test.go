@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -99,9 +99,9 @@ func (r *resumer) String() string {
 // arrives as a burst: a session whose send queue it overflows is closed as
 // a slow consumer with its resume cursor, and the client resumes.)
 func TestWebSocket_LogOutageUnderLoadLosesNothing(t *testing.T) {
-	o := &delivery.Outage{}
+	o := &outage{}
 	const ping = 100 * time.Millisecond
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{PingInterval: ping}, under: o.Log, over: o.Log})
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: ping}, under: o.Log, over: o.Log})
 	live := resume(t, e, "*", "")
 	testenv_Eventually(t, func() bool { return len(live.all()) > 0 }) // the live frame
 
@@ -138,7 +138,7 @@ func TestWebSocket_LogOutageUnderLoadLosesNothing(t *testing.T) {
 		cok, _, _ := e.cache.Health()
 		return !ok && !cok && time.Since(since) > 5*ping
 	}, "transport and cache stalled for several ping intervals")
-	if n := e.ws.Count(); n != 2 {
+	if n := e.ws.WebSocketCount(); n != 2 {
 		t.Fatalf("%d sessions open during the outage, want 2", n)
 	}
 	o.Set(false)
@@ -232,7 +232,7 @@ func TestWebSocket_ClientSendingDataIsClosedOthersUnaffected(t *testing.T) {
 	if got := e.ws.ProtocolClosed(); got != uint64(len(tests)) {
 		t.Errorf("ProtocolClosed = %d, want %d", got, len(tests))
 	}
-	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.Count() == 1 }, "only the bystander left")
+	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == 1 }, "only the bystander left")
 	// Control frames are allowed: a ping is answered and the session stays.
 	pong := make(chan struct{}, 1)
 	bystander.SetPongHandler(func(string) error { pong <- struct{}{}; return nil })

@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -68,7 +68,7 @@ func openFrames(t *testing.T, e *wsEnv, kind, query, lastID string) frameReader 
 // then the whole log from its first record and the live frame; a cursor
 // of this log, with or without its epoch, resumes where it says.
 func TestSession_CursorTheLogCannotServeGetsAReset(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{PingInterval: time.Hour}})
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: time.Hour}})
 	var all []uint64
 	for i := range 3 {
 		all = append(all, e.append(changeNotification("a", i)))
@@ -158,7 +158,7 @@ func (l *staleBounds) Epoch() string { return l.Log.(interface{ Epoch() string }
 // resumes after it, with no reset.
 func TestSession_CursorJustAheadWaitsForTheLog(t *testing.T) {
 	var view *staleBounds
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{PingInterval: time.Hour},
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: time.Hour},
 		over: func(l hub.Log) hub.Log { view = &staleBounds{Log: l}; return view }})
 	last := e.append(changeNotification("a", 0))
 	if f, _ := openFrames(t, e, "ws", query("channels", "*"), "")(); f.Live == nil { // the dispatcher has started

@@ -1,26 +1,14 @@
-package delivery
+package live
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
-	"strings"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
-
-// isXML reports whether a content type is an XML media type, which the
-// WebSocket transport parses as a ResourceSync document.
-func isXML(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(contentType))
-	}
-	return mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml")
-}
 
 // notificationJSON encodes rec as a wire.Notification frame; raw adds the
 // stored body. XML bodies are parsed leniently for their entries; a parse
@@ -40,7 +28,7 @@ func notificationJSON(rec hub.Record, raw bool, filter changefeed.Filter) ([]byt
 		Received:    wire.FrameTime(rec.Received),
 		Entries:     []wire.Entry{},
 	}
-	if isXML(rec.ContentType) {
+	if rec.IsXML() {
 		body := rec.Body
 		doc, err := changefeed.Parse(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Lenient})
 		if err != nil {

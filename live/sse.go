@@ -1,10 +1,9 @@
-package delivery
+package live
 
 import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rshub/rshub/wire"
@@ -20,50 +19,24 @@ import (
 // since_time. A session the hub ends (slow consumer, shutdown, replay
 // failure) gets an end event (wire.End) first. Package wire describes the
 // protocol.
-func (ws *WebSockets) Events() http.Handler { return http.HandlerFunc(ws.serveEvents) }
+func (ls *Sessions) Events() http.Handler { return http.HandlerFunc(ls.serveEvents) }
 
 // serveEvents answers a CORS preflight, refuses what the WebSocket
 // endpoint refuses, as plain HTTP, then runs the session in the request's
 // goroutine.
-func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
+func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodOptions:
-		ws.preflight(w, r)
+		ls.preflight(w, r)
 		return
 	default:
 		w.Header().Set("Allow", "GET, OPTIONS")
 		http.Error(w, "method not allowed: open a session with GET", http.StatusMethodNotAllowed)
 		return
 	}
-	if !ws.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
-		return
-	}
-	ws.allowOrigin(w, r)
-	if !ws.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
-		return
-	}
-	req, err := parseWSQuery(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if id := r.Header.Get(wire.HeaderLastEventID); id != "" {
-		c, err := wire.ParseCursor(strings.TrimSpace(id))
-		if err != nil {
-			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
-			return
-		}
-		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
-	}
-	ws.mu.Lock()
-	closed := ws.closed
-	ws.mu.Unlock()
-	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	req, ok := ls.admit(w, r, true)
+	if !ok {
 		return
 	}
 	h := w.Header()
@@ -71,13 +44,13 @@ func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx and the like: pass each event on at once
 	w.WriteHeader(http.StatusOK)
-	c := &sseConn{w: w, rc: http.NewResponseController(w), timeout: ws.cfg.WriteTimeout}
+	c := &sseConn{w: w, rc: http.NewResponseController(w), timeout: ls.cfg.WriteTimeout}
 	if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {
 		return
 	}
-	s := newSession(ws, r.Context(), &ws.sseCount, req)
+	s := newSession(ls, r.Context(), &ls.sseCount, req)
 	s.out = c
-	if !ws.add(s) {
+	if !ls.add(s) {
 		c.end(wire.CloseGoingAway, "hub shutting down; resume with since="+strconv.FormatUint(req.since, 10), req.since)
 		return
 	}
@@ -86,12 +59,12 @@ func (ws *WebSockets) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 // preflight answers a CORS preflight request from an allowed origin, for
 // clients that send Authorization or Last-Event-ID across origins.
-func (ws *WebSockets) preflight(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Origin") == "" || !ws.originAllowed(r) {
+func (ls *Sessions) preflight(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") == "" || !ls.originAllowed(r) {
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return
 	}
-	ws.allowOrigin(w, r)
+	ls.allowOrigin(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET")
 	h.Set("Access-Control-Allow-Headers", "Authorization, Last-Event-ID, Cache-Control")
@@ -101,7 +74,7 @@ func (ws *WebSockets) preflight(w http.ResponseWriter, r *http.Request) {
 
 // allowOrigin lets a browser page from the request's Origin, already
 // allowed, read the response (CORS). Without Origin it does nothing.
-func (ws *WebSockets) allowOrigin(w http.ResponseWriter, r *http.Request) {
+func (ls *Sessions) allowOrigin(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return

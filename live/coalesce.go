@@ -1,10 +1,11 @@
-package delivery
+package live
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // It returns the cursor reached; a log error wraps errLog, and the caller
 // goes on from the returned cursor after waiting it out.
 func (s *session) coalescedReplay(cursor uint64) (uint64, error) {
-	log := s.ws.cfg.Log
+	log := s.ls.cfg.Log
 	channel := s.req.channels[0]
 	_, seam, err := log.Bounds(s.ctx)
 	if err != nil {
@@ -36,9 +37,9 @@ func (s *session) coalescedReplay(cursor uint64) (uint64, error) {
 			}
 		default:
 		}
-		run, err := CoalesceLog(s.ctx, log, channel, cursor+1, CoalesceOptions{Filter: filter, To: seam})
+		run, err := delivery.CoalesceLog(s.ctx, log, channel, cursor+1, delivery.CoalesceOptions{Filter: filter, To: seam})
 		switch {
-		case errors.Is(err, ErrNotCoalescible):
+		case errors.Is(err, delivery.ErrNotCoalescible):
 			return cursor, nil
 		case err != nil:
 			return cursor, fmt.Errorf("session: coalesce from %d: %w: %w", cursor+1, errLog, err)

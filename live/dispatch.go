@@ -1,6 +1,7 @@
-package delivery
+package live
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -76,28 +77,28 @@ const (
 	opFollow   = "websocket: following the log"
 )
 
-// dispatch follows the log and queues each new record, encoded once, to
-// every caught-up session that wants it. A log that fails is retried with
-// backoff until it works again, from the last record fanned out.
-func (ws *WebSockets) dispatch() {
-	defer ws.done.Done()
-	log := ws.cfg.Log
+// dispatch follows the log until ctx ends and queues each new record,
+// encoded once, to every caught-up session that wants it. A log that fails
+// is retried with backoff until it works again, from the last record
+// fanned out.
+func (ls *Sessions) dispatch(ctx context.Context) {
+	log := ls.cfg.Log
 	poll := time.NewTicker(dispatchPoll)
 	defer poll.Stop()
-	if !ws.startPosition(poll.C) {
+	if !ls.startPosition(ctx, poll.C) {
 		return
 	}
-	close(ws.ready)
+	close(ls.ready)
 	for {
 		changed := log.Changed()
-		if ws.h.Report(ws.ctx, opFollow, ws.dispatchNew()) != nil {
-			if !ws.h.Backoff(ws.ctx, opFollow, loophealth.EngineRetry) {
+		if ls.h.Report(ctx, opFollow, ls.dispatchNew(ctx)) != nil {
+			if !ls.h.Backoff(ctx, opFollow, loophealth.EngineRetry) {
 				return
 			}
 			continue
 		}
 		select {
-		case <-ws.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-changed:
 		case <-poll.C:
@@ -108,29 +109,33 @@ func (ws *WebSockets) dispatch() {
 // startPosition sets the dispatcher's position to the log's last sequence
 // once Next can see it: sessions rely on every record up to the position
 // being visible to them (a cache in front of the log may lag the log's
-// Bounds). It reports false when the transport shuts down first.
-func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
-	log := ws.cfg.Log
+// Bounds). It reports false when ctx ends first.
+func (ls *Sessions) startPosition(ctx context.Context, poll <-chan time.Time) bool {
+	log := ls.cfg.Log
 	for {
 		changed := log.Changed()
-		_, last, err := log.Bounds(ws.ctx)
+		_, last, err := log.Bounds(ctx)
 		if err == nil && last > 0 {
-			_, err = log.Next(ws.ctx, "", last)
+			_, err = log.Next(ctx, "", last)
 		}
-		if ws.h.Report(ws.ctx, opPosition, reached(err)) != nil {
-			if !ws.h.Backoff(ws.ctx, opPosition, loophealth.EngineRetry) {
+		contact := err // hub.ErrNotFound: the log answered, the record is not visible yet
+		if errors.Is(err, hub.ErrNotFound) {
+			contact = nil
+		}
+		if ls.h.Report(ctx, opPosition, contact) != nil {
+			if !ls.h.Backoff(ctx, opPosition, loophealth.EngineRetry) {
 				return false
 			}
 			continue
 		}
 		if err == nil {
-			ws.mu.Lock()
-			ws.dispatched = last
-			ws.mu.Unlock()
+			ls.mu.Lock()
+			ls.dispatched = last
+			ls.mu.Unlock()
 			return true
 		}
 		select { // not visible yet
-		case <-ws.ctx.Done():
+		case <-ctx.Done():
 			return false
 		case <-changed:
 		case <-poll:
@@ -139,10 +144,10 @@ func (ws *WebSockets) startPosition(poll <-chan time.Time) bool {
 }
 
 // dispatchNew fans out every record after the dispatcher's position.
-func (ws *WebSockets) dispatchNew() error {
-	next := ws.position() + 1
+func (ls *Sessions) dispatchNew(ctx context.Context) error {
+	next := ls.position() + 1
 	for {
-		rec, err := ws.cfg.Log.Next(ws.ctx, "", next)
+		rec, err := ls.cfg.Log.Next(ctx, "", next)
 		if errors.Is(err, hub.ErrNotFound) {
 			return nil
 		}
@@ -155,59 +160,59 @@ func (ws *WebSockets) dispatchNew() error {
 				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log (retention), or quarantined as undecodable, before they were delivered live")}
 		}
 		lr := &liveRecord{rec: rec}
-		plain, raw := ws.liveCounts()
+		plain, raw := ls.liveCounts()
 		if plain > 0 { // encode outside the lock; sessions joining meanwhile encode lazily
 			lr.frame(false)
 		}
 		if raw > 0 {
 			lr.frame(true)
 		}
-		ws.fanOut(lr, gap)
+		ls.fanOut(lr, gap)
 		next = rec.Seq + 1
 	}
 }
 
 // fanOut queues lr (after gap, if any) to the live sessions that want it
 // and advances the dispatcher's position.
-func (ws *WebSockets) fanOut(lr *liveRecord, gap *encodedFrame) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
+func (ls *Sessions) fanOut(lr *liveRecord, gap *encodedFrame) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
 	seq := lr.rec.Seq
 	if gap != nil {
-		for s := range ws.liveAll {
-			ws.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
+		for s := range ls.liveAll {
+			ls.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
 		}
-		for _, set := range ws.liveBy {
+		for _, set := range ls.liveBy {
 			for s := range set {
-				ws.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
+				ls.pushLocked(s, liveFrame{pos: seq - 1, gap: gap})
 			}
 		}
 	}
-	for s := range ws.liveAll {
+	for s := range ls.liveAll {
 		if s.wants(&lr.rec) {
-			ws.pushLocked(s, liveFrame{pos: seq, lr: lr})
+			ls.pushLocked(s, liveFrame{pos: seq, lr: lr})
 		}
 	}
-	for s := range ws.liveBy[lr.rec.Channel] {
+	for s := range ls.liveBy[lr.rec.Channel] {
 		if s.wants(&lr.rec) {
-			ws.pushLocked(s, liveFrame{pos: seq, lr: lr})
+			ls.pushLocked(s, liveFrame{pos: seq, lr: lr})
 		}
 	}
-	ws.dispatched = seq
+	ls.dispatched = seq
 }
 
 // pushLocked queues a frame that brings s to f.pos, or closes s as a slow
-// consumer when its queue is full. The caller holds ws.mu.
-func (ws *WebSockets) pushLocked(s *session, f liveFrame) {
+// consumer when its queue is full. The caller holds ls.mu.
+func (ls *Sessions) pushLocked(s *session, f liveFrame) {
 	if f.pos <= s.cursor {
 		return
 	}
 	s.cursor = f.pos
 	s.mu.Lock()
-	if len(s.queue) >= ws.cfg.SendQueue {
+	if len(s.queue) >= ls.cfg.SendQueue {
 		s.mu.Unlock()
-		ws.leaveLocked(s)
-		ws.slow.Add(1)
+		ls.leaveLocked(s)
+		ls.slow.Add(1)
 		s.close(wire.CloseSlowConsumer, "slow consumer; resume with since=%d")
 		return
 	}
@@ -221,28 +226,28 @@ func (ws *WebSockets) pushLocked(s *session, f liveFrame) {
 
 // liveCounts returns how many live sessions want shared plain and raw
 // frames (sessions that filter entries encode their own).
-func (ws *WebSockets) liveCounts() (plain, raw int) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	return ws.livePlain, ws.liveRaw
+func (ls *Sessions) liveCounts() (plain, raw int) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.livePlain, ls.liveRaw
 }
 
 // position returns the last sequence the dispatcher fanned out.
-func (ws *WebSockets) position() uint64 {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	return ws.dispatched
+func (ls *Sessions) position() uint64 {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.dispatched
 }
 
 // join adds s to the live fan-out at cursor if the dispatcher has not gone
 // past it, and reports whether it did.
-func (ws *WebSockets) join(s *session, cursor uint64) bool {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.dispatched > cursor {
+func (ls *Sessions) join(s *session, cursor uint64) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.dispatched > cursor {
 		return false
 	}
-	if _, ok := ws.sessions[s]; !ok {
+	if _, ok := ls.sessions[s]; !ok {
 		return true // removed meanwhile; the writer sees its context end
 	}
 	s.cursor = cursor
@@ -250,27 +255,27 @@ func (ws *WebSockets) join(s *session, cursor uint64) bool {
 	switch {
 	case !s.req.filter.IsZero():
 	case s.req.raw:
-		ws.liveRaw++
+		ls.liveRaw++
 	default:
-		ws.livePlain++
+		ls.livePlain++
 	}
 	if s.req.all {
-		ws.liveAll[s] = struct{}{}
+		ls.liveAll[s] = struct{}{}
 		return true
 	}
 	for _, c := range s.req.channels {
-		set := ws.liveBy[c]
+		set := ls.liveBy[c]
 		if set == nil {
 			set = map[*session]struct{}{}
-			ws.liveBy[c] = set
+			ls.liveBy[c] = set
 		}
 		set[s] = struct{}{}
 	}
 	return true
 }
 
-// leaveLocked removes s from the live fan-out. The caller holds ws.mu.
-func (ws *WebSockets) leaveLocked(s *session) {
+// leaveLocked removes s from the live fan-out. The caller holds ls.mu.
+func (ls *Sessions) leaveLocked(s *session) {
 	if !s.live {
 		return
 	}
@@ -278,16 +283,16 @@ func (ws *WebSockets) leaveLocked(s *session) {
 	switch {
 	case !s.req.filter.IsZero():
 	case s.req.raw:
-		ws.liveRaw--
+		ls.liveRaw--
 	default:
-		ws.livePlain--
+		ls.livePlain--
 	}
-	delete(ws.liveAll, s)
+	delete(ls.liveAll, s)
 	for _, c := range s.req.channels {
-		if set := ws.liveBy[c]; set != nil {
+		if set := ls.liveBy[c]; set != nil {
 			delete(set, s)
 			if len(set) == 0 {
-				delete(ws.liveBy, c)
+				delete(ls.liveBy, c)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"bytes"
@@ -54,13 +54,13 @@ func TestWebSocket_IdleConnectionMemory(t *testing.T) {
 	}
 	warm := dial() // starts the dispatcher and warms pools
 	defer warm.Close()
-	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.Count() == 1 })
+	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == 1 })
 	before := memInUse()
 	conns := make([]net.Conn, 0, n)
 	for range n {
 		conns = append(conns, dial())
 	}
-	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.Count() == n+1 }, "%d sessions", n+1)
+	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == n+1 }, "%d sessions", n+1)
 	after := memInUse()
 	per := (int64(after) - int64(before)) / n
 	t.Logf("idle WebSocket: %d bytes per connection (Go heap + stacks, hub and raw client), %d connections", per, n)

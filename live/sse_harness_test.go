@@ -1,4 +1,4 @@
-package delivery_test
+package live_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package delivery
+package live
 
 import (
 	"context"
@@ -46,7 +46,7 @@ type liveFrame struct {
 // caught up and then writes the frames the dispatcher queues. Only the
 // writer writes data.
 type session struct {
-	ws      *WebSockets
+	ls      *Sessions
 	out     sessionOut
 	req     wsRequest
 	counter *atomic.Int64   // the transport's count of open sessions
@@ -56,6 +56,7 @@ type session struct {
 	ping    *time.Ticker
 	pos     uint64 // writer only: the client has every wanted record up to here
 	epoch   string // writer only: the log's identity when the session started
+	last    uint64 // writer only: the log's last sequence when the session started
 	fails   int    // writer only: log reads failed in a row during replay
 
 	mu     sync.Mutex
@@ -65,14 +66,14 @@ type session struct {
 	code   int    // close code to send, 0 for none
 	reason string // close reason, with one %d for the resume cursor
 
-	cursor uint64 // guarded by ws.mu: the dispatcher skips records up to here
-	live   bool   // guarded by ws.mu: in the live fan-out
+	cursor uint64 // guarded by ls.mu: the dispatcher skips records up to here
+	live   bool   // guarded by ls.mu: in the live fan-out
 }
 
-func newSession(ws *WebSockets, parent context.Context, counter *atomic.Int64, req wsRequest) *session {
+func newSession(ls *Sessions, parent context.Context, counter *atomic.Int64, req wsRequest) *session {
 	ctx, cancel := context.WithCancel(parent)
 	return &session{
-		ws: ws, req: req, counter: counter, ctx: ctx, cancel: cancel,
+		ls: ls, req: req, counter: counter, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1),
 	}
 }
@@ -91,13 +92,13 @@ func (s *session) close(code int, reason string) {
 // run runs the session: replay, the live frame, then live frames and
 // keep-alives until the session ends; then it ends the connection.
 func (s *session) run() {
-	s.ping = time.NewTicker(s.ws.cfg.PingInterval)
+	s.ping = time.NewTicker(s.ls.cfg.PingInterval)
 	defer s.finish()
 	err := s.replay()
 	s.recovered() // a session that ends stalled stalls nothing any more
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.ws.cfg.Logger.Warn("session: replay failed", "err", err)
+			s.ls.cfg.Logger.Warn("session: replay failed", "err", err)
 			s.close(wire.CloseInternalError, "replay failed; resume with since=%d")
 		}
 		return
@@ -201,7 +202,7 @@ func (s *session) finish() {
 		reason = fmt.Sprintf(reason, s.pos)
 	}
 	s.out.end(code, reason, s.pos)
-	s.ws.remove(s)
+	s.ls.remove(s)
 }
 
 // wants reports whether the session's filters select rec.
@@ -239,7 +240,7 @@ var errLog = errors.New("log unavailable")
 // with backoff (pinging the client) and goes on from where it was.
 func (s *session) replay() error {
 	select {
-	case <-s.ws.ready:
+	case <-s.ls.ready:
 	case <-s.ctx.Done():
 		return s.ctx.Err()
 	}
@@ -254,6 +255,9 @@ func (s *session) replay() error {
 		}
 	}
 	s.pos = cursor
+	if cursor < s.last {
+		s.awaitVisible(s.last)
+	}
 	for s.req.coalesce {
 		next, err := s.coalescedReplay(cursor)
 		cursor = next
@@ -265,7 +269,7 @@ func (s *session) replay() error {
 		}
 	}
 	for {
-		d0 := s.ws.position()
+		d0 := s.ls.position()
 		next, err := s.replayFrom(cursor)
 		cursor = next
 		if err != nil {
@@ -276,9 +280,38 @@ func (s *session) replay() error {
 		}
 		s.recovered()
 		cursor = max(cursor, d0)
-		if s.ws.join(s, cursor) {
+		if s.ls.join(s, cursor) {
 			s.pos = cursor
 			return nil
+		}
+	}
+}
+
+// awaitVisible waits until the log as the session reads it (a cache in
+// front of the log may lag the log's Bounds) holds seq, so that every
+// record the log held when the session started is replayed before the live
+// frame, whatever the live fan-out has reached. It waits at most
+// dispatchPoll, and not past a failing read: replay goes on either way,
+// missing nothing.
+func (s *session) awaitVisible(seq uint64) {
+	log := s.ls.cfg.Log
+	bound := time.NewTimer(dispatchPoll)
+	defer bound.Stop()
+	for {
+		changed := log.Changed()
+		if _, err := log.Next(s.ctx, "", seq); !errors.Is(err, hub.ErrNotFound) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-bound.C:
+			return
+		case <-s.ctx.Done():
+			return
+		case <-s.ping.C:
+			if s.writePing() != nil {
+				return
+			}
 		}
 	}
 }
@@ -286,7 +319,7 @@ func (s *session) replay() error {
 // replayFrom writes the wanted records after cursor until the log has no
 // more and returns the last sequence it looked at.
 func (s *session) replayFrom(cursor uint64) (uint64, error) {
-	log := s.ws.cfg.Log
+	log := s.ls.cfg.Log
 	channel := ""
 	if !s.req.all && len(s.req.channels) == 1 {
 		channel = s.req.channels[0]
@@ -333,9 +366,9 @@ func (s *session) waitOut(err error) bool {
 		return false
 	}
 	if s.fails == 0 {
-		s.ws.stalls.add(err)
+		s.ls.stalls.add(err)
 	} else {
-		s.ws.stalls.update(err)
+		s.ls.stalls.update(err)
 	}
 	s.fails++
 	t := time.NewTimer(loophealth.Delay(s.fails))
@@ -358,7 +391,7 @@ func (s *session) waitOut(err error) bool {
 func (s *session) recovered() {
 	if s.fails > 0 {
 		s.fails = 0
-		s.ws.stalls.remove()
+		s.ls.stalls.remove()
 	}
 }
 
@@ -367,7 +400,7 @@ func (s *session) recovered() {
 func (s *session) checkHole(channel string, cursor, next uint64) error {
 	to := next - 1
 	if channel != "" { // other channels' records fill the hole unless retention removed them
-		first, _, err := s.ws.cfg.Log.Bounds(s.ctx)
+		first, _, err := s.ls.cfg.Log.Bounds(s.ctx)
 		if err != nil {
 			return fmt.Errorf("session: bounds: %w: %w", errLog, err)
 		}
@@ -383,12 +416,12 @@ func (s *session) checkHole(channel string, cursor, next uint64) error {
 // which replay starts, sending a gap frame first when the cursor is older
 // than what the log holds.
 func (s *session) startCursor() (uint64, error) {
-	log := s.ws.cfg.Log
+	log := s.ls.cfg.Log
 	first, last, err := log.Bounds(s.ctx)
 	if err != nil {
 		return 0, fmt.Errorf("session: bounds: %w: %w", errLog, err)
 	}
-	s.epoch = logEpoch(log)
+	s.epoch, s.last = logEpoch(log), last
 	switch {
 	case s.req.hasSince:
 		cursor := s.req.since

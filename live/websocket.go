@@ -1,12 +1,40 @@
-package delivery
+package live
 
 import (
+	"context"
+	"net/http"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/wire"
 )
+
+// ServeHTTP is the WebSocket endpoint (wire.PathWebSocket): it admits the
+// request and upgrades the connection to a session written as WebSocket
+// text messages.
+func (ls *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, ok := ls.admit(w, r, false)
+	if !ok {
+		return
+	}
+	conn, err := ls.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered the client
+	}
+	// the session outlives the request, whose context ends when ServeHTTP returns
+	s := newSession(ls, context.WithoutCancel(r.Context()), &ls.count, req)
+	c := &wsConn{conn: conn, timeout: ls.cfg.WriteTimeout, readerDone: make(chan struct{})}
+	s.out = c
+	if !ls.add(s) {
+		_ = conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(wire.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
+		_ = conn.Close()
+		return
+	}
+	go c.read(s)
+	go s.run()
+}
 
 // wsConn writes a session to a WebSocket connection: frames are text
 // messages, keep-alives are pings, the end is a close frame.

@@ -1,4 +1,4 @@
-package delivery
+package live
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func (s *session) awaitLog(seq, first, last uint64) (uint64, uint64, error) {
 	if last >= seq || (s.req.epoch != "" && s.req.epoch != s.epoch) {
 		return first, last, nil
 	}
-	log := s.ws.cfg.Log
+	log := s.ls.cfg.Log
 	grace := time.NewTimer(aheadGrace)
 	defer grace.Stop()
 	for {

@@ -1,4 +1,4 @@
-package delivery
+package live
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,7 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// Defaults for WSConfig.
+// Defaults for Config.
 const (
 	DefaultSendQueue    = 256
 	DefaultPingInterval = 30 * time.Second
@@ -33,8 +34,8 @@ const (
 	SinceTimeSlack = 10 * time.Minute
 )
 
-// WSConfig configures the WebSocket transport.
-type WSConfig struct {
+// Config configures the live sessions, over WebSocket and Server-Sent Events.
+type Config struct {
 	Log            hub.Log       // normally a *logcache.Cache
 	AllowedOrigins []string      // empty: same origin only; "*" allows any
 	Token          string        // if set, clients send it as ?token= or Authorization: Bearer
@@ -44,29 +45,27 @@ type WSConfig struct {
 	Logger         *slog.Logger
 }
 
-// WebSockets serves WebSocket sessions, and Server-Sent Events sessions
-// (Events), that replay the log from a cursor and then follow it live. One
-// goroutine per WebSockets fans live records out to every caught-up session
-// of either kind; each WebSocket session has a reader and a writer
-// goroutine, each Server-Sent Events session its request's goroutine. The
-// protocol is described in package wire.
-type WebSockets struct {
-	cfg      WSConfig
+// Sessions is the live-session engine: sessions that replay the log from a
+// cursor and then follow it live, written to a WebSocket connection
+// (ServeHTTP) or a Server-Sent Events response (Events). Run's goroutine
+// fans live records out to every caught-up session of either kind; each
+// WebSocket session has a reader and a writer goroutine, each Server-Sent
+// Events session its request's goroutine. The protocol is described in
+// package wire.
+type Sessions struct {
+	cfg      Config
 	upgrader websocket.Upgrader
-	ctx      context.Context // ends at Shutdown
-	cancel   context.CancelFunc
 	ready    chan struct{} // closed when the dispatcher knows its position
 	count    atomic.Int64  // open WebSocket sessions
 	sseCount atomic.Int64  // open Server-Sent Events sessions
 	slow     atomic.Uint64
 	rejected atomic.Uint64       // sessions closed for sending what the protocol does not allow
-	done     sync.WaitGroup      // sessions and the dispatcher
+	done     sync.WaitGroup      // open sessions
 	h        *loophealth.Tracker // the dispatcher's log calls that fail
 	stalls   wsStalls            // sessions whose replay waits for the log
 
 	mu         sync.Mutex
 	closed     bool
-	started    bool // the dispatcher runs
 	sessions   map[*session]struct{}
 	liveAll    map[*session]struct{}            // caught-up sessions of every channel
 	liveBy     map[string]map[*session]struct{} // caught-up sessions by channel
@@ -75,8 +74,9 @@ type WebSockets struct {
 	liveRaw    int                              // live sessions with raw
 }
 
-// NewWebSockets returns a WebSocket transport reading cfg.Log.
-func NewWebSockets(cfg WSConfig) *WebSockets {
+// New returns the live sessions reading cfg.Log. Run follows the log for
+// them; a session opened before Run starts waits for it.
+func New(cfg Config) *Sessions {
 	if cfg.SendQueue <= 0 {
 		cfg.SendQueue = DefaultSendQueue
 	}
@@ -89,11 +89,8 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ws := &WebSockets{
+	ls := &Sessions{
 		cfg:      cfg,
-		ctx:      ctx,
-		cancel:   cancel,
 		h:        loophealth.New(cfg.Logger),
 		stalls:   wsStalls{logger: cfg.Logger},
 		ready:    make(chan struct{}),
@@ -101,42 +98,42 @@ func NewWebSockets(cfg WSConfig) *WebSockets {
 		liveAll:  map[*session]struct{}{},
 		liveBy:   map[string]map[*session]struct{}{},
 	}
-	ws.upgrader = websocket.Upgrader{
+	ls.upgrader = websocket.Upgrader{
 		HandshakeTimeout: cfg.WriteTimeout,
 		ReadBufferSize:   256,
 		WriteBufferSize:  4096,
 		WriteBufferPool:  &sync.Pool{},                             // write buffers only while writing
 		CheckOrigin:      func(*http.Request) bool { return true }, // checked before upgrading
 	}
-	return ws
+	return ls
 }
 
-// Count returns the number of open WebSocket sessions.
-func (ws *WebSockets) Count() int { return int(ws.count.Load()) }
+// WebSocketCount returns the number of open WebSocket sessions.
+func (ls *Sessions) WebSocketCount() int { return int(ls.count.Load()) }
 
 // EventsCount returns the number of open Server-Sent Events sessions.
-func (ws *WebSockets) EventsCount() int { return int(ws.sseCount.Load()) }
+func (ls *Sessions) EventsCount() int { return int(ls.sseCount.Load()) }
 
 // SlowClosed returns how many sessions (of either kind) were closed as slow
 // consumers: wire.CloseSlowConsumer, or the Server-Sent Events end event
 // with that code.
-func (ws *WebSockets) SlowClosed() uint64 { return ws.slow.Load() }
+func (ls *Sessions) SlowClosed() uint64 { return ls.slow.Load() }
 
 // ProtocolClosed returns how many sessions were closed because their client
 // sent something the protocol does not allow: a data message (binary, text
 // that is not JSON, a JSON message, which no frame type defines) or one
 // over the read limit.
-func (ws *WebSockets) ProtocolClosed() uint64 { return ws.rejected.Load() }
+func (ls *Sessions) ProtocolClosed() uint64 { return ls.rejected.Load() }
 
 // Health reports whether the transport follows the log: false when the
 // dispatcher that feeds live sessions, or the replay of a session, has been
 // failing to read the log since since, with the latest error. Both retry
 // by themselves with backoff, keeping their sessions open; Health is for
 // readiness checks and dashboards. It does no I/O.
-func (ws *WebSockets) Health() (ok bool, since time.Time, err error) {
-	ok, since, err = ws.h.State()
-	sok, ssince, serr := ws.stalls.state()
-	return worst(ok, since, err, sok, ssince, serr)
+func (ls *Sessions) Health() (ok bool, since time.Time, err error) {
+	ok, since, err = ls.h.State()
+	sok, ssince, serr := ls.stalls.state()
+	return loophealth.Worst(ok, since, err, sok, ssince, serr)
 }
 
 // wsRequest is a session's parsed query.
@@ -152,134 +149,112 @@ type wsRequest struct {
 	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
 }
 
-// ServeHTTP checks the origin (403) and token (401), parses the query (400)
-// and upgrades the connection to a session.
-func (ws *WebSockets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !ws.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
-		return
-	}
-	if !ws.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
-		return
-	}
-	req, err := parseWSQuery(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ws.mu.Lock()
-	closed := ws.closed
-	ws.mu.Unlock()
-	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	conn, err := ws.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader answered the client
-	}
-	s := newSession(ws, context.Background(), &ws.count, req)
-	c := &wsConn{conn: conn, timeout: ws.cfg.WriteTimeout, readerDone: make(chan struct{})}
-	s.out = c
-	if !ws.add(s) {
-		_ = conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(wire.CloseGoingAway, "hub shutting down"), time.Now().Add(time.Second))
-		_ = conn.Close()
-		return
-	}
-	go c.read(s)
-	go s.run()
-}
-
 // add registers a new session unless the transport is shut down.
-func (ws *WebSockets) add(s *session) bool {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.closed {
+func (ls *Sessions) add(s *session) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.closed {
 		return false
 	}
-	if !ws.started {
-		ws.started = true
-		ws.done.Add(1)
-		go ws.dispatch()
-	}
-	ws.sessions[s] = struct{}{}
+	ls.sessions[s] = struct{}{}
 	s.counter.Add(1)
-	ws.done.Add(1)
+	ls.done.Add(1)
 	return true
 }
 
 // remove forgets a finished session.
-func (ws *WebSockets) remove(s *session) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if _, ok := ws.sessions[s]; !ok {
+func (ls *Sessions) remove(s *session) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if _, ok := ls.sessions[s]; !ok {
 		return
 	}
-	delete(ws.sessions, s)
-	ws.leaveLocked(s)
+	delete(ls.sessions, s)
+	ls.leaveLocked(s)
 	s.counter.Add(-1)
-	ws.done.Done()
+	ls.done.Done()
+}
+
+// Run follows the log for the live sessions until ctx ends; then it
+// closes every session with CloseGoingAway and its resume cursor, refuses
+// new ones, and returns once every session has ended (each within the
+// write timeout, as its client takes the close or not). Call it once.
+func (ls *Sessions) Run(ctx context.Context) error {
+	ls.dispatch(ctx)
+	ls.CloseSessions()
+	ls.done.Wait()
+	return nil
 }
 
 // CloseSessions refuses new sessions and closes every open one with
 // CloseGoingAway and its resume cursor, without waiting for them to end.
 // An http.Server's RegisterOnShutdown takes it: its Shutdown waits for
 // Server-Sent Events responses, which end only when their sessions do.
-func (ws *WebSockets) CloseSessions() {
-	for _, s := range ws.closeAll() {
-		s.close(wire.CloseGoingAway, "hub shutting down; resume with since=%d")
-	}
-}
-
-// closeAll refuses new sessions and returns the open ones.
-func (ws *WebSockets) closeAll() []*session {
-	ws.mu.Lock()
-	ws.closed = true
-	all := make([]*session, 0, len(ws.sessions))
-	for s := range ws.sessions {
+func (ls *Sessions) CloseSessions() {
+	ls.mu.Lock()
+	ls.closed = true
+	all := make([]*session, 0, len(ls.sessions))
+	for s := range ls.sessions {
 		all = append(all, s)
 	}
-	ws.mu.Unlock()
-	ws.cancel()
-	return all
-}
-
-// Shutdown closes every session with CloseGoingAway and its resume cursor,
-// refuses new ones, and waits for the sessions to end until ctx does, when
-// it closes the remaining connections.
-func (ws *WebSockets) Shutdown(ctx context.Context) {
-	all := ws.closeAll()
+	ls.mu.Unlock()
 	for _, s := range all {
 		s.close(wire.CloseGoingAway, "hub shutting down; resume with since=%d")
 	}
-	finished := make(chan struct{})
-	go func() { ws.done.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-ctx.Done():
-		for _, s := range all {
-			s.out.abort()
-		}
-		<-finished
+}
+
+// admit checks the origin (403) and the token (401), parses the query
+// (400; for Server-Sent Events, events, a Last-Event-ID header takes the
+// place of since and since_time) and refuses a session once the engine is
+// shutting down (503). It answers a refused request itself.
+func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (wsRequest, bool) {
+	if !ls.originAllowed(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return wsRequest{}, false
 	}
+	if events {
+		ls.allowOrigin(w, r)
+	}
+	if !ls.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
+		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		return wsRequest{}, false
+	}
+	req, err := parseWSQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return req, false
+	}
+	if id := r.Header.Get(wire.HeaderLastEventID); events && id != "" {
+		c, err := wire.ParseCursor(strings.TrimSpace(id))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
+			return req, false
+		}
+		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
+	}
+	ls.mu.Lock()
+	closed := ls.closed
+	ls.mu.Unlock()
+	if closed {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+	}
+	return req, !closed
 }
 
 // originAllowed applies AllowedOrigins; with none, the Origin must name the
 // request's host (a request without Origin is not from a browser and
 // passes).
-func (ws *WebSockets) originAllowed(r *http.Request) bool {
+func (ls *Sessions) originAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
 	}
-	if len(ws.cfg.AllowedOrigins) == 0 {
+	if len(ls.cfg.AllowedOrigins) == 0 {
 		u, err := url.Parse(origin)
 		return err == nil && strings.EqualFold(u.Host, r.Host)
 	}
-	for _, o := range ws.cfg.AllowedOrigins {
+	for _, o := range ls.cfg.AllowedOrigins {
 		if o == "*" || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
 			return true
 		}
@@ -288,15 +263,15 @@ func (ws *WebSockets) originAllowed(r *http.Request) bool {
 }
 
 // authorized checks the token from the query or the Authorization header.
-func (ws *WebSockets) authorized(r *http.Request) bool {
-	if ws.cfg.Token == "" {
+func (ls *Sessions) authorized(r *http.Request) bool {
+	if ls.cfg.Token == "" {
 		return true
 	}
 	got := r.URL.Query().Get(wire.ParamToken)
 	if h := r.Header.Get("Authorization"); got == "" && len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		got = strings.TrimSpace(h[7:])
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(ws.cfg.Token)) == 1
+	return subtle.ConstantTimeCompare([]byte(got), []byte(ls.cfg.Token)) == 1
 }
 
 // parseWSQuery reads channels, since, since_time, raw, prefix and change.
@@ -321,7 +296,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		seen := map[string]bool{}
 		for _, c := range strings.Split(chans, ",") {
 			if c = strings.TrimSpace(c); !hub.ValidChannelName(c) {
-				return req, fmt.Errorf("channels: %s is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", quote(c))
+				return req, fmt.Errorf("channels: %s is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", hub.Truncate(strconv.Quote(c)))
 			}
 			if !seen[c] {
 				seen[c] = true
@@ -342,7 +317,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return req, fmt.Errorf("since_time: %s is not an RFC 3339 date-time", quote(s))
+			return req, fmt.Errorf("since_time: %s is not an RFC 3339 date-time", hub.Truncate(strconv.Quote(s)))
 		}
 		req.sinceTime = t
 	}

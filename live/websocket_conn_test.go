@@ -1,8 +1,7 @@
-package delivery_test
+package live_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -21,7 +20,7 @@ import (
 // notification the client finds when it reads again.
 func TestWebSocket_SlowConsumerClosedWith4008(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{
-		ws:         delivery.WSConfig{SendQueue: 4, WriteTimeout: wsTimeout},
+		ws:         live.Config{SendQueue: 4, WriteTimeout: wsTimeout},
 		sndBufSize: 4096,
 	})
 	c, _, err := e.dial(query("channels", "*", "raw", "1"), nil, 4096)
@@ -63,11 +62,11 @@ func TestWebSocket_SlowConsumerClosedWith4008(t *testing.T) {
 	if want := fmt.Sprintf("slow consumer; resume with since=%d", resume); ce.Text != want {
 		t.Fatalf("close reason %q, want %q", ce.Text, want)
 	}
-	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.Count() == 0 }, "session released")
+	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == 0 }, "session released")
 }
 
 func TestWebSocket_RefusesBeforeUpgrading(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{Token: "s3cret", AllowedOrigins: []string{"https://dash.example"}}})
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{Token: "s3cret", AllowedOrigins: []string{"https://dash.example"}}})
 	ok := query("channels", "*")
 	tests := []struct {
 		name   string
@@ -122,7 +121,7 @@ func TestWebSocket_OriginDefaultIsSameOriginAndStarAllowsAny(t *testing.T) {
 			c.Close()
 		}
 	}
-	any := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{AllowedOrigins: []string{"*"}}})
+	any := newWSEnv(t, wsEnvOpts{ws: live.Config{AllowedOrigins: []string{"*"}}})
 	c, resp, err := any.dial(query("channels", "*"), http.Header{"Origin": {"https://elsewhere.example"}}, 0)
 	if err != nil {
 		t.Fatalf("AllowedOrigins *: %v (status %d)", err, statusOf(resp))
@@ -130,6 +129,8 @@ func TestWebSocket_OriginDefaultIsSameOriginAndStarAllowsAny(t *testing.T) {
 	c.Close()
 }
 
+// The end of Run closes every session with CloseGoingAway and its resume
+// cursor, waits for them, and refuses new ones.
 func TestWebSocket_ShutdownClosesWithResumeCursor(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
 	c := e.mustDial(query("channels", "a"))
@@ -139,32 +140,25 @@ func TestWebSocket_ShutdownClosesWithResumeCursor(t *testing.T) {
 	e.append(changeNotification("a", 1))
 	last := e.append(changeNotification("a", 2))
 	readUntil(t, c, last)
-	done := make(chan struct{})
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wsTimeout)
-		defer cancel()
-		e.ws.Shutdown(ctx)
-		close(done)
-	}()
+	done := make(chan error, 1)
+	go func() { done <- e.stop() }() // Run's context ends
 	ce, _ := closeError(t, c)
 	if want := fmt.Sprintf("hub shutting down; resume with since=%d", last); ce.Code != websocket.CloseGoingAway || ce.Text != want {
 		t.Fatalf("close %d %q, want %d %q", ce.Code, ce.Text, websocket.CloseGoingAway, want)
 	}
-	select {
-	case <-done:
-	case <-time.After(wsTimeout):
-		t.Fatal("Shutdown did not return")
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
-	if n := e.ws.Count(); n != 0 {
-		t.Fatalf("Count after Shutdown = %d", n)
+	if n := e.ws.WebSocketCount(); n != 0 {
+		t.Fatalf("WebSocketCount after Run returned = %d", n)
 	}
 	if _, resp, err := e.dial(query("channels", "a"), nil, 0); err == nil || statusOf(resp) != http.StatusServiceUnavailable {
-		t.Fatalf("dial after Shutdown: %v, status %d; want 503", err, statusOf(resp))
+		t.Fatalf("dial after Run returned: %v, status %d; want 503", err, statusOf(resp))
 	}
 }
 
 func TestWebSocket_ClientThatNeverAnswersPingsIsDropped(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{ws: delivery.WSConfig{PingInterval: 50 * time.Millisecond}})
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: 50 * time.Millisecond}})
 	alive := e.mustDial(query("channels", "*"))
 	mute := e.mustDial(query("channels", "*"))
 	mute.SetPingHandler(func(string) error { return nil }) // no pong
@@ -197,7 +191,7 @@ func TestWebSocket_ClientThatNeverAnswersPingsIsDropped(t *testing.T) {
 	case <-time.After(wsTimeout):
 		t.Fatal("client without pongs still connected")
 	}
-	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.Count() == 1 }, "one session left")
+	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == 1 }, "one session left")
 	// The answering client stayed through many ping intervals.
 	seq := e.append(changeNotification("a", 1))
 	select {

@@ -1,4 +1,4 @@
-package delivery
+package live
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ const (
 func (wc *wsConn) read(s *session) {
 	defer close(wc.readerDone)
 	c := wc.conn
-	wait := 2 * s.ws.cfg.PingInterval
+	wait := 2 * s.ls.cfg.PingInterval
 	_ = c.SetReadDeadline(time.Now().Add(wait))
 	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(wait)) })
 	rejected := false
@@ -55,12 +55,12 @@ func (wc *wsConn) read(s *session) {
 			return
 		}
 		rejected = true
-		s.ws.rejected.Add(1)
-		s.ws.cfg.Logger.Info("websocket: client sent a message the protocol does not allow; closing",
+		s.ls.rejected.Add(1)
+		s.ls.cfg.Logger.Info("websocket: client sent a message the protocol does not allow; closing",
 			"remote", c.RemoteAddr().String(), "code", code)
 		s.close(code, reason)
 		// until the client answers the close frame, within the write timeout
-		_ = c.SetReadDeadline(time.Now().Add(s.ws.cfg.WriteTimeout))
+		_ = c.SetReadDeadline(time.Now().Add(s.ls.cfg.WriteTimeout))
 		c.SetPongHandler(func(string) error { return nil })
 		_, _ = io.Copy(io.Discard, r)
 	}
