@@ -129,14 +129,23 @@ start() {
   echo "    --data-binary @changefeed/testdata/spec/notif_1_3_payload.xml"
 }
 
-stop() {
-  local any=0
+stop() { # SIGTERM to everything started, then wait (10 s at most, then SIGKILL) until each has exited
+  local any=0 pids=()
   for f in "$DIR"/*.pid; do
     [ -e "$f" ] || continue
     any=1
-    kill "$(cat "$f")" 2>/dev/null || true
+    pid=$(cat "$f")
+    kill "$pid" 2>/dev/null && pids+=("$pid")
     rm -f "$f"
   done
+  for _ in $(seq 1 100); do
+    alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ ${#alive[@]} -eq 0 ] && { pids=(); break; }
+    pids=("${alive[@]}")
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   [ $any = 1 ] && echo "stopped" || echo "nothing running"
 }
 
