@@ -29,6 +29,7 @@ import (
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/follow"
+	"github.com/rshub/rshub/wire"
 )
 
 // Channels is what the admin API needs of the hub to show and change
@@ -208,9 +209,9 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &ae):
 		plainError(w, ae.status, ae.msg)
 	case errors.Is(err, hub.ErrNotFound):
-		plainError(w, http.StatusNotFound, "not found: "+hub.Truncate(err.Error()))
+		plainError(w, http.StatusNotFound, "not found: "+wire.Clip(err.Error()))
 	default:
-		a.log.Error("admin API", "method", r.Method, "path", hub.Truncate(r.URL.Path), "err", hub.Truncate(err.Error()))
+		a.log.Error("admin API", "method", r.Method, "path", wire.Clip(r.URL.Path), "err", wire.Clip(err.Error()))
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		plainError(w, http.StatusServiceUnavailable, "the hub's store or log did not answer; retry later")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/follow"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxChannelBody bounds the JSON body of a new channel.
@@ -51,7 +52,7 @@ func redactChannel(c hub.Channel) hub.Channel {
 func (a *API) pathChannel(r *http.Request) (hub.Channel, error) {
 	name := r.PathValue("name")
 	if !hub.ValidChannelName(name) {
-		return hub.Channel{}, badRequest("channel name %q: names are 1-%d characters of A-Z a-z 0-9 - _", hub.Truncate(name), hub.MaxChannelNameLen)
+		return hub.Channel{}, badRequest("channel name %q: names are 1-%d characters of A-Z a-z 0-9 - _", wire.Clip(name), hub.MaxChannelNameLen)
 	}
 	c, err := a.cfg.Hub.ChannelByName(r.Context(), name)
 	if errors.Is(err, hub.ErrNotFound) {
@@ -146,14 +147,14 @@ func (a *API) putChannel(r *http.Request) (any, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxChannelBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, badRequest("channel JSON: %s", hub.Truncate(err.Error()))
+		return nil, badRequest("channel JSON: %s", wire.Clip(err.Error()))
 	}
 	c, err := a.cfg.Hub.PutChannel(r.Context(), c)
 	switch {
 	case errors.Is(err, hub.ErrChannelRefused):
-		return nil, badRequest("%s", hub.Truncate(err.Error()))
+		return nil, badRequest("%s", wire.Clip(err.Error()))
 	case errors.Is(err, hub.ErrChannelTaken):
-		return nil, &apiError{http.StatusConflict, hub.Truncate(err.Error())}
+		return nil, &apiError{http.StatusConflict, wire.Clip(err.Error())}
 	case err != nil:
 		return nil, err // the store did not answer: 503 with Retry-After
 	}

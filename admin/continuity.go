@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // ContinuityView is a channel's continuity anchor as the admin API shows it
@@ -71,7 +72,7 @@ func (a *API) resetContinuity(r *http.Request) (any, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxResetBody+1))
 	if err != nil {
-		return nil, badRequest("reading the body: %s", hub.Truncate(err.Error()))
+		return nil, badRequest("reading the body: %s", wire.Clip(err.Error()))
 	}
 	if len(body) > maxResetBody {
 		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("the body exceeds %d bytes", maxResetBody)}
@@ -83,14 +84,14 @@ func (a *API) resetContinuity(r *http.Request) (any, error) {
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return nil, badRequest(`reset JSON: %s; send {"until": "<RFC 3339 time>"}, or nothing to clear the anchor`, hub.Truncate(err.Error()))
+			return nil, badRequest(`reset JSON: %s; send {"until": "<RFC 3339 time>"}, or nothing to clear the anchor`, wire.Clip(err.Error()))
 		}
 	}
 	var until time.Time
 	if req.Until != nil && *req.Until != "" {
 		until, err = time.Parse(time.RFC3339Nano, *req.Until)
 		if err != nil {
-			return nil, badRequest("until %q is not an RFC 3339 time", hub.Truncate(*req.Until))
+			return nil, badRequest("until %q is not an RFC 3339 time", wire.Clip(*req.Until))
 		}
 		skew := a.cfg.Hub.MaxClockSkew()
 		if limit := a.cfg.Hub.Now().Add(skew); until.After(limit) {

@@ -3,13 +3,15 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/rshub/rshub/internal/testenv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
@@ -159,7 +161,7 @@ func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 		return h, func(body string) (int, string) {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/xml")
-			req.Header.Set("Link", hub.FormatLinks(ch.Topic, a.url, ""))
+			req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
 			return do(t, req)
 		}
 	}

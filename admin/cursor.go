@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Lists are paged: a list answer holds at most limit items and, when more
@@ -64,32 +65,32 @@ func parseCursor(s string, want cursorKind) (cursor, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) < 3 {
-		return cursor{}, badRequest("cursor %q is not one this API made: pass the next link of a page as it is", hub.Truncate(s))
+		return cursor{}, badRequest("cursor %q is not one this API made: pass the next link of a page as it is", wire.Clip(s))
 	}
 	c := cursor{kind: cursorKind(b[0])}
 	if c.kind != want {
-		return cursor{}, badRequest("cursor %q belongs to another list or filter", hub.Truncate(s))
+		return cursor{}, badRequest("cursor %q belongs to another list or filter", wire.Clip(s))
 	}
 	num, after, found := strings.Cut(string(b[1:]), ":")
 	if !found || num == "" || len(num) > 2 || (len(num) > 1 && num[0] == '0') {
-		return cursor{}, badRequest("cursor %q is not one this API made", hub.Truncate(s))
+		return cursor{}, badRequest("cursor %q is not one this API made", wire.Clip(s))
 	}
 	if c.shard, err = strconv.Atoi(num); err != nil || c.shard < 0 {
-		return cursor{}, badRequest("cursor %q is not one this API made", hub.Truncate(s))
+		return cursor{}, badRequest("cursor %q is not one this API made", wire.Clip(s))
 	}
 	c.after = after
 	switch c.kind {
 	case kindShards:
 		if !hub.ValidShard(c.shard) || (after != "" && (!validSubscriptionID(after) || hub.ShardOf(after) != c.shard)) {
-			return cursor{}, badRequest("cursor %q names no place among the subscriptions", hub.Truncate(s))
+			return cursor{}, badRequest("cursor %q names no place among the subscriptions", wire.Clip(s))
 		}
 	case kindTopic, kindFailing, kindDeliveries:
 		if c.shard != 0 || !validSubscriptionID(after) {
-			return cursor{}, badRequest("cursor %q names no subscription", hub.Truncate(s))
+			return cursor{}, badRequest("cursor %q names no subscription", wire.Clip(s))
 		}
 	case kindChannel:
 		if c.shard != 0 || after == "" || len(after) > hub.MaxTopicLen {
-			return cursor{}, badRequest("cursor %q names no channel", hub.Truncate(s))
+			return cursor{}, badRequest("cursor %q names no channel", wire.Clip(s))
 		}
 	}
 	return c, nil
@@ -103,7 +104,7 @@ func parseLimit(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxLimit {
-		return 0, badRequest("limit %q: a page holds 1 to %d items", hub.Truncate(s), MaxLimit)
+		return 0, badRequest("limit %q: a page holds 1 to %d items", wire.Clip(s), MaxLimit)
 	}
 	return n, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/delivery"
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // DeliveryIndex is what a delivery engine may offer beyond [Deliveries]
@@ -96,7 +96,7 @@ func (a *API) deliveries(r *http.Request) (any, error) {
 	case StatusFailing:
 		kind = kindFailing
 	default:
-		return nil, badRequest("status %q: only %s filters deliveries", hub.Truncate(st), StatusFailing)
+		return nil, badRequest("status %q: only %s filters deliveries", wire.Clip(st), StatusFailing)
 	}
 	cur, err := parseCursor(q.Get("cursor"), kind)
 	if err != nil {

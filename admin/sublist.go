@@ -10,6 +10,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxScan bounds the subscriptions one page of a filtered walk reads: the
@@ -60,7 +61,7 @@ func parseSubQuery(r *http.Request, now time.Time) (subQuery, error) {
 	switch sq.status {
 	case "", StatusPending, StatusActive, StatusExpired, StatusFailing:
 	default:
-		return sq, badRequest("status %q: one of %s, %s, %s, %s", hub.Truncate(sq.status), StatusPending, StatusActive, StatusExpired, StatusFailing)
+		return sq, badRequest("status %q: one of %s, %s, %s, %s", wire.Clip(sq.status), StatusPending, StatusActive, StatusExpired, StatusFailing)
 	}
 	var err error
 	if sq.limit, err = parseLimit(v.Get("limit")); err != nil {

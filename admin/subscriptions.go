@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // redactSub hides the subscription secret.
@@ -49,7 +50,7 @@ func validDeadLetterID(id string) bool {
 func pathSubID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !validSubscriptionID(id) {
-		return "", badRequest("subscription id %q: subscription IDs are 32 lowercase hex digits", hub.Truncate(id))
+		return "", badRequest("subscription id %q: subscription IDs are 32 lowercase hex digits", wire.Clip(id))
 	}
 	return id, nil
 }
@@ -104,7 +105,7 @@ func (a *API) redrive(r *http.Request) (any, error) {
 	}
 	dl := r.PathValue("dl")
 	if !validDeadLetterID(dl) {
-		return nil, badRequest("dead letter id %q: dead letter IDs are 1-%d characters of A-Z a-z 0-9 - _", hub.Truncate(dl), hub.MaxIDLen)
+		return nil, badRequest("dead letter id %q: dead letter IDs are 1-%d characters of A-Z a-z 0-9 - _", wire.Clip(dl), hub.MaxIDLen)
 	}
 	if a.cfg.Deliveries == nil {
 		return nil, &apiError{http.StatusNotImplemented, "no delivery engine to redrive with"}
@@ -114,7 +115,7 @@ func (a *API) redrive(r *http.Request) (any, error) {
 			return nil, err
 		}
 		// the callback failed again, or the engine could not deliver
-		return nil, &apiError{http.StatusBadGateway, "redrive failed: " + hub.Truncate(err.Error())}
+		return nil, &apiError{http.StatusBadGateway, "redrive failed: " + wire.Clip(err.Error())}
 	}
 	return map[string]string{"status": "redriven"}, nil
 }

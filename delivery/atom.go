@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/atomfeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -28,7 +27,7 @@ import (
 
 // atomRecord returns rec as an Atom subscriber of feed receives it, or
 // false when rec is not a ResourceSync change notification.
-func (w *Webhooks) atomRecord(rec hub.Record, feed string) (hub.Record, bool, error) {
+func (w *Webhooks) atomRecord(rec wire.Record, feed string) (wire.Record, bool, error) {
 	if !rec.IsXML() {
 		return rec, false, nil
 	}

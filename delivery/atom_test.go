@@ -8,7 +8,6 @@ import (
 
 	gofeed "github.com/mmcdole/gofeed/atom"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -26,7 +25,7 @@ func TestAtomRecord(t *testing.T) {
 	w := &Webhooks{cfg: Config{HubURL: "http://hub.example/"}}
 	feed := "http://hub.example/channels/c/feed.atom"
 	until := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
-	rec := hub.Record{Seq: 7, Channel: "c", Topic: "http://src.example/c/", ContentType: "application/xml", Body: []byte(atomNotification), Until: until, ResourceSync: "http://src.example/cl.xml"}
+	rec := wire.Record{Seq: 7, Channel: "c", Topic: "http://src.example/c/", ContentType: "application/xml", Body: []byte(atomNotification), Until: until, ResourceSync: "http://src.example/cl.xml"}
 	out, ok, err := w.atomRecord(rec, feed)
 	if err != nil || !ok {
 		t.Fatalf("atomRecord: %v %v", ok, err)
@@ -54,7 +53,7 @@ func TestAtomRecord(t *testing.T) {
 	if !bytes.Contains(out.Body, []byte(`hash="md5:1e0d5cb8ef6ba40c99b14c0237be735e"`)) || !bytes.Contains(out.Body, []byte(`length="8"`)) {
 		t.Fatalf("rs:md lost: %s", out.Body)
 	}
-	for _, other := range []hub.Record{
+	for _, other := range []wire.Record{
 		{Seq: 8, ContentType: "application/json", Body: []byte(`{}`)},
 		{Seq: 9, ContentType: "application/xml", Body: []byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist"/></urlset>`)},
 		{Seq: 10, ContentType: "application/xml", Body: []byte(`not xml`)},

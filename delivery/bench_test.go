@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // BenchmarkWebhooks_DeliverToOneCallback measures end-to-end delivery of
@@ -25,7 +25,7 @@ func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
 		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
-		rec := hub.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
+		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
 		if _, _, err := e.log.Append(ctx, rec); err != nil {
 			b.Fatal(err)
 		}

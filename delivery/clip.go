@@ -3,22 +3,18 @@ package delivery
 import (
 	"strconv"
 
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxLogged is how many bytes of a string a client chose (a callback URL, a
 // topic, an origin, a query value) go into a log line or an error message:
-// hub.Truncate's bound.
+// wire.Clip's bound.
 const maxLogged = 256
 
-// clip bounds a string a client chose for logs and error messages; it is
-// hub.Truncate, the one clipping of the server.
-func clip(s string) string { return hub.Truncate(s) }
-
-// quote is clip for a string quoted in a message: quoted first (Go syntax,
+// quote is wire.Clip for a string quoted in a message: quoted first (Go syntax,
 // so control and invalid bytes are escaped), then clipped, since escaping
 // can make a string four times longer.
-func quote(s string) string { return clip(strconv.Quote(s)) }
+func quote(s string) string { return wire.Clip(strconv.Quote(s)) }
 
 // clippedError is an error whose message is clipped; it still wraps the
 // original for errors.Is and errors.As.
@@ -36,5 +32,5 @@ func clipError(err error) error {
 	if err == nil || len(err.Error()) <= maxLogged {
 		return err
 	}
-	return &clippedError{msg: clip(err.Error()), err: err}
+	return &clippedError{msg: wire.Clip(err.Error()), err: err}
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
 )
 
 func TestClip_BoundsAtACharacterWithTheOriginalLength(t *testing.T) {
@@ -20,9 +21,9 @@ func TestClip_BoundsAtACharacterWithTheOriginalLength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := clip(tt.in)
+			got := wire.Clip(tt.in)
 			if got != tt.want || !utf8.ValidString(got) {
-				t.Errorf("clip = %q, want %q", got, tt.want)
+				t.Errorf("wire.Clip = %q, want %q", got, tt.want)
 			}
 		})
 	}

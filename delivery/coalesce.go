@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Coalesced catch-up.
@@ -97,8 +98,8 @@ type CoalescedRun struct {
 
 // Record returns the run as a log record for delivery: sequence Last,
 // window [From, Until], the coalesced body.
-func (r *CoalescedRun) Record(channel string) hub.Record {
-	return hub.Record{
+func (r *CoalescedRun) Record(channel string) wire.Record {
+	return wire.Record{
 		Seq: r.Last, Topic: r.Topic, Channel: channel, From: r.From, Until: r.Until,
 		ContentType: r.ContentType, ResourceSync: r.ResourceSync, Received: r.Received,
 		Entries: len(r.Doc.Entries), Body: r.Body, Epoch: r.Epoch,
@@ -136,7 +137,7 @@ func CoalesceLog(ctx context.Context, log hub.Log, channel string, from uint64, 
 	}
 	b := newRunBuilder(opt)
 	b.run.Next = from
-	err := readRecords(ctx, log, channel, from, to, false, func(rec hub.Record) error {
+	err := readRecords(ctx, log, channel, from, to, false, func(rec wire.Record) error {
 		ok, err := b.add(rec)
 		if err != nil {
 			return err
@@ -181,7 +182,7 @@ func newRunBuilder(opt CoalesceOptions) *runBuilder {
 
 // add adds rec to the run and reports whether it belongs to it; a record
 // that does not ends the run and is left out.
-func (b *runBuilder) add(rec hub.Record) (bool, error) {
+func (b *runBuilder) add(rec wire.Record) (bool, error) {
 	if b.opt.MaxRecords > 0 && b.run.Records >= b.opt.MaxRecords {
 		return false, nil
 	}
@@ -264,7 +265,7 @@ func (b *runBuilder) finish() error {
 
 // notificationOf returns rec's body parsed when rec is a ResourceSync
 // change notification that coalesces, else nil.
-func notificationOf(rec hub.Record) *changefeed.Document {
+func notificationOf(rec wire.Record) *changefeed.Document {
 	if !coalescible(rec) {
 		return nil
 	}
@@ -287,7 +288,7 @@ func notificationOf(rec hub.Record) *changefeed.Document {
 
 // coalescible reports whether rec's metadata allows it to be a change
 // notification that coalesces: XML with a window. The body decides.
-func coalescible(rec hub.Record) bool {
+func coalescible(rec wire.Record) bool {
 	return rec.IsXML() && !rec.From.IsZero() && !rec.Until.IsZero()
 }
 
@@ -295,17 +296,17 @@ func coalescible(rec hub.Record) bool {
 // logcache.Cache have them).
 type (
 	rangeLog interface {
-		Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+		Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 	}
 	headerRangeLog interface {
-		RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+		RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 	}
 )
 
 // readRecords calls fn for each record of channel in [from, to], with the
 // log's batched read when it has one; headersOnly allows records without
 // their bodies.
-func readRecords(ctx context.Context, log hub.Log, channel string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
+func readRecords(ctx context.Context, log hub.Log, channel string, from, to uint64, headersOnly bool, fn func(wire.Record) error) error {
 	if headersOnly {
 		if hl, ok := log.(headerRangeLog); ok {
 			return hl.RangeHeaders(ctx, channel, from, to, fn)

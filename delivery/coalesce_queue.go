@@ -50,7 +50,7 @@ func (w *Webhooks) coalesceThreshold(sub hub.Subscription) int {
 
 // runFor returns the coalesced run that the queue delivers instead of rec,
 // or nil to deliver rec as it is.
-func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, channel string, rec hub.Record) (*CoalescedRun, error) {
+func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, channel string, rec wire.Record) (*CoalescedRun, error) {
 	threshold := q.w.coalesceThreshold(sub)
 	if threshold <= 0 || channel == "" || !coalescible(rec) || rec.Seq < cu.quietUntil {
 		return nil, nil
@@ -96,7 +96,7 @@ func (q *queue) backlogOver(ctx context.Context, channel string, seq uint64, thr
 		return false, last, nil // fewer sequences than the threshold, whatever their channel
 	}
 	n := 0
-	err = readRecords(ctx, q.w.log, channel, seq, last, true, func(hub.Record) error {
+	err = readRecords(ctx, q.w.log, channel, seq, last, true, func(wire.Record) error {
 		if n++; n > threshold {
 			return errRunEnd
 		}
@@ -124,7 +124,7 @@ func (q *queue) deadLetterRun(ctx context.Context, channel string, run *Coalesce
 		}
 	}()
 	for from <= run.Last {
-		err := readRecords(ctx, w.log, channel, from, run.Last, true, func(rec hub.Record) error {
+		err := readRecords(ctx, w.log, channel, from, run.Last, true, func(rec wire.Record) error {
 			d := hub.DeadLetter{
 				ID: deadLetterID(rec.Seq), SubID: q.id, Seq: rec.Seq, Attempts: n,
 				LastStatus: last.status, Reason: reason, Failed: now,

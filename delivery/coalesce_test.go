@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -79,7 +78,7 @@ func (s *rsSource) next(t testing.TB, k int) (body []byte, from, until time.Time
 func (s *rsSource) publish(e *env, topic, name string, k int) uint64 {
 	e.t.Helper()
 	body, from, until := s.next(e.t, k)
-	seq, _, err := e.log.Append(e.ctx(), hub.Record{
+	seq, _, err := e.log.Append(e.ctx(), wire.Record{
 		Topic: topic, Channel: name, ContentType: "application/xml", From: from, Until: until,
 		Key: fmt.Sprintf("%s-%d", name, s.n), Body: body, Entries: k,
 	})

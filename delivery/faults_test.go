@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // errOutage is what the decorators of an outage answer while it is on.
@@ -44,16 +45,16 @@ type flakyLog struct {
 	o *outage
 }
 
-func (l *flakyLog) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) {
+func (l *flakyLog) Append(ctx context.Context, rec wire.Record) (uint64, bool, error) {
 	if err := l.o.fail(); err != nil {
 		return 0, false, err
 	}
 	return l.Log.Append(ctx, rec)
 }
 
-func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	if err := l.o.fail(); err != nil {
-		return hub.Record{}, err
+		return wire.Record{}, err
 	}
 	return l.Log.Next(ctx, channel, seq)
 }

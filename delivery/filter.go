@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Per-subscription filters (wire.ParamFilterPrefix, wire.ParamFilterChange).
@@ -74,7 +74,7 @@ func filterKey(f *changefeed.Filter) string {
 // the entries sub's filter selects (see the comment at the top of this
 // file). Without a filter, or for content that is not filtered, it returns
 // rec unchanged.
-func (c *filterCache) filteredRecord(rec hub.Record, f *changefeed.Filter) (hub.Record, error) {
+func (c *filterCache) filteredRecord(rec wire.Record, f *changefeed.Filter) (wire.Record, error) {
 	if f == nil || f.IsZero() || !rec.IsXML() {
 		return rec, nil
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // benchLocs are the entries of the benchmarks' notifications: ten, half
@@ -54,7 +54,7 @@ func BenchmarkWebhooks_DeliverFiltered(b *testing.B) {
 			locs := benchLocs(10)
 			ctx := context.Background()
 			for i := 0; i < b.N; i++ {
-				rec := hub.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: notificationBody(b, i, locs...)}
+				rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: notificationBody(b, i, locs...)}
 				if _, _, err := e.log.Append(ctx, rec); err != nil {
 					b.Fatal(err)
 				}
@@ -87,14 +87,14 @@ func BenchmarkFilter_PerDelivery(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for i := 0; i < b.N; i++ {
-				if _, err := c.filteredRecord(hub.Record{Seq: uint64(i + 1), ContentType: "application/xml", Body: body}, f); err != nil {
+				if _, err := c.filteredRecord(wire.Record{Seq: uint64(i + 1), ContentType: "application/xml", Body: body}, f); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("entries=%d/hit", n), func(b *testing.B) {
 			var c filterCache
-			rec := hub.Record{Seq: 1, ContentType: "application/xml", Body: body}
+			rec := wire.Record{Seq: 1, ContentType: "application/xml", Body: body}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if _, err := c.filteredRecord(rec, f); err != nil {

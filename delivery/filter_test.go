@@ -41,7 +41,7 @@ func notificationBody(t testing.TB, i int, locs ...string) []byte {
 func (e *env) appendBody(topic, name string, i int, contentType string, body []byte) uint64 {
 	e.t.Helper()
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	seq, _, err := e.log.Append(e.ctx(), hub.Record{
+	seq, _, err := e.log.Append(e.ctx(), wire.Record{
 		Topic: topic, Channel: name, ContentType: contentType,
 		From: base.Add(time.Duration(i) * time.Second), Until: base.Add(time.Duration(i+1) * time.Second),
 		Key: fmt.Sprintf("%s-%d", name, i), Body: body,
@@ -182,7 +182,7 @@ func TestFilterCache_ComputesOncePerSequenceAndFilterAndStaysBounded(t *testing.
 	var c filterCache
 	f := &changefeed.Filter{Prefixes: []string{"http://s.example/a/"}}
 	body := notificationBody(t, 0, "http://s.example/a/1", "http://s.example/b/1")
-	rec := hub.Record{Seq: 1, ContentType: "application/xml", Body: body}
+	rec := wire.Record{Seq: 1, ContentType: "application/xml", Body: body}
 	a, err := c.filteredRecord(rec, f)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestFilterCache_ComputesOncePerSequenceAndFilterAndStaysBounded(t *testing.
 		t.Error("no filter altered the body")
 	}
 	for i := range 3 * filterCacheEntries {
-		if _, err := c.filteredRecord(hub.Record{Seq: uint64(i + 2), ContentType: "application/xml", Body: body}, f); err != nil {
+		if _, err := c.filteredRecord(wire.Record{Seq: uint64(i + 2), ContentType: "application/xml", Body: body}, f); err != nil {
 			t.Fatal(err)
 		}
 	}

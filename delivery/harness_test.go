@@ -20,6 +20,7 @@ import (
 	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // wait is the deadline of every awaited condition in these tests.
@@ -91,7 +92,7 @@ func (e *env) publish(topic, name string, from, n int) []uint64 {
 	var seqs []uint64
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := from; i < from+n; i++ {
-		rec := hub.Record{
+		rec := wire.Record{
 			Topic: topic, Channel: name, ContentType: "application/xml",
 			From: base.Add(time.Duration(i) * time.Second), Until: base.Add(time.Duration(i+1) * time.Second),
 			Key: fmt.Sprintf("%s-%d", name, i), Body: fmt.Appendf(nil, "%s-%d", name, i),

@@ -49,12 +49,12 @@ func (a attempt) reason() string {
 }
 
 // linkHeader is the single Link header of a delivery of rec.
-func linkHeader(hubURL string, rec hub.Record) string {
-	return hub.FormatLinks(rec.Topic, hubURL, rec.ResourceSync)
+func linkHeader(hubURL string, rec wire.Record) string {
+	return wire.NotificationLinks(rec.Topic, hubURL, rec.ResourceSync)
 }
 
 // newRequest builds the POST of rec to sub's callback, exactly as given.
-func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec hub.Record) (*http.Request, error) {
+func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wire.Record) (*http.Request, error) {
 	if err := netguard.CheckURL(sub.Callback); err != nil {
 		return nil, clipError(err)
 	}
@@ -96,7 +96,7 @@ func (w *Webhooks) scheme(sub hub.Subscription) string {
 // is the same on every attempt of rec to sub (wire.StandardMessageID);
 // webhook-timestamp is the time of this attempt, so a retry is fresh
 // while a captured attempt goes stale.
-func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec hub.Record) error {
+func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec wire.Record) error {
 	if sub.Secret == "" {
 		return nil
 	}
@@ -134,7 +134,7 @@ func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec hub.Record) err
 // post makes one delivery attempt of rec to sub. With grace, a request in
 // flight when ctx ends gets cfg.Grace more to finish; without, ctx bounds
 // it. An attempt cut short by ctx is abandoned: it has no outcome.
-func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec hub.Record, grace bool) attempt {
+func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace bool) attempt {
 	rctx := ctx
 	if grace {
 		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -159,7 +159,7 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec hub.Recor
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return attempt{err: fmt.Errorf("delivery: POST %s: %w", clip(sub.Callback), err)}
+		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()

@@ -59,7 +59,7 @@ func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
 				Client: netguard.NewClient(loopbackPolicy(t), netguard.Timeouts{Request: 10 * time.Second}),
 			})
 			sub := hub.Subscription{ID: "0123abcd", Callback: srv.URL + "/cb", Secret: "s3cret", Scheme: tt.sub}
-			rec := hub.Record{Seq: 42, Topic: "http://example.org/t", Body: []byte("<urlset/>"), ContentType: "application/xml", Epoch: "5eed"}
+			rec := wire.Record{Seq: 42, Topic: "http://example.org/t", Body: []byte("<urlset/>"), ContentType: "application/xml", Epoch: "5eed"}
 			if a := w.post(context.Background(), sub, rec, false); !a.ok() {
 				t.Fatalf("post: %s", a.reason())
 			}
@@ -99,7 +99,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 		Client: netguard.NewClient(loopbackPolicy(t), netguard.Timeouts{Request: 10 * time.Second}),
 	})
 	sub := hub.Subscription{ID: "feed", Callback: srv.URL, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
-	rec := hub.Record{Seq: 7, Body: []byte("<urlset/>")}
+	rec := wire.Record{Seq: 7, Body: []byte("<urlset/>")}
 	var first, second signedRequest
 	for i, r := range []*signedRequest{&first, &second} {
 		if i == 1 {
@@ -116,7 +116,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 	if first.header.Get("webhook-timestamp") != "1800000000" || second.header.Get("webhook-timestamp") != "1800000090" {
 		t.Fatalf("timestamps %q %q", first.header.Get("webhook-timestamp"), second.header.Get("webhook-timestamp"))
 	}
-	other := w.post(context.Background(), sub, hub.Record{Seq: 8, Body: rec.Body}, false)
+	other := w.post(context.Background(), sub, wire.Record{Seq: 8, Body: rec.Body}, false)
 	if !other.ok() || (<-got).header.Get("webhook-id") == first.header.Get("webhook-id") {
 		t.Fatal("another sequence has the same webhook-id")
 	}
@@ -126,11 +126,11 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 // base64 cannot be signed with; the attempt fails at once, with the reason.
 func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Scheme: wire.SchemeStandard})
-	_, err := w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "whsec_***"}, hub.Record{Seq: 1})
+	_, err := w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "whsec_***"}, wire.Record{Seq: 1})
 	if err == nil {
 		t.Fatal("signed with a bad whsec_ secret")
 	}
-	_, err = w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "k", Scheme: "md5"}, hub.Record{Seq: 1})
+	_, err = w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("unknown scheme: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // queue delivers one subscription's notifications in log order. Its
@@ -71,7 +72,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context
 		gen:    gen,
 		sub:    sub,
 	}
-	q.logger = w.logger.With("sub", sub.ID, "callback", clip(sub.Callback))
+	q.logger = w.logger.With("sub", sub.ID, "callback", wire.Clip(sub.Callback))
 	q.h = loophealth.New(q.logger)
 	q.h.Watch(func(stalled bool) {
 		q.mu.Lock()

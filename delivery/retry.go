@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // result is how the delivery of one record to one subscription ended.
@@ -28,7 +29,7 @@ const (
 // back while the host's circuit is open; time held back counts against
 // the schedule's MaxElapsed but not against its Attempts, so with no
 // MaxElapsed a notification waits for the host to come back.
-func (q *queue) deliver(ctx context.Context, rec hub.Record, run *CoalescedRun) result {
+func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun) result {
 	w := q.w
 	sched := w.cfg.Schedule
 	first := w.cfg.Clock()
@@ -55,7 +56,7 @@ func (q *queue) deliver(ctx context.Context, rec hub.Record, run *CoalescedRun) 
 			continue
 		}
 		sub := q.getSub()
-		var out hub.Record
+		var out wire.Record
 		if run != nil {
 			out = run.Record(rec.Channel)
 		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
@@ -138,7 +139,7 @@ func (q *queue) recordAttempt(a attempt, now time.Time) {
 
 // giveUp stores the dead letters of rec, or of every record of run when
 // it is not nil.
-func (q *queue) giveUp(ctx context.Context, rec hub.Record, run *CoalescedRun, n int, last attempt) result {
+func (q *queue) giveUp(ctx context.Context, rec wire.Record, run *CoalescedRun, n int, last attempt) result {
 	if run != nil {
 		return q.deadLetterRun(ctx, rec.Channel, run, n, last)
 	}
@@ -148,7 +149,7 @@ func (q *queue) giveUp(ctx context.Context, rec hub.Record, run *CoalescedRun, n
 // deadLetter stores rec as a dead letter of the subscription after n
 // attempts, the last one being last. The cursor moves on only once the
 // dead letter is stored; when ctx ends first the record stays pending.
-func (q *queue) deadLetter(ctx context.Context, rec hub.Record, n int, last attempt) result {
+func (q *queue) deadLetter(ctx context.Context, rec wire.Record, n int, last attempt) result {
 	w := q.w
 	now := w.cfg.Clock()
 	d := hub.DeadLetter{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Subscription delivery states reported in SubStats.State.
@@ -139,7 +140,7 @@ func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
 	}
 	if ok, _, err := q.h.State(); !ok && s.State != StateStopped {
 		s.State = StateStalled
-		s.Stalled = clip(err.Error())
+		s.Stalled = wire.Clip(err.Error())
 	}
 	if !idle && last > s.Cursor.Seq {
 		s.Backlog = last - s.Cursor.Seq

@@ -68,7 +68,7 @@ func TestWebhooks_LinkCarriesResourceSync(t *testing.T) {
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
 	e.subscribe(topic, r.url("/cb"), "")
-	rec := hub.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Body: []byte("<urlset/>"),
+	rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Body: []byte("<urlset/>"),
 		ResourceSync: "https://source.example/capabilitylist.xml"}
 	if _, _, err := e.log.Append(context.Background(), rec); err != nil {
 		t.Fatal(err)

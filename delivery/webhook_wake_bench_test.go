@@ -14,6 +14,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // memStore is a Store in memory whose claims always hold, so that the
@@ -155,7 +156,7 @@ func BenchmarkWebhooks_PublishCost(b *testing.B) {
 		}
 		w.mu.Unlock()
 		_, woken0 := wakeCounts(w, allIDs)
-		rec := hub.Record{Topic: "https://hot.example/changes.xml", Channel: "hot", ContentType: "application/xml", Body: []byte("<urlset/>")}
+		rec := wire.Record{Topic: "https://hot.example/changes.xml", Channel: "hot", ContentType: "application/xml", Body: []byte("<urlset/>")}
 		b.ResetTimer()
 		cpu0 := cpuTime(b)
 		for range b.N {

@@ -19,6 +19,7 @@ import (
 	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
 )
 
 // BenchmarkPublish measures durable publish intake over loopback HTTP: a
@@ -77,7 +78,7 @@ func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
 				body := notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
 				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/xml")
-				req.Header.Set("Link", hub.FormatLinks(topics[p], ts.URL+"/", ""))
+				req.Header.Set("Link", wire.NotificationLinks(topics[p], ts.URL+"/", ""))
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // chanReadCounter counts the channel definitions and states read from its
@@ -134,7 +135,7 @@ func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(notif("change-notification", from, until)))
 		req.Header.Set("Content-Type", "application/xml")
-		req.Header.Set("Link", hub.FormatLinks(ch.Topic, a.url, ""))
+		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
 		return do(t, req)
 	}
 	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != http.StatusOK {

@@ -129,7 +129,7 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
 			return ch, errors.New("trust follow needs a Source URL to follow (follow)")
 		}
 	default:
-		return ch, fmt.Errorf("trust %q must be token, verified, open or follow", Truncate(string(ch.Trust)))
+		return ch, fmt.Errorf("trust %q must be token, verified, open or follow", wire.Clip(string(ch.Trust)))
 	}
 	if ch.Trust == TrustToken && len(ch.Token) < 16 {
 		return ch, errors.New("trust token needs a token of at least 16 characters")
@@ -182,7 +182,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 		ch.Created = h.cfg.Now().UTC()
 	}
 	if ch.Trust == TrustOpen {
-		h.logger.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", Truncate(ch.Topic), "channel", ch.Name)
+		h.logger.Warn("channel is OPEN: anyone can publish to it; use trust token or verified in production", "topic", wire.Clip(ch.Topic), "channel", ch.Name)
 	}
 	if err := h.cfg.Store.PutChannel(ctx, ch); err != nil {
 		return ch, fmt.Errorf("channel: store: %w", err)

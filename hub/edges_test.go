@@ -24,7 +24,7 @@ func TestPutChannel_HostileDefinitionsRefused(t *testing.T) {
 	f := newFixture(t)
 	for _, c := range edgetest.Channels() {
 		if got, err := f.hub.PutChannel(context.Background(), c.Channel); err == nil {
-			t.Errorf("%s: stored %q (%s)", c.Why, got.Name, hub.Truncate(got.Topic))
+			t.Errorf("%s: stored %q (%s)", c.Why, got.Name, wire.Clip(got.Topic))
 		}
 	}
 	if chs, err := f.store.Channels(context.Background()); err != nil || len(chs) != 0 {

@@ -65,7 +65,7 @@ func (h *Hub) resolveTopic(ctx context.Context, topic string) (Channel, string, 
 	if name := h.FeedChannel(topic); name != "" {
 		ch, err := h.ChannelByName(ctx, name)
 		if err != nil {
-			return Channel{}, "", fmt.Errorf("hub: feed topic %s: %w", Truncate(topic), err)
+			return Channel{}, "", fmt.Errorf("hub: feed topic %s: %w", wire.Clip(topic), err)
 		}
 		return ch, FormatAtom, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // ParseFilterParams reads an entry filter from the values of its two
@@ -42,9 +43,9 @@ func ParseFilterParams(prefixes, changes []string) (changefeed.Filter, error) {
 					f.Changes = append(f.Changes, c)
 				}
 			case "":
-				return changefeed.Filter{}, fmt.Errorf("change: %q has an empty item; give created, updated and/or deleted, comma-separated", Truncate(list))
+				return changefeed.Filter{}, fmt.Errorf("change: %q has an empty item; give created, updated and/or deleted, comma-separated", wire.Clip(list))
 			default:
-				return changefeed.Filter{}, fmt.Errorf("change: %q is not created, updated or deleted", Truncate(string(c)))
+				return changefeed.Filter{}, fmt.Errorf("change: %q is not created, updated or deleted", wire.Clip(string(c)))
 			}
 		}
 	}
@@ -61,7 +62,7 @@ func checkFilterPrefix(p string) error {
 	}
 	for i := 0; i < len(p); i++ {
 		if c := p[i]; c <= ' ' || c == 0x7f {
-			return fmt.Errorf("%q holds a space or control character; percent-encode it", Truncate(p))
+			return fmt.Errorf("%q holds a space or control character; percent-encode it", wire.Clip(p))
 		}
 	}
 	rest, ok := strings.CutPrefix(p, "http://")
@@ -69,7 +70,7 @@ func checkFilterPrefix(p string) error {
 		rest, ok = strings.CutPrefix(p, "https://")
 	}
 	if !ok || rest == "" || strings.IndexByte("/?#@:", rest[0]) >= 0 {
-		return fmt.Errorf("%q is not an absolute http(s) URI prefix with a host (the scheme in lower case, as locs are matched byte for byte)", Truncate(p))
+		return fmt.Errorf("%q is not an absolute http(s) URI prefix with a host (the scheme in lower case, as locs are matched byte for byte)", wire.Clip(p))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Polling bounds of a followed channel (Channel.PollInterval).
@@ -53,7 +55,7 @@ func checkFollow(ch Channel) (Channel, error) {
 	if ch.PollInterval != "" {
 		d, err := time.ParseDuration(ch.PollInterval)
 		if err != nil || d < MinPollInterval || d > MaxPollInterval {
-			return ch, fmt.Errorf("pollInterval %q must be a Go duration between %s and %s", Truncate(ch.PollInterval), MinPollInterval, MaxPollInterval)
+			return ch, fmt.Errorf("pollInterval %q must be a Go duration between %s and %s", wire.Clip(ch.PollInterval), MinPollInterval, MaxPollInterval)
 		}
 	}
 	switch ch.Validation {
@@ -61,7 +63,7 @@ func checkFollow(ch Channel) (Channel, error) {
 		ch.Validation = ValidationStrict
 	case ValidationStrict, ValidationLenient:
 	default:
-		return ch, fmt.Errorf("validation %q must be strict or lenient", Truncate(ch.Validation))
+		return ch, fmt.Errorf("validation %q must be strict or lenient", wire.Clip(ch.Validation))
 	}
 	if ch.Topic == "" {
 		ch.Hosted = true

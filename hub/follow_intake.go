@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // Followed is what a follower publishes from one Change List it fetched
@@ -37,7 +38,7 @@ func (h *Hub) PublishFollowed(ctx context.Context, ch Channel, f Followed) (Publ
 		if doc != nil {
 			capa = string(doc.MD.Capability)
 		}
-		return PublishResult{}, refuse(502, "invalid_topic", "a followed Source served a %q document where a Change List was expected", Truncate(capa))
+		return PublishResult{}, refuse(502, "invalid_topic", "a followed Source served a %q document where a Change List was expected", wire.Clip(capa))
 	}
 	if err := h.checkNotFuture(doc, 502); err != nil {
 		return PublishResult{}, err

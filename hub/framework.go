@@ -32,7 +32,7 @@ func FrameworkTopic(hubURL, name string) string {
 	return originOf(hubURL) + p
 }
 
-// FrameworkKey is the idempotency key (Record.Key) of a framework
+// FrameworkKey is the idempotency key (wire.Record.Key) of a framework
 // notification body on topic, the key the hub gives any publish: a
 // notification derived from a list's identity has the same bytes, hence
 // the same key, on every hub process and after a restart, so the log
@@ -133,7 +133,7 @@ func (h *Hub) frameworkNotification(ch Channel, body []byte, contentType, resour
 	if doc.Kind != changefeed.URLSet || doc.MD.Capability != changefeed.CapFrameworkNotification {
 		return incoming{}, refuse(400, "capability",
 			"wrong capability %q: %s is a framework channel; it takes <urlset> payloads with rs:md capability=\"framework-notification\" (change notifications go to the channel's own topic)",
-			Truncate(string(doc.MD.Capability)), Truncate(ch.Topic))
+			wire.Clip(string(doc.MD.Capability)), wire.Clip(ch.Topic))
 	}
 	return h.incomingOf(ch, doc, body, contentType, resourcesync, false)
 }

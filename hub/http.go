@@ -78,7 +78,7 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		case "publish":
 			h.handlePublishPing(w, r, form)
 		default:
-			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", Truncate(form.Get("hub.mode"))))
+			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", wire.Clip(form.Get("hub.mode"))))
 		}
 	case "application/xml", "text/xml":
 		for _, l := range wire.ParseLinks(r.Header.Values(wire.HeaderLink)) {
@@ -91,7 +91,7 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		h.handleFatPing(w, r, r.Header.Get("Content-Type"))
 	default:
 		h.obs.Rejected("content_type")
-		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", Truncate(mt)))
+		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", wire.Clip(mt)))
 	}
 }
 

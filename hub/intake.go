@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // maxGaps bounds the gaps kept per channel; older ones are dropped.
@@ -158,7 +159,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 					c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil), in.ch.Name)
 			}
 		}
-		rec := Record{
+		rec := wire.Record{
 			Topic:        in.ch.Topic,
 			Channel:      in.ch.Name,
 			From:         in.from,
@@ -200,7 +201,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 
 // append stores rec, conditionally on the channel's last sequence when the
 // log supports it.
-func (h *Hub) append(ctx context.Context, rec Record, lastSeq uint64) (uint64, bool, error) {
+func (h *Hub) append(ctx context.Context, rec wire.Record, lastSeq uint64) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, appendTimeout)
 	defer cancel()
 	if cl, ok := h.cfg.Log.(ConditionalLog); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
 )
 
 // scaleChannels are the channel counts the scale benchmarks compare: the
@@ -94,7 +95,7 @@ func (e *intakeEnv) publish(b *testing.B, i int) {
 	body := notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/xml")
-	req.Header.Set("Link", hub.FormatLinks(e.topics[i], e.srv.URL+"/", ""))
+	req.Header.Set("Link", wire.NotificationLinks(e.topics[i], e.srv.URL+"/", ""))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // Leniency is one rule a document fetched from a followed Source broke and
@@ -50,7 +51,7 @@ func ParseFollowed(body []byte, base string, lenient bool, maxBody int64) (*chan
 	}
 	var out []Leniency
 	add := func(rule changefeed.Rule, format string, args ...any) {
-		out = append(out, Leniency{Rule: string(rule), Msg: Truncate(fmt.Sprintf(format, args...))})
+		out = append(out, Leniency{Rule: string(rule), Msg: wire.Clip(fmt.Sprintf(format, args...))})
 	}
 	opt := changefeed.Options{Mode: changefeed.Lenient, MaxBytes: maxBody}
 	doc, lerr := changefeed.Parse(bytes.NewReader(body), opt)

@@ -2,8 +2,6 @@ package hub
 
 import (
 	"fmt"
-
-	"github.com/rshub/rshub/wire"
 )
 
 // Limits on what a client may send, enforced at the edge with a 4xx that
@@ -43,8 +41,3 @@ func checkLen(name, value string, limit int) error {
 	}
 	return nil
 }
-
-// Truncate shortens an attacker-controlled string for a log line or an
-// error message: wire.Clip (at most 256 bytes, then "…" and the original
-// length).
-func Truncate(s string) string { return wire.Clip(s) }

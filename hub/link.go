@@ -6,13 +6,6 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// FormatLinks renders the Link header value the hub sends with a
-// distribution: self and hub, plus resourcesync when known
-// (wire.NotificationLinks).
-func FormatLinks(topic, hubURL, resourcesync string) string {
-	return wire.NotificationLinks(topic, hubURL, resourcesync)
-}
-
 // topicLinks is the one place that says what a hosted topic advertises in
 // its Link header, each link a route some part of the hub serves: self
 // (this route) and hub (the hub URL), resourcesync (the Capability List
@@ -22,7 +15,7 @@ func FormatLinks(topic, hubURL, resourcesync string) string {
 // stored channels only: a framework channel has no documents of its own,
 // so its topic advertises no feed.
 func (h *Hub) topicLinks(ctx context.Context, ch Channel) (string, error) {
-	links := FormatLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList)
+	links := wire.NotificationLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList)
 	if ch.DescribedBy != "" {
 		links += ", " + wire.FormatLinks(wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}})
 	}

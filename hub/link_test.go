@@ -7,7 +7,7 @@ import (
 )
 
 func TestFormatLinks_RoundTrip(t *testing.T) {
-	got := wire.ParseLinks([]string{FormatLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
+	got := wire.ParseLinks([]string{wire.NotificationLinks("http://t/?a=1", "http://h/", "http://c/cap.xml")})
 	if wire.FirstLink(got, "self") != "http://t/?a=1" || wire.FirstLink(got, "hub") != "http://h/" || wire.FirstLink(got, "resourcesync") != "http://c/cap.xml" {
 		t.Fatalf("%#v", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // memBackend is an in-memory log and channel store, just enough for
@@ -19,13 +20,13 @@ type memBackend struct {
 	mu      sync.Mutex
 	chans   map[string]hub.Channel
 	states  map[string]hub.ChannelState
-	byChan  map[string][]hub.Record
+	byChan  map[string][]wire.Record
 	last    uint64
 	changed chan struct{}
 }
 
 func newMemBackend() *memBackend {
-	return &memBackend{chans: map[string]hub.Channel{}, states: map[string]hub.ChannelState{}, byChan: map[string][]hub.Record{}, changed: make(chan struct{})}
+	return &memBackend{chans: map[string]hub.Channel{}, states: map[string]hub.ChannelState{}, byChan: map[string][]wire.Record{}, changed: make(chan struct{})}
 }
 
 func (m *memBackend) PutChannel(_ context.Context, ch hub.Channel) error {
@@ -81,7 +82,7 @@ func (m *memBackend) UpdateChannelState(_ context.Context, topic string, fn func
 }
 
 // Append stores rec (no deduplication window).
-func (m *memBackend) Append(_ context.Context, rec hub.Record) (uint64, bool, error) {
+func (m *memBackend) Append(_ context.Context, rec wire.Record) (uint64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.last++
@@ -92,13 +93,13 @@ func (m *memBackend) Append(_ context.Context, rec hub.Record) (uint64, bool, er
 	return rec.Seq, false, nil
 }
 
-func (m *memBackend) Next(_ context.Context, channel string, seq uint64) (hub.Record, error) {
+func (m *memBackend) Next(_ context.Context, channel string, seq uint64) (wire.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	recs := m.byChan[channel]
-	i, _ := slices.BinarySearchFunc(recs, seq, func(r hub.Record, s uint64) int { return compareSeq(r.Seq, s) })
+	i, _ := slices.BinarySearchFunc(recs, seq, func(r wire.Record, s uint64) int { return compareSeq(r.Seq, s) })
 	if i == len(recs) {
-		return hub.Record{}, hub.ErrNotFound
+		return wire.Record{}, hub.ErrNotFound
 	}
 	return recs[i], nil
 }

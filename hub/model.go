@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/wire"
 )
 
 // ErrNotFound is returned by stores when a key does not exist.
@@ -141,10 +140,6 @@ type DeadLetter struct {
 	Reason     string    `json:"reason"`
 	Failed     time.Time `json:"failed"`
 }
-
-// Record is one notification as the log stores it: the protocol's
-// wire.Record.
-type Record = wire.Record
 
 // SubscriptionID is the stable key of the subscription (topic, callback):
 // 32 hex digits of SHA-256 over both, safe in store keys and URL paths.

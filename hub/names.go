@@ -33,7 +33,7 @@ func CheckNewChannelName(name string) error {
 		return fmt.Errorf("a channel name is required (%s)", rule)
 	}
 	if !ValidChannelName(name) || !alnum(name[0]) || !alnum(name[len(name)-1]) {
-		return fmt.Errorf("channel name %q: %s", Truncate(name), rule)
+		return fmt.Errorf("channel name %q: %s", wire.Clip(name), rule)
 	}
 	if parent, ok := wire.FrameworkParent(name); ok {
 		return fmt.Errorf("channel name %q is reserved: names ending in %s name the framework channels the hub derives (this one is channel %q's)", name, wire.FrameworkSuffix, parent)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Log is the durable, ordered history of notifications. Sequences are
@@ -14,12 +16,12 @@ type Log interface {
 	// Append stores rec durably and returns its sequence. When a record with
 	// the same Key is still inside the log's deduplication window, nothing is
 	// stored and Append returns the earlier sequence with dup set.
-	Append(ctx context.Context, rec Record) (seq uint64, dup bool, err error)
+	Append(ctx context.Context, rec wire.Record) (seq uint64, dup bool, err error)
 	// Next returns the first record of the channel named channel (any
 	// channel when channel is "") whose sequence is at least seq, or
 	// ErrNotFound when there is none yet. Records removed by retention are
 	// skipped: the caller compares the returned Seq with the one it asked for.
-	Next(ctx context.Context, channel string, seq uint64) (Record, error)
+	Next(ctx context.Context, channel string, seq uint64) (wire.Record, error)
 	// Bounds returns the first and last sequence the log still holds
 	// (0, 0 when empty). Records before first were removed by retention.
 	Bounds(ctx context.Context) (first, last uint64, err error)
@@ -40,7 +42,7 @@ type ConditionalLog interface {
 	Log
 	// AppendAfter appends rec only if the channel's last record has
 	// sequence lastSeq (0: none); otherwise it fails with ErrConflict.
-	AppendAfter(ctx context.Context, rec Record, lastSeq uint64) (seq uint64, dup bool, err error)
+	AppendAfter(ctx context.Context, rec wire.Record, lastSeq uint64) (seq uint64, dup bool, err error)
 }
 
 // Store keeps the hub's state: channels and their progress, subscriptions,

@@ -48,11 +48,11 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
 	if !contains(hubs, h.cfg.HubURL) {
-		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", Truncate(strings.Join(hubs, ", ")), h.cfg.HubURL)
+		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", Truncate(topic))
+		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", wire.Clip(topic))
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
@@ -90,7 +90,7 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 	capa := doc.MD.Capability
 	if doc.Kind != changefeed.URLSet || (capa != changefeed.CapChangeNotification && capa != changefeed.CapChangeListNotification) {
 		return incoming{}, refuse(400, "capability",
-			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", Truncate(string(capa)))
+			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", wire.Clip(string(capa)))
 	}
 	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
 		return incoming{}, refuse(400, "invalid", "invalid notification: root rs:md needs both from and until")
@@ -159,18 +159,18 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, topic, nil)
 	if err != nil {
-		return refuse(403, "unverified_topic", "topic URI: %v", Truncate(err.Error()))
+		return refuse(403, "unverified_topic", "topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", Truncate(err.Error()))
+		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
 	if resp.StatusCode/100 != 2 || !contains(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !contains(wire.LinksRel(links, wire.RelSelf), topic) {
 		return refuse(403, "unverified_topic",
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
-			Truncate(topic), h.cfg.HubURL, resp.StatusCode, Truncate(strings.Join(resp.Header.Values("Link"), ", ")))
+			wire.Clip(topic), h.cfg.HubURL, resp.StatusCode, wire.Clip(strings.Join(resp.Header.Values("Link"), ", ")))
 	}
 	h.mu.Lock()
 	h.topicOK[topic] = now.Add(topicCheckTTL)
@@ -206,7 +206,7 @@ func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
 		what = u.what
 	}
 	h.obs.Rejected("unavailable")
-	h.logger.Error("publish failed", "err", Truncate(err.Error()))
+	h.logger.Error("publish failed", "err", wire.Clip(err.Error()))
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	plainError(w, http.StatusServiceUnavailable, fmt.Sprintf("%s did not answer: the notification was not stored; retry in %d seconds", what, retryAfter))
 }
@@ -217,10 +217,10 @@ func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
 func checkCharset(contentType string) error {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return refuse(415, "content_type", "Content-Type %q: %v", Truncate(contentType), err)
+		return refuse(415, "content_type", "Content-Type %q: %v", wire.Clip(contentType), err)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return refuse(415, "charset", "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", Truncate(cs))
+		return refuse(415, "charset", "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", wire.Clip(cs))
 	}
 	return nil
 }

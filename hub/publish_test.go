@@ -357,7 +357,7 @@ func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
 	postB := func(body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srvB.URL+"/", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/xml")
-		req.Header.Set("Link", hub.FormatLinks(ch.Topic, a.url, ""))
+		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
 		return do(t, req)
 	}
 	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != 200 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // flushEvery is how often changed channel states are written to the store.
@@ -75,7 +76,7 @@ func (h *Hub) state(ctx context.Context, ch Channel) (*memState, error) {
 
 // catchUp applies every record of the channel after m's last sequence.
 func (h *Hub) catchUp(ctx context.Context, ch Channel, m *memState) error {
-	err := Walk(ctx, h.cfg.Log, ch.Name, m.st.LastSeq+1, math.MaxUint64, func(rec Record) error {
+	err := Walk(ctx, h.cfg.Log, ch.Name, m.st.LastSeq+1, math.MaxUint64, func(rec wire.Record) error {
 		var gap *Gap
 		if !rec.Until.IsZero() {
 			if c := changefeed.CheckContinuity(m.st.LastUntil, rec.From, rec.Until); c.Verdict == changefeed.Gap {
@@ -93,7 +94,7 @@ func (h *Hub) catchUp(ctx context.Context, ch Channel, m *memState) error {
 }
 
 // advance applies one stored record to a channel state.
-func advance(st *ChannelState, rec Record, gap *Gap) {
+func advance(st *ChannelState, rec wire.Record, gap *Gap) {
 	if rec.Seq <= st.LastSeq {
 		return
 	}
@@ -196,7 +197,7 @@ func (h *Hub) flushState(ctx context.Context, topic string) {
 		return nil
 	})
 	if err != nil {
-		h.logger.Error("store channel state", "topic", Truncate(topic), "err", Truncate(err.Error()))
+		h.logger.Error("store channel state", "topic", wire.Clip(topic), "err", wire.Clip(err.Error()))
 	}
 	// the channel lock is taken without ctx: flushing must end even when
 	// ctx has, or the state could never be evicted
@@ -359,7 +360,7 @@ func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, 
 			return ChannelState{}, unavailable("the state store", fmt.Errorf("continuity reset stored but not announced to the other hubs (reset again): %w", err))
 		}
 	}
-	h.logger.Warn("continuity anchor reset", "channel", ch.Name, "topic", Truncate(ch.Topic),
-		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", Truncate(by))
+	h.logger.Warn("continuity anchor reset", "channel", ch.Name, "topic", wire.Clip(ch.Topic),
+		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", wire.Clip(by))
 	return cloneState(st), nil
 }

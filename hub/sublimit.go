@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Subscription limits of a public hub (Config.OpenTopics): anyone may
@@ -86,7 +88,7 @@ func (h *Hub) admitSubscription(ctx context.Context, req SubscriptionRequest) er
 	}
 	if n := l.perHost[host]; n >= h.cfg.MaxSubscriptionsPerHost {
 		l.refusedHost.Add(1)
-		return refuse(429, "subscription_host_limit", "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", Truncate(host), n)
+		return refuse(429, "subscription_host_limit", "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", wire.Clip(host), n)
 	}
 	l.total++
 	l.perHost[host]++

@@ -80,10 +80,10 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	}
 	r.Scheme = form.Get(wire.ParamSignatureScheme)
 	if !wire.ValidScheme(r.Scheme) {
-		return r, fmt.Errorf("%s must be %s, %s or %s, got %q", wire.ParamSignatureScheme, wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, Truncate(r.Scheme))
+		return r, fmt.Errorf("%s must be %s, %s or %s, got %q", wire.ParamSignatureScheme, wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth, wire.Clip(r.Scheme))
 	}
 	if r.Scheme != "" && r.Secret == "" && r.Mode == "subscribe" {
-		return r, fmt.Errorf("%s=%s asks for signed deliveries: it needs a hub.secret", wire.ParamSignatureScheme, Truncate(r.Scheme))
+		return r, fmt.Errorf("%s=%s asks for signed deliveries: it needs a hub.secret", wire.ParamSignatureScheme, wire.Clip(r.Scheme))
 	}
 	if strings.HasPrefix(r.Secret, wire.StandardSecretPrefix) {
 		if _, err := wire.StandardKey(r.Secret); err != nil {
@@ -93,7 +93,7 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	switch r.Coalesce = form.Get(wire.ParamCoalesce); r.Coalesce {
 	case "", wire.CoalesceOn, wire.CoalesceOff:
 	default:
-		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, Truncate(r.Coalesce))
+		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, wire.Clip(r.Coalesce))
 	}
 	f, err := ParseFilterParams(form[wire.ParamFilterPrefix], form[wire.ParamFilterChange])
 	if err != nil {
@@ -155,7 +155,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 	if err := h.admitSubscription(r.Context(), req); err != nil {
 		var pe *PublishError
 		if !errors.As(err, &pe) {
-			h.logger.Error("subscription limits", "err", Truncate(err.Error()))
+			h.logger.Error("subscription limits", "err", wire.Clip(err.Error()))
 			pe = refuse(503, "unavailable", "the state store did not answer; retry in %d seconds", retryAfter)
 		}
 		if pe.Status == http.StatusServiceUnavailable {
@@ -180,7 +180,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 // runVerify performs the policy check, the denial or the verification of
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
-	logger := h.logger.With("mode", j.mode, "topic", Truncate(j.topic), "callback", Truncate(j.callback))
+	logger := h.logger.With("mode", j.mode, "topic", wire.Clip(j.topic), "callback", wire.Clip(j.callback))
 	ch, format, err := h.resolveTopic(ctx, j.topic)
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
@@ -285,9 +285,9 @@ func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
 	q.Set("hub.topic", topic)
 	q.Set("hub.reason", reason)
 	if _, _, err := h.callbackGET(ctx, callback, q, 0); err != nil {
-		h.logger.Info("denial not delivered", "callback", Truncate(callback), "err", err)
+		h.logger.Info("denial not delivered", "callback", wire.Clip(callback), "err", err)
 	}
-	h.logger.Info("subscription denied", "topic", Truncate(topic), "callback", Truncate(callback), "reason", reason)
+	h.logger.Info("subscription denied", "topic", wire.Clip(topic), "callback", wire.Clip(callback), "reason", reason)
 }
 
 // callbackGET sends a GET to callback with q appended to its own query

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // expiredKept is how long an expired subscription stays in the store
@@ -142,7 +144,7 @@ func (h *Hub) sweepShard(ctx context.Context, n int) (due time.Time, err error) 
 			if h.cfg.Activator != nil {
 				h.cfg.Activator.Deactivate(s.ID)
 			}
-			h.logger.Info("lease ended", "topic", Truncate(s.Topic), "callback", Truncate(s.Callback))
+			h.logger.Info("lease ended", "topic", wire.Clip(s.Topic), "callback", wire.Clip(s.Callback))
 			next(s.Expires.Add(expiredKept))
 		case s.State == SubActive:
 			next(s.Expires)

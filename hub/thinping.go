@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
 )
 
 // fetchMemo remembers the validators of a topic's last fetched content.
@@ -35,18 +36,18 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 		if err != nil {
 			var pe *PublishError
 			if errors.As(err, &pe) {
-				pe.Msg = Truncate(topic) + ": " + pe.Msg
+				pe.Msg = wire.Clip(topic) + ": " + pe.Msg
 			}
 			h.writePublishError(w, err)
 			return
 		}
 		switch {
 		case res.Unchanged:
-			fmt.Fprintf(&out, "%s: unchanged\n", Truncate(topic))
+			fmt.Fprintf(&out, "%s: unchanged\n", wire.Clip(topic))
 		case res.Duplicate:
-			fmt.Fprintf(&out, "%s: duplicate of seq %d\n", Truncate(topic), res.Seq)
+			fmt.Fprintf(&out, "%s: duplicate of seq %d\n", wire.Clip(topic), res.Seq)
 		default:
-			fmt.Fprintf(&out, "%s: stored up to seq %d\n", Truncate(topic), res.Seq)
+			fmt.Fprintf(&out, "%s: stored up to seq %d\n", wire.Clip(topic), res.Seq)
 		}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -66,7 +67,7 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
 	if ch.Follow != "" {
-		return PublishResult{}, refuse(409, "followed", "the hub follows this channel's Source (%s) itself: it takes no pings", Truncate(ch.Follow))
+		return PublishResult{}, refuse(409, "followed", "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
 	}
 	if ch.Trust == TrustToken {
 		if err := h.checkPublisher(ctx, r, ch); err != nil {
@@ -104,7 +105,7 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", Truncate(err.Error()))
+		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
@@ -143,7 +144,7 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 		sn := changefeed.Sniff(body)
 		if sn.DTD && (mt == "application/xml" || mt == "text/xml" || sn.ResourceSync) {
 			return PublishResult{}, refuse(502, "invalid_topic",
-				"the topic serves XML with a DOCTYPE (rule %s): the hub never passes on a DTD as %s", changefeed.RuleDTD, Truncate(contentType))
+				"the topic serves XML with a DOCTYPE (rule %s): the hub never passes on a DTD as %s", changefeed.RuleDTD, wire.Clip(contentType))
 		}
 		if sn.ResourceSync {
 			return h.publishResourceSync(ctx, ch, body, contentType)
@@ -159,7 +160,7 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 // is if it is valid in Strict mode.
 func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
 	if err := checkCharset(contentType); err != nil {
-		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", Truncate(contentType))
+		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", wire.Clip(contentType))
 	}
 	if !isXML(contentType) {
 		contentType = "application/xml"

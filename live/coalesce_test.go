@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // historyRecord is notification i of a history over a few resources, with
 // the changes given (created only when absent, updated or deleted only when
 // present).
-func historyRecord(channel string, i int, changes map[string]string) hub.Record {
+func historyRecord(channel string, i int, changes map[string]string) wire.Record {
 	from, until := wsBase.Add(time.Duration(i-1)*time.Minute), wsBase.Add(time.Duration(i)*time.Minute)
 	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -23,7 +23,7 @@ func historyRecord(channel string, i int, changes map[string]string) hub.Record 
 		body += fmt.Sprintf("  <url><loc>%s</loc><rs:md change=%q datetime=%q/></url>\n", loc, ch, until.Format(time.RFC3339))
 	}
 	body += "</urlset>"
-	return hub.Record{Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel, From: from, Until: until,
+	return wire.Record{Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel, From: from, Until: until,
 		ContentType: "application/xml", Key: fmt.Sprintf("%s-h-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: len(changes)}
 }
 

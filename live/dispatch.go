@@ -49,7 +49,7 @@ func (e *encodedFrame) event() []byte {
 // variant (with and without raw) for the sessions that do not filter
 // entries.
 type liveRecord struct {
-	rec       hub.Record
+	rec       wire.Record
 	plainOnce sync.Once
 	rawOnce   sync.Once
 	plain     *encodedFrame

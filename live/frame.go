@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -15,7 +14,7 @@ import (
 // failure leaves entries empty and sets error. A filter that is not zero
 // keeps only the entries it selects (from and until stay), and the raw XML
 // is then the filtered document.
-func notificationJSON(rec hub.Record, raw bool, filter changefeed.Filter) ([]byte, error) {
+func notificationJSON(rec wire.Record, raw bool, filter changefeed.Filter) ([]byte, error) {
 	n := wire.Notification{
 		Type:        wire.FrameNotification,
 		Channel:     rec.Channel,

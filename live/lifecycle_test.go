@@ -28,7 +28,7 @@ func (l *lagLog) hold(from, reveal uint64) {
 	l.mu.Unlock()
 }
 
-func (l *lagLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *lagLog) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	l.mu.Lock()
 	if l.from > 0 && channel == "" && seq == l.reveal {
 		l.from = 0
@@ -38,7 +38,7 @@ func (l *lagLog) Next(ctx context.Context, channel string, seq uint64) (hub.Reco
 	l.mu.Unlock()
 	rec, err := l.Log.Next(ctx, channel, seq)
 	if err == nil && from > 0 && rec.Seq >= from {
-		return hub.Record{}, hub.ErrNotFound
+		return wire.Record{}, hub.ErrNotFound
 	}
 	return rec, err
 }

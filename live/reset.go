@@ -26,7 +26,7 @@ func logEpoch(log hub.Log) string {
 // recordID is the id of rec's notification frame: its cursor with the
 // log's epoch, "" for a log without one (the frame's seq is then the
 // cursor).
-func recordID(rec hub.Record) string {
+func recordID(rec wire.Record) string {
 	if rec.Epoch == "" {
 		return ""
 	}

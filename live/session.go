@@ -206,7 +206,7 @@ func (s *session) finish() {
 }
 
 // wants reports whether the session's filters select rec.
-func (s *session) wants(rec *hub.Record) bool {
+func (s *session) wants(rec *wire.Record) bool {
 	if !s.req.all {
 		found := false
 		for _, c := range s.req.channels {

@@ -296,7 +296,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		seen := map[string]bool{}
 		for _, c := range strings.Split(chans, ",") {
 			if c = strings.TrimSpace(c); !hub.ValidChannelName(c) {
-				return req, fmt.Errorf("channels: %s is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", hub.Truncate(strconv.Quote(c)))
+				return req, fmt.Errorf("channels: %s is not a channel name (1 to 64 of A-Z a-z 0-9 _ -)", wire.Clip(strconv.Quote(c)))
 			}
 			if !seen[c] {
 				seen[c] = true
@@ -317,7 +317,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return req, fmt.Errorf("since_time: %s is not an RFC 3339 date-time", hub.Truncate(strconv.Quote(s)))
+			return req, fmt.Errorf("since_time: %s is not an RFC 3339 date-time", wire.Clip(strconv.Quote(s)))
 		}
 		req.sinceTime = t
 	}

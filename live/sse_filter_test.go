@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
 // mixedNotification is a notification of channel a, minute i, with one
 // entry per loc, each with the given change.
-func mixedNotification(i int, entries map[string]string) hub.Record {
+func mixedNotification(i int, entries map[string]string) wire.Record {
 	rec := changeNotification("a", i)
 	var b strings.Builder
 	locs := make([]string, 0, len(entries))
@@ -36,13 +35,13 @@ func mixedNotification(i int, entries map[string]string) hub.Record {
 // filterCase is what a session filtered with prefix http://example.com/keep/
 // and change created,updated must get of mixed notifications.
 type filterCase struct {
-	recs []hub.Record
+	recs []wire.Record
 	want [][]string // locs of each notification, in order
 }
 
 func newFilterCase() filterCase {
 	return filterCase{
-		recs: []hub.Record{
+		recs: []wire.Record{
 			mixedNotification(1, map[string]string{
 				"http://example.com/keep/1":  "created",
 				"http://example.com/keep/2":  "deleted",

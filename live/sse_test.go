@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
@@ -67,7 +66,7 @@ func TestEvents_SeamUnderConcurrentAppendsHasNoLossNoDuplicate(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
 	var mu sync.Mutex
-	var appended []hub.Record
+	var appended []wire.Record
 	started := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

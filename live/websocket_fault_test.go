@@ -14,7 +14,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -106,7 +105,7 @@ func TestWebSocket_LogOutageUnderLoadLosesNothing(t *testing.T) {
 	testenv_Eventually(t, func() bool { return len(live.all()) > 0 }) // the live frame
 
 	var mu sync.Mutex
-	var appended []hub.Record
+	var appended []wire.Record
 	var after atomic.Int64 // appends since the outage ended; -1 before
 	after.Store(-1)
 	done := make(chan struct{})

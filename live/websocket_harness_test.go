@@ -177,7 +177,7 @@ func (e *wsEnv) mustDial(query string) *websocket.Conn {
 }
 
 // append stores a notification on channel and returns its sequence.
-func (e *wsEnv) append(rec hub.Record) uint64 {
+func (e *wsEnv) append(rec wire.Record) uint64 {
 	e.t.Helper()
 	seq, dup, err := e.log.Append(e.ctx, rec)
 	if err != nil || dup {
@@ -190,7 +190,7 @@ var wsBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // changeNotification is a ResourceSync notification of channel whose
 // until is minute i after wsBase, with one entry.
-func changeNotification(channel string, i int) hub.Record {
+func changeNotification(channel string, i int) wire.Record {
 	from, until := wsBase.Add(time.Duration(i-1)*time.Minute), wsBase.Add(time.Duration(i)*time.Minute)
 	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -198,7 +198,7 @@ func changeNotification(channel string, i int) hub.Record {
   <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
 </urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
 		until.Format(time.RFC3339), until.Format(time.RFC3339))
-	return hub.Record{
+	return wire.Record{
 		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
 		From: from, Until: until, ContentType: "application/xml",
 		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/wire"
 )
 
 func TestWebSocket_ReplayThenLiveFrameThenLive(t *testing.T) {
@@ -70,7 +70,7 @@ func TestWebSocket_SeamUnderConcurrentPublishing(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
 	var mu sync.Mutex
-	var appended []hub.Record
+	var appended []wire.Record
 	started := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -220,8 +220,8 @@ func TestWebSocket_RawAddsXMLOrBodyAndParseErrors(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
 	rs := changeNotification("a", 1)
 	s1 := e.append(rs)
-	s2 := e.append(hub.Record{Channel: "a", Topic: "t", ContentType: "text/plain", Body: []byte("hello"), Key: "plain"})
-	s3 := e.append(hub.Record{Channel: "a", Topic: "t", ContentType: "application/xml", Body: []byte("<urlset"), Key: "broken"})
+	s2 := e.append(wire.Record{Channel: "a", Topic: "t", ContentType: "text/plain", Body: []byte("hello"), Key: "plain"})
+	s3 := e.append(wire.Record{Channel: "a", Topic: "t", ContentType: "application/xml", Body: []byte("<urlset"), Key: "broken"})
 	raw := e.mustDial(query("channels", "a", "since", "0", "raw", "1"))
 	plain := e.mustDial(query("channels", "a", "since", "0"))
 	r := readUntil(t, raw, s3)

@@ -16,6 +16,7 @@ import (
 	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/live"
+	"github.com/rshub/rshub/wire"
 )
 
 // tailPreload is how many of the log's newest records the log cache loads
@@ -184,7 +185,7 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 	}
 	for i, c := range chs {
 		if _, err := h.PutChannel(ctx, c); err != nil {
-			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, hub.Truncate(c.Name), hub.Truncate(c.Topic), err)
+			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}
 	}
 	return nil

@@ -199,7 +199,7 @@ func parseTimeHeader(hdr Header, name string) (time.Time, error) {
 // Clip bounds a string a client chose for an error message or a log line:
 // at most 256 bytes, cut on a rune boundary, followed by "…" and the
 // original length when cut. It is the one clipping of the module (the
-// server's hub.Truncate is Clip).
+// server clips with it).
 func Clip(s string) string {
 	const keep = 256
 	if len(s) <= keep {

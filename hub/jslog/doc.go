@@ -16,7 +16,7 @@
 // Nats-Msg-Id, so JetStream drops a repeat inside the stream's duplicate
 // window (Config.DuplicateWindow, default 10 minutes); a field longer than
 // wire.MaxHeaderValue is refused (wire.CheckRecord). DecodeMsg turns a
-// message back into a hub.Record. Records older than the stream's MaxAge or
+// message back into a wire.Record. Records older than the stream's MaxAge or
 // beyond its MaxBytes are removed.
 //
 // # Connections

@@ -81,7 +81,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 // when it was created (wire.MetadataEpoch in its metadata), the same for
 // every hub sharing it and after restarts, different for a stream created
 // again (a new data directory, a deleted stream). Records read from the
-// log carry it (hub.Record.Epoch); it makes cursors and webhook-ids unique
+// log carry it (wire.Record.Epoch); it makes cursors and webhook-ids unique
 // across rebuilt logs (wire.Cursor). It does no I/O.
 func (l *Log) Epoch() string {
 	if h := l.current(); h != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
@@ -41,7 +40,7 @@ func TestEpoch_SurvivesRestartsAndChangesWithANewStream(t *testing.T) {
 	if rec, err := l.Next(ctxT(t), "", seq); err != nil || rec.Epoch != epoch {
 		t.Fatalf("Next = %+v, %v; want epoch %s", rec, err, epoch)
 	}
-	if err := l.Range(ctxT(t), "a", 1, math.MaxUint64, func(r hub.Record) error {
+	if err := l.Range(ctxT(t), "a", 1, math.MaxUint64, func(r wire.Record) error {
 		if r.Epoch != epoch {
 			t.Errorf("Range record epoch %q, want %s", r.Epoch, epoch)
 		}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/wire"
 )
 
 // A pipeline author's view: append a notification, then read it back by
@@ -32,11 +32,11 @@ func Example() {
 	}
 	defer l.Close()
 
-	seq, _, _ := l.Append(ctx, hub.Record{
+	seq, _, _ := l.Append(ctx, wire.Record{
 		Topic: "https://example.org/changelist.xml", Channel: "example",
 		ContentType: "application/xml", Key: "n-1", Body: []byte("<urlset/>"),
 	})
-	_, dup, _ := l.Append(ctx, hub.Record{Channel: "example", Key: "n-1"})
+	_, dup, _ := l.Append(ctx, wire.Record{Channel: "example", Key: "n-1"})
 	rec, _ := l.Next(ctx, "example", 1)
 	fmt.Println(l.Subject("example"), seq, dup, rec.Seq, rec.Topic, string(rec.Body))
 	// Output: rshub.notify.example 1 true 1 https://example.org/changelist.xml <urlset/>

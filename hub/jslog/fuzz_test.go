@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/wire"
 )
@@ -18,7 +17,7 @@ func FuzzHeaders_RoundTrip(f *testing.F) {
 	f.Add("a\r\nNats-Msg-Id: x", "\x00", " padded ", "=?UTF-8?B?YQ==?=", "a.b")
 	f.Add("https://例え.jp/", "\xff\xfe", "\t", "=?", "ch")
 	f.Fuzz(func(t *testing.T, topic, contentType, resourceSync, key, channel string) {
-		rec := hub.Record{Seq: 1, Topic: topic, Channel: channel, ContentType: contentType,
+		rec := wire.Record{Seq: 1, Topic: topic, Channel: channel, ContentType: contentType,
 			ResourceSync: resourceSync, Key: key, Received: time.Unix(1, 2).UTC()}
 		h := jslog.EncodeHeaders(rec)
 		if err := safe(h); err != nil {

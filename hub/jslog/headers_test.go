@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
@@ -75,24 +74,24 @@ func safe(h nats.Header) error {
 
 func TestEncodeHeaders_HostileValuesAreEncodedAndRoundTrip(t *testing.T) {
 	for _, v := range hostileValues {
-		rec := hub.Record{Seq: 3, Topic: v, Channel: "a", ContentType: v, ResourceSync: v, Key: v,
+		rec := wire.Record{Seq: 3, Topic: v, Channel: "a", ContentType: v, ResourceSync: v, Key: v,
 			Received: time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC)}
 		h := jslog.EncodeHeaders(rec)
 		if err := safe(h); err != nil {
-			t.Fatalf("value %q: %v", hub.Truncate(v), err)
+			t.Fatalf("value %q: %v", wire.Clip(v), err)
 		}
 		got, err := jslog.DecodeMsg("rshub.notify.a", overTheWire(t, h), nil, 3)
 		if err != nil {
-			t.Fatalf("value %q: %v", hub.Truncate(v), err)
+			t.Fatalf("value %q: %v", wire.Clip(v), err)
 		}
 		if err := sameRecord(got, rec); err != nil {
-			t.Fatalf("value %q: %v", hub.Truncate(v), err)
+			t.Fatalf("value %q: %v", wire.Clip(v), err)
 		}
 	}
 }
 
 func TestEncodeHeaders_PlainValuesStayReadable(t *testing.T) {
-	rec := hub.Record{Topic: "https://example.org/a b?x=%20&y=*", Channel: "a", ContentType: "application/xml; charset=utf-8", Key: "k-1"}
+	rec := wire.Record{Topic: "https://example.org/a b?x=%20&y=*", Channel: "a", ContentType: "application/xml; charset=utf-8", Key: "k-1"}
 	h := jslog.EncodeHeaders(rec)
 	for name, want := range map[string]string{wire.HeaderTopic: rec.Topic, wire.HeaderContentType: rec.ContentType, wire.HeaderMsgID: rec.Key} {
 		if got := h.Get(name); got != want {
@@ -133,10 +132,10 @@ func TestAppend_HostileFieldsKeepTheConnection(t *testing.T) {
 		rec.Seq = mustAppend(t, l, rec)
 		got, err := l.Next(ctxT(t), "hostile", rec.Seq)
 		if err != nil {
-			t.Fatalf("value %q: %v", hub.Truncate(v), err)
+			t.Fatalf("value %q: %v", wire.Clip(v), err)
 		}
 		if err := sameRecord(got, rec); err != nil {
-			t.Fatalf("value %q: Next: %v", hub.Truncate(v), err)
+			t.Fatalf("value %q: Next: %v", wire.Clip(v), err)
 		}
 		select {
 		case m := <-live:
@@ -145,13 +144,13 @@ func TestAppend_HostileFieldsKeepTheConnection(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := sameRecord(fromLive, rec); err != nil {
-				t.Fatalf("value %q: live message: %v", hub.Truncate(v), err)
+				t.Fatalf("value %q: live message: %v", wire.Clip(v), err)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("no live message")
 		}
 		if !nc.IsConnected() {
-			t.Fatalf("value %q closed the connection: %v", hub.Truncate(v), nc.LastError())
+			t.Fatalf("value %q closed the connection: %v", wire.Clip(v), nc.LastError())
 		}
 	}
 	tooLong := record("hostile", 99)
@@ -163,7 +162,7 @@ func TestAppend_HostileFieldsKeepTheConnection(t *testing.T) {
 		rec := record("x", 0)
 		rec.Channel = name
 		if _, _, err := l.Append(ctxT(t), rec); err == nil {
-			t.Errorf("Append accepted channel %q", hub.Truncate(name))
+			t.Errorf("Append accepted channel %q", wire.Clip(name))
 		}
 	}
 	mustAppend(t, l, record("hostile", 100))

@@ -152,7 +152,7 @@ func (l *Log) Subject(channel string) string {
 
 // Append publishes rec on its channel's subject and waits for the stream's
 // acknowledgement. rec.Received is set to now when zero.
-func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) {
+func (l *Log) Append(ctx context.Context, rec wire.Record) (uint64, bool, error) {
 	return l.publish(ctx, rec)
 }
 
@@ -161,7 +161,7 @@ func (l *Log) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) 
 // the error wraps hub.ErrConflict: another writer appended first. Messages
 // that never decode are not records: a channel with only quarantined
 // messages after lastSeq has not moved on.
-func (l *Log) AppendAfter(ctx context.Context, rec hub.Record, lastSeq uint64) (uint64, bool, error) {
+func (l *Log) AppendAfter(ctx context.Context, rec wire.Record, lastSeq uint64) (uint64, bool, error) {
 	seq, dup, err := l.publish(ctx, rec, jetstream.WithExpectLastSequencePerSubject(lastSeq))
 	if errors.Is(err, hub.ErrConflict) {
 		if last, ok := l.quarantinedAfter(ctx, rec.Channel, lastSeq); ok {
@@ -171,7 +171,7 @@ func (l *Log) AppendAfter(ctx context.Context, rec hub.Record, lastSeq uint64) (
 	return seq, dup, err
 }
 
-func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
+func (l *Log) publish(ctx context.Context, rec wire.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}
@@ -206,11 +206,11 @@ func (l *Log) publish(ctx context.Context, rec hub.Record, opts ...jetstream.Pub
 
 // Next returns the first record of channel (any channel when channel is "")
 // with a sequence of at least seq, or hub.ErrNotFound.
-func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *Log) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	subj := l.Subject("")
 	if channel != "" {
 		if err := validChannel(channel); err != nil {
-			return hub.Record{}, fmt.Errorf("jslog: next: %w", err)
+			return wire.Record{}, fmt.Errorf("jslog: next: %w", err)
 		}
 		subj = l.Subject(channel)
 	}
@@ -219,7 +219,7 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 	}
 	for {
 		var m *jetstream.RawStreamMsg
-		var rec hub.Record
+		var rec wire.Record
 		var ok bool
 		err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
 			m, err = h.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
@@ -229,10 +229,10 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 			return err
 		})
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
+			return wire.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, hub.ErrNotFound)
 		}
 		if err != nil {
-			return hub.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
+			return wire.Record{}, fmt.Errorf("jslog: next %s from %d: %w", subj, seq, err)
 		}
 		if ok {
 			return rec, nil
@@ -246,7 +246,7 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (hub.Record,
 // decoded is quarantined instead, and ok is false: the reader skips it.
 // Only the decoding is judged here: a failed read is the caller's error,
 // to retry.
-func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool) (rec hub.Record, ok bool) {
+func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool) (rec wire.Record, ok bool) {
 	l.observe(seq)
 	body := data
 	if headersOnly {
@@ -259,7 +259,7 @@ func (l *Log) decode(h *handles, subject string, hdr nats.Header, data []byte, s
 			channel = ""
 		}
 		l.quarantine.add(l.log, channel, hdr, data, seq, err)
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	rec.Epoch = h.epoch
 	return rec, true

@@ -33,8 +33,8 @@ func openLog(t *testing.T, nc *nats.Conn, cfg jslog.Config) *jslog.Log {
 	return l
 }
 
-func record(channel string, i int) hub.Record {
-	return hub.Record{
+func record(channel string, i int) wire.Record {
+	return wire.Record{
 		Topic:       "https://example.org/" + channel + "/changelist.xml",
 		Channel:     channel,
 		ContentType: "application/xml",
@@ -43,7 +43,7 @@ func record(channel string, i int) hub.Record {
 	}
 }
 
-func mustAppend(t *testing.T, l *jslog.Log, rec hub.Record) uint64 {
+func mustAppend(t *testing.T, l *jslog.Log, rec wire.Record) uint64 {
 	t.Helper()
 	seq, dup, err := l.Append(ctxT(t), rec)
 	if err != nil {
@@ -246,7 +246,7 @@ func TestDecodeMsg_RoundTripsEveryHeader(t *testing.T) {
 	_, nc := testenv.NATS(t)
 	l := openLog(t, nc, jslog.Config{})
 	loc := time.FixedZone("x", 3600)
-	rec := hub.Record{
+	rec := wire.Record{
 		Topic:        "https://example.org/topic?x=1#frag",
 		Channel:      "arxiv",
 		From:         time.Date(2024, 1, 2, 3, 4, 5, 123456789, loc),
@@ -289,7 +289,7 @@ func TestDecodeMsg_RoundTripsEveryHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string]hub.Record{"live": fromLive, "Next": fromNext} {
+	for name, got := range map[string]wire.Record{"live": fromLive, "Next": fromNext} {
 		if err := sameRecord(got, rec); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -297,7 +297,7 @@ func TestDecodeMsg_RoundTripsEveryHeader(t *testing.T) {
 }
 
 func TestDecodeMsg_ZeroTimesAreAbsent(t *testing.T) {
-	h := jslog.EncodeHeaders(hub.Record{Channel: "a"})
+	h := jslog.EncodeHeaders(wire.Record{Channel: "a"})
 	for _, name := range []string{wire.HeaderFrom, wire.HeaderUntil, wire.HeaderReceived, wire.HeaderMsgID} {
 		if _, ok := h[name]; ok {
 			t.Errorf("header %s present for a zero value", name)
@@ -316,7 +316,7 @@ func TestDecodeMsg_RejectsMalformedTime(t *testing.T) {
 	}
 }
 
-func sameRecord(got, want hub.Record) error {
+func sameRecord(got, want wire.Record) error {
 	switch {
 	case got.Seq != want.Seq, got.Topic != want.Topic, got.Channel != want.Channel,
 		got.ContentType != want.ContentType, got.ResourceSync != want.ResourceSync, got.Key != want.Key:

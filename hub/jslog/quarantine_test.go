@@ -55,24 +55,24 @@ func TestQuarantine_ReadersSkipMessagesThatNeverDecode(t *testing.T) {
 		}
 		good = append(good, mustAppend(t, l, record("a", i)))
 	}
-	reads := map[string]func(fn func(hub.Record) error) error{
-		"Walk": func(fn func(hub.Record) error) error {
+	reads := map[string]func(fn func(wire.Record) error) error{
+		"Walk": func(fn func(wire.Record) error) error {
 			return hub.Walk(ctxT(t), l, "", 1, math.MaxUint64, fn)
 		},
-		"Walk a": func(fn func(hub.Record) error) error {
+		"Walk a": func(fn func(wire.Record) error) error {
 			return hub.Walk(ctxT(t), l, "a", 1, math.MaxUint64, fn)
 		},
-		"Range": func(fn func(hub.Record) error) error { return l.Range(ctxT(t), "", 1, math.MaxUint64, fn) },
-		"Range a": func(fn func(hub.Record) error) error {
+		"Range": func(fn func(wire.Record) error) error { return l.Range(ctxT(t), "", 1, math.MaxUint64, fn) },
+		"Range a": func(fn func(wire.Record) error) error {
 			return l.Range(ctxT(t), "a", 1, math.MaxUint64, fn)
 		},
-		"RangeHeaders": func(fn func(hub.Record) error) error {
+		"RangeHeaders": func(fn func(wire.Record) error) error {
 			return l.RangeHeaders(ctxT(t), "", 1, math.MaxUint64, fn)
 		},
 	}
 	for name, read := range reads {
 		var got []uint64
-		if err := read(func(r hub.Record) error { got = append(got, r.Seq); return nil }); err != nil {
+		if err := read(func(r wire.Record) error { got = append(got, r.Seq); return nil }); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !slices.Equal(got, good) {
@@ -104,7 +104,7 @@ func TestQuarantine_ReadFailuresAreNotQuarantined(t *testing.T) {
 	if _, err := l.Next(ctxT(t), "", seq); err == nil || errors.Is(err, hub.ErrNotFound) {
 		t.Fatalf("Next on a closed connection = %v; want a read error", err)
 	}
-	if err := l.Range(ctxT(t), "", 1, seq, func(hub.Record) error { return nil }); err == nil {
+	if err := l.Range(ctxT(t), "", 1, seq, func(wire.Record) error { return nil }); err == nil {
 		t.Fatal("Range on a closed connection succeeded")
 	}
 	if total, list := l.QuarantinedTotal(), l.Quarantined(); total != 0 || len(list) != 0 {

@@ -8,8 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Range tuning.
@@ -42,18 +41,18 @@ const (
 // batches of at most RangeBatch messages and RangeBytes bytes, far faster
 // than one Next per record. Records removed by retention are skipped, as with Next; records
 // appended while Range runs may or may not be seen.
-func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (l *Log) Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	return l.rangeRead(ctx, channel, from, to, false, fn)
 }
 
 // RangeHeaders is Range without the bodies: each record has its metadata
 // (sequence, channel, topic, from, until, entry count…) and a nil Body. An
 // index of a long history is built from it at a fraction of the bytes.
-func (l *Log) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (l *Log) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	return l.rangeRead(ctx, channel, from, to, true, fn)
 }
 
-func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
+func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, headersOnly bool, fn func(wire.Record) error) error {
 	subj := l.Subject("")
 	if channel != "" {
 		if err := validChannel(channel); err != nil {
@@ -77,7 +76,7 @@ func (l *Log) rangeRead(ctx context.Context, channel string, from, to uint64, he
 }
 
 // rangeOn is rangeRead on the handles h.
-func (l *Log) rangeOn(ctx context.Context, h *handles, subj string, from, to uint64, headersOnly bool, fn func(hub.Record) error) error {
+func (l *Log) rangeOn(ctx context.Context, h *handles, subj string, from, to uint64, headersOnly bool, fn func(wire.Record) error) error {
 	st := h.stream
 	// direct reads first: an empty range returns at once instead of
 	// waiting out a fetch, and a short one needs no consumer; the read
@@ -140,7 +139,7 @@ func (l *Log) rangeOn(ctx context.Context, h *handles, subj string, from, to uin
 
 // yield decodes the message seq of a range read on h (without its body
 // when headersOnly) and passes it to fn; a quarantined message is skipped.
-func (l *Log) yield(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool, fn func(hub.Record) error) error {
+func (l *Log) yield(h *handles, subject string, hdr nats.Header, data []byte, seq uint64, headersOnly bool, fn func(wire.Record) error) error {
 	rec, ok := l.decode(h, subject, hdr, data, seq, headersOnly)
 	if !ok {
 		return nil
@@ -151,7 +150,7 @@ func (l *Log) yield(h *handles, subject string, hdr nats.Header, data []byte, se
 // fetchBatch reads one batch of cons for rangeOn, calling fn for each
 // record up to to; done reports that the range has ended. The fetch ends
 // with ctx, and after rangeIdle when the server has nothing to deliver.
-func (l *Log) fetchBatch(ctx context.Context, h *handles, cons jetstream.Consumer, subj string, to uint64, headersOnly bool, fn func(hub.Record) error) (n int, done bool, err error) {
+func (l *Log) fetchBatch(ctx context.Context, h *handles, cons jetstream.Consumer, subj string, to uint64, headersOnly bool, fn func(wire.Record) error) (n int, done bool, err error) {
 	fctx, cancel := context.WithTimeout(ctx, rangeIdle)
 	defer cancel()
 	msgs, err := cons.Fetch(RangeBatch, jetstream.FetchMaxBytes(RangeBytes), jetstream.FetchContext(fctx))

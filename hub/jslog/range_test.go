@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
@@ -28,7 +27,7 @@ func TestRange_ReadsOneChannelsRecordsInOrderWithinBounds(t *testing.T) {
 	}
 	collect := func(channel string, from, to uint64) []uint64 {
 		var got []uint64
-		err := l.Range(ctxT(t), channel, from, to, func(r hub.Record) error {
+		err := l.Range(ctxT(t), channel, from, to, func(r wire.Record) error {
 			if channel != "" && r.Channel != channel {
 				t.Errorf("record %d of channel %s", r.Seq, r.Channel)
 			}
@@ -61,7 +60,7 @@ func TestRange_ReadsOneChannelsRecordsInOrderWithinBounds(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err := l.Range(ctxT(t), "a", 0, ^uint64(0), func(hub.Record) error { n++; return stop })
+	err := l.Range(ctxT(t), "a", 0, ^uint64(0), func(wire.Record) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("fn error: err %v after %d calls, want stop after 1", err, n)
 	}
@@ -80,7 +79,7 @@ func TestHeaders_EntriesRoundTrip(t *testing.T) {
 	if got.Entries != 42 {
 		t.Errorf("Entries = %d, want 42", got.Entries)
 	}
-	if h := jslog.EncodeHeaders(hub.Record{Channel: "a"}); h.Get(wire.HeaderEntries) != "" {
+	if h := jslog.EncodeHeaders(wire.Record{Channel: "a"}); h.Get(wire.HeaderEntries) != "" {
 		t.Errorf("a record without entries has header %s", wire.HeaderEntries)
 	}
 }
@@ -90,15 +89,15 @@ func TestRangeHeaders_MetadataWithoutBodies(t *testing.T) {
 	_, nc := testenv.NATS(t)
 	l := openLog(t, nc, jslog.Config{})
 	from := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var want []hub.Record
+	var want []wire.Record
 	for i := range 40 {
 		r := record("a", i)
 		r.From, r.Until, r.Entries = from.Add(time.Duration(i)*time.Minute), from.Add(time.Duration(i+1)*time.Minute), i+1
 		r.Seq = mustAppend(t, l, r)
 		want = append(want, r)
 	}
-	var got []hub.Record
-	if err := l.RangeHeaders(ctxT(t), "a", 1, ^uint64(0), func(r hub.Record) error {
+	var got []wire.Record
+	if err := l.RangeHeaders(ctxT(t), "a", 1, ^uint64(0), func(r wire.Record) error {
 		got = append(got, r)
 		return nil
 	}); err != nil {

@@ -12,11 +12,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 func newConn(t *testing.T, dial natsconn.DialFunc) *natsconn.Conn {
@@ -103,7 +103,7 @@ func (a *appender) halt() (map[uint64]int, []error) {
 func checkAcked(t *testing.T, l *jslog.Log, channel string, acked map[uint64]int) {
 	t.Helper()
 	held := map[uint64]string{}
-	err := l.RangeHeaders(ctxT(t), channel, 1, 1<<62, func(rec hub.Record) error {
+	err := l.RangeHeaders(ctxT(t), channel, 1, 1<<62, func(rec wire.Record) error {
 		held[rec.Seq] = rec.Key
 		return nil
 	})

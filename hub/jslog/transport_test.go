@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
@@ -57,7 +56,7 @@ var transportBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // transportRecord is the i-th change notification of channel, with one
 // entry.
-func transportRecord(channel string, i int) hub.Record {
+func transportRecord(channel string, i int) wire.Record {
 	from, until := transportBase.Add(time.Duration(i-1)*time.Minute), transportBase.Add(time.Duration(i)*time.Minute)
 	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -65,7 +64,7 @@ func transportRecord(channel string, i int) hub.Record {
   <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
 </urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
 		until.Format(time.RFC3339), until.Format(time.RFC3339))
-	return hub.Record{
+	return wire.Record{
 		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
 		From: from, Until: until, ContentType: "application/xml",
 		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
@@ -103,10 +102,10 @@ func consumerFor(ctx context.Context, js jetstream.JetStream, stream, subject st
 
 // decodeJS turns a message of the log into its record with package wire
 // alone, as a client does.
-func decodeJS(m jetstream.Msg) (hub.Record, error) {
+func decodeJS(m jetstream.Msg) (wire.Record, error) {
 	md, err := m.Metadata()
 	if err != nil {
-		return hub.Record{}, fmt.Errorf("metadata: %w", err)
+		return wire.Record{}, fmt.Errorf("metadata: %w", err)
 	}
 	return wire.DecodeRecord(m.Subject(), wire.Header(m.Headers()), m.Data(), md.Sequence.Stream)
 }
@@ -153,8 +152,8 @@ func natsLive(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Conn) {
 
 // appendMixed appends n records alternating between channels x and y and
 // returns them with their sequences.
-func appendMixed(t *testing.T, ctx context.Context, l *jslog.Log, x, y string, n int) []hub.Record {
-	var out []hub.Record
+func appendMixed(t *testing.T, ctx context.Context, l *jslog.Log, x, y string, n int) []wire.Record {
+	var out []wire.Record
 	for i := range n {
 		ch := x
 		if i%2 == 1 {
@@ -183,9 +182,9 @@ func messages(t *testing.T, c jetstream.Consumer) jetstream.MessagesContext {
 }
 
 // consume reads n records from it with plain nats.go calls.
-func consume(t *testing.T, it jetstream.MessagesContext, n int) []hub.Record {
+func consume(t *testing.T, it jetstream.MessagesContext, n int) []wire.Record {
 	t.Helper()
-	var out []hub.Record
+	var out []wire.Record
 	for len(out) < n {
 		m, err := it.Next(jetstream.NextMaxWait(transportTimeout))
 		if err != nil {
@@ -211,7 +210,7 @@ func natsReplaySeq(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []hub.Record
+	var want []wire.Record
 	for _, r := range recs {
 		if r.Channel == "rx" && r.Seq >= from {
 			want = append(want, r)
@@ -260,7 +259,7 @@ func natsReplayTime(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Co
 	}
 }
 
-func sameStored(got, want hub.Record) error {
+func sameStored(got, want wire.Record) error {
 	switch {
 	case got.Seq != want.Seq, got.Topic != want.Topic, got.Channel != want.Channel, got.Key != want.Key,
 		got.ContentType != want.ContentType, got.ResourceSync != want.ResourceSync:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
+	"github.com/rshub/rshub/wire"
 )
 
 // PutChannel stores ch under its topic.
@@ -21,7 +22,7 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return putJSON(ctx, b.channels, k, ch) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put channel %q: %w", hub.Truncate(ch.Topic), err)
+		return fmt.Errorf("kvstore: put channel %q: %w", wire.Clip(ch.Topic), err)
 	}
 	return nil
 }
@@ -37,7 +38,7 @@ func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) 
 		})
 	}
 	if err != nil {
-		return hub.Channel{}, fmt.Errorf("kvstore: channel %q: %w", hub.Truncate(topic), err)
+		return hub.Channel{}, fmt.Errorf("kvstore: channel %q: %w", wire.Clip(topic), err)
 	}
 	return ch, nil
 }
@@ -161,7 +162,7 @@ func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete channel %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("kvstore: delete channel %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }
@@ -177,7 +178,7 @@ func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelStat
 		})
 	}
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", hub.Truncate(topic), err)
+		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", wire.Clip(topic), err)
 	}
 	return st, nil
 }
@@ -193,7 +194,7 @@ func (e errFn) Error() string { return e.err.Error() }
 func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*hub.ChannelState) error) (hub.ChannelState, error) {
 	k, err := key("topic", topic)
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", hub.Truncate(topic), err)
+		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", wire.Clip(topic), err)
 	}
 	var result hub.ChannelState
 	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
@@ -249,7 +250,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		return hub.ChannelState{}, fe.err
 	}
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", hub.Truncate(topic), err)
+		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", wire.Clip(topic), err)
 	}
 	return result, nil
 }

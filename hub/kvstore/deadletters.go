@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // deadKey returns the key of dead letter id of subscription subID.
@@ -33,7 +34,7 @@ func (s *Store) AddDeadLetter(ctx context.Context, d hub.DeadLetter) error {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return putJSON(ctx, b.dead, k, d) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: add dead letter %q/%q: %w", hub.Truncate(d.SubID), hub.Truncate(d.ID), err)
+		return fmt.Errorf("kvstore: add dead letter %q/%q: %w", wire.Clip(d.SubID), wire.Clip(d.ID), err)
 	}
 	return nil
 }
@@ -52,13 +53,13 @@ func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: dead letters %q: %w", hub.Truncate(subID), err)
+		return nil, fmt.Errorf("kvstore: dead letters %q: %w", wire.Clip(subID), err)
 	}
 	out := make([]hub.DeadLetter, 0, len(vals))
 	for _, v := range vals {
 		var d hub.DeadLetter
 		if err := json.Unmarshal(v, &d); err != nil {
-			return nil, fmt.Errorf("kvstore: dead letters %q: %w", hub.Truncate(subID), err)
+			return nil, fmt.Errorf("kvstore: dead letters %q: %w", wire.Clip(subID), err)
 		}
 		out = append(out, d)
 	}
@@ -88,7 +89,7 @@ func (s *Store) DeleteDeadLetter(ctx context.Context, subID, id string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete dead letter %q/%q: %w", hub.Truncate(subID), hub.Truncate(id), err)
+		return fmt.Errorf("kvstore: delete dead letter %q/%q: %w", wire.Clip(subID), wire.Clip(id), err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // followRecord is the value of a follow key: the topic, as data, and the
@@ -27,7 +28,7 @@ func (s *Store) PutFollowStatus(ctx context.Context, topic string, status []byte
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put follow status %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("kvstore: put follow status %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }
@@ -43,7 +44,7 @@ func (s *Store) FollowStatus(ctx context.Context, topic string) ([]byte, error) 
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: follow status %q: %w", hub.Truncate(topic), err)
+		return nil, fmt.Errorf("kvstore: follow status %q: %w", wire.Clip(topic), err)
 	}
 	return rec.Status, nil
 }
@@ -78,7 +79,7 @@ func (s *Store) DeleteFollowStatus(ctx context.Context, topic string) error {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return deleteKey(ctx, b.follow, k) })
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete follow status %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("kvstore: delete follow status %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
+	"github.com/rshub/rshub/wire"
 )
 
 // lease is the value of a lease key; Key is the lease key itself, as data.
@@ -52,7 +53,7 @@ func (s *Store) Claim(ctx context.Context, leaseKey, owner string, ttl time.Dura
 		})
 	}
 	if err != nil {
-		return false, fmt.Errorf("kvstore: claim %q: %w", hub.Truncate(leaseKey), err)
+		return false, fmt.Errorf("kvstore: claim %q: %w", wire.Clip(leaseKey), err)
 	}
 	return held, nil
 }
@@ -81,7 +82,7 @@ func (s *Store) Release(ctx context.Context, leaseKey, owner string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: release %q: %w", hub.Truncate(leaseKey), err)
+		return fmt.Errorf("kvstore: release %q: %w", wire.Clip(leaseKey), err)
 	}
 	return nil
 }

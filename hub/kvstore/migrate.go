@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // The earlier layout (before issue 11) keyed every bucket by a string
@@ -48,11 +49,11 @@ func (s *Store) migrate(ctx context.Context, b *buckets) error {
 			}
 			nk, nv, err := m.convert(e.Key(), e.Value())
 			if err != nil {
-				s.log.Warn("kvstore: entry of an unknown layout left alone", "bucket", m.kind, "key", hub.Truncate(e.Key()), "err", err)
+				s.log.Warn("kvstore: entry of an unknown layout left alone", "bucket", m.kind, "key", wire.Clip(e.Key()), "err", err)
 				continue
 			}
 			if err := move(ctx, m.kv, e, nk, nv); err != nil {
-				return fmt.Errorf("migrate %s key %q: %w", m.kind, hub.Truncate(e.Key()), err)
+				return fmt.Errorf("migrate %s key %q: %w", m.kind, wire.Clip(e.Key()), err)
 			}
 			moved++
 		}
@@ -191,10 +192,10 @@ func migrations(b *buckets) []migration {
 func dec(k string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(k)
 	if err != nil {
-		return "", fmt.Errorf("old key %q: %w", hub.Truncate(k), err)
+		return "", fmt.Errorf("old key %q: %w", wire.Clip(k), err)
 	}
 	if len(b) == 0 {
-		return "", fmt.Errorf("old key %q is empty", hub.Truncate(k))
+		return "", fmt.Errorf("old key %q is empty", wire.Clip(k))
 	}
 	return string(b), nil
 }

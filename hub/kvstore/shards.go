@@ -13,6 +13,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
+	"github.com/rshub/rshub/wire"
 )
 
 // shardPrefix is the start of the subshards keys of shard n.
@@ -122,7 +123,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) 
 		return fmt.Errorf("still contended after %d attempts", maxCASAttempts)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: heartbeat %q: %w", hub.Truncate(owner), err)
+		return nil, fmt.Errorf("kvstore: heartbeat %q: %w", wire.Clip(owner), err)
 	}
 	return live, nil
 }
@@ -147,7 +148,7 @@ func (s *Store) indexShards(ctx context.Context, b *buckets) error {
 			continue
 		}
 		if err := indexShard(ctx, b, sub.ID, digest(sub.ID)); err != nil {
-			return fmt.Errorf("index subscription %q by shard: %w", hub.Truncate(sub.ID), err)
+			return fmt.Errorf("index subscription %q by shard: %w", wire.Clip(sub.ID), err)
 		}
 	}
 	if len(vals) > 0 {

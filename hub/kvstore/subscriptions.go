@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // cursorValue is the value of a cursors key: the cursor and, as data, the
@@ -41,7 +42,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put subscription %q: %w", hub.Truncate(sub.ID), err)
+		return fmt.Errorf("kvstore: put subscription %q: %w", wire.Clip(sub.ID), err)
 	}
 	return nil
 }
@@ -57,7 +58,7 @@ func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, 
 		})
 	}
 	if err != nil {
-		return hub.Subscription{}, fmt.Errorf("kvstore: subscription %q: %w", hub.Truncate(id), err)
+		return hub.Subscription{}, fmt.Errorf("kvstore: subscription %q: %w", wire.Clip(id), err)
 	}
 	return sub, nil
 }
@@ -92,7 +93,7 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: subscriptions of %q: %w", hub.Truncate(topic), err)
+		return nil, fmt.Errorf("kvstore: subscriptions of %q: %w", wire.Clip(topic), err)
 	}
 	slices.SortFunc(out, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
@@ -115,7 +116,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: delete subscription %q: %w", hub.Truncate(id), err)
+		return fmt.Errorf("kvstore: delete subscription %q: %w", wire.Clip(id), err)
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
 		})
 	}
 	if err != nil {
-		return hub.Cursor{}, fmt.Errorf("kvstore: cursor %q: %w", hub.Truncate(subID), err)
+		return hub.Cursor{}, fmt.Errorf("kvstore: cursor %q: %w", wire.Clip(subID), err)
 	}
 	return c.Cursor, nil
 }
@@ -171,7 +172,7 @@ func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("kvstore: put cursor %q: %w", hub.Truncate(subID), err)
+		return fmt.Errorf("kvstore: put cursor %q: %w", wire.Clip(subID), err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // Defaults for Config.
@@ -67,7 +68,7 @@ type Cache struct {
 	mu      sync.RWMutex
 	state   int
 	lo, hi  uint64 // every log record with lo <= seq <= hi is in recs
-	recs    deque[hub.Record]
+	recs    deque[wire.Record]
 	byChan  map[string]*deque[uint64] // sequences of each channel's records in recs
 	evicted evictedIndex              // each channel's last record evicted from recs
 	bytes   int64
@@ -104,7 +105,7 @@ func New(log hub.Log, cfg Config) *Cache {
 // Append appends to the underlying log; Run then picks the record up. Until
 // it has, Next still finds the record by asking the log, so a writer reads
 // its own writes.
-func (c *Cache) Append(ctx context.Context, rec hub.Record) (uint64, bool, error) {
+func (c *Cache) Append(ctx context.Context, rec wire.Record) (uint64, bool, error) {
 	seq, dup, err := c.log.Append(ctx, rec)
 	if err != nil {
 		return seq, dup, err
@@ -124,7 +125,7 @@ func (c *Cache) Append(ctx context.Context, rec hub.Record) (uint64, bool, error
 // the ring holds everything the follower has seen, and a seq before the
 // ring when no record of channel from seq on has left the ring; any other
 // seq before the ring goes to the underlying log.
-func (c *Cache) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (c *Cache) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	seq = max(seq, 1)
 	c.mu.RLock()
 	if c.state != stateReady || (seq < c.lo && !c.clearLocked(channel, seq)) {
@@ -148,7 +149,7 @@ func (c *Cache) Next(ctx context.Context, channel string, seq uint64) (hub.Recor
 		return c.log.Next(ctx, channel, max(seq, hi+1))
 	}
 	c.hits.Add(1)
-	return hub.Record{}, errNotFound
+	return wire.Record{}, errNotFound
 }
 
 // clearLocked reports whether every record of channel from seq on that
@@ -159,29 +160,29 @@ func (c *Cache) clearLocked(channel string, seq uint64) bool {
 
 // find returns the first record of channel at or after seq in the ring.
 // The caller holds mu.
-func (c *Cache) find(channel string, seq uint64) (hub.Record, bool) {
+func (c *Cache) find(channel string, seq uint64) (wire.Record, bool) {
 	if channel != "" {
 		q := c.byChan[channel]
 		if q == nil {
-			return hub.Record{}, false
+			return wire.Record{}, false
 		}
 		j := q.search(func(s *uint64) bool { return *s >= seq })
 		if j == q.len() {
-			return hub.Record{}, false
+			return wire.Record{}, false
 		}
 		seq = *q.at(j)
 	}
 	n := c.recs.len()
 	if n == 0 {
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	// Sequences are usually contiguous: try the direct position first.
 	if d := seq - c.recs.front().Seq; seq >= c.recs.front().Seq && d < uint64(n) && c.recs.at(int(d)).Seq == seq {
 		return *c.recs.at(int(d)), true
 	}
-	i := c.recs.search(func(r *hub.Record) bool { return r.Seq >= seq })
+	i := c.recs.search(func(r *wire.Record) bool { return r.Seq >= seq })
 	if i == n {
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	return *c.recs.at(i), true
 }
@@ -234,7 +235,7 @@ func (c *Cache) Stats() Stats {
 
 // absorb adds records with increasing sequences after hi, evicts the oldest
 // beyond the bounds, and wakes the waiters of Changed.
-func (c *Cache) absorb(batch []hub.Record) {
+func (c *Cache) absorb(batch []wire.Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, rec := range batch {
@@ -279,7 +280,7 @@ func (c *Cache) wakeLocked() {
 }
 
 // size is the accounted memory of a cached record.
-func size(r *hub.Record) int64 {
+func size(r *wire.Record) int64 {
 	return RecordOverhead + int64(len(r.Body)+len(r.Topic)+len(r.Channel)+
 		len(r.ContentType)+len(r.ResourceSync)+len(r.Key))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 func ctxT(t testing.TB) context.Context {
@@ -49,8 +50,8 @@ func start(t testing.TB, c *logcache.Cache) (stop func()) {
 	return stop
 }
 
-func rec(channel string, i int) hub.Record {
-	return hub.Record{
+func rec(channel string, i int) wire.Record {
+	return wire.Record{
 		Topic: "https://example.org/" + channel, Channel: channel, ContentType: "application/xml",
 		Key: fmt.Sprintf("%s-%d", channel, i), Body: []byte(fmt.Sprintf("<urlset>%d</urlset>", i)),
 	}
@@ -251,7 +252,7 @@ func TestChanged_ClosedOnceTheCacheHoldsTheRecord(t *testing.T) {
 // quietLog loses every change signal.
 type quietLog struct{ *memLog }
 
-func (q quietLog) Append(_ context.Context, r hub.Record) (uint64, bool, error) {
+func (q quietLog) Append(_ context.Context, r wire.Record) (uint64, bool, error) {
 	return q.appendQuiet(r), false, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/wire"
 )
 
 // batchSize is how many records the follower absorbs before it wakes the
@@ -97,13 +98,13 @@ func (c *Cache) catchUp(ctx context.Context) error {
 	c.mu.RLock()
 	next := c.hi + 1
 	c.mu.RUnlock()
-	batch := make([]hub.Record, 0, 16)
+	batch := make([]wire.Record, 0, 16)
 	defer func() {
 		if len(batch) > 0 {
 			c.absorb(batch)
 		}
 	}()
-	add := func(rec hub.Record) error {
+	add := func(rec wire.Record) error {
 		if rec.Seq < next {
 			return fmt.Errorf("log returned %d", rec.Seq)
 		}
@@ -140,7 +141,7 @@ func (c *Cache) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = stateStopped
-	c.recs = deque[hub.Record]{}
+	c.recs = deque[wire.Record]{}
 	c.byChan = map[string]*deque[uint64]{}
 	c.evicted = evictedIndex{}
 	c.bytes = 0

@@ -7,13 +7,14 @@ import (
 	"sync/atomic"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // memLog is an in-memory hub.Log that counts the calls reaching it, so the
 // tests can tell what the cache answered by itself.
 type memLog struct {
 	mu      sync.Mutex
-	recs    []hub.Record // increasing Seq; removed records are gone
+	recs    []wire.Record // increasing Seq; removed records are gone
 	last    uint64
 	changed chan struct{}
 	nexts   atomic.Int64
@@ -23,7 +24,7 @@ type memLog struct {
 
 func newMemLog() *memLog { return &memLog{changed: make(chan struct{})} }
 
-func (l *memLog) Append(_ context.Context, rec hub.Record) (uint64, bool, error) {
+func (l *memLog) Append(_ context.Context, rec wire.Record) (uint64, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
@@ -36,7 +37,7 @@ func (l *memLog) Append(_ context.Context, rec hub.Record) (uint64, bool, error)
 
 // appendQuiet appends without signalling Changed, like a writer whose
 // signal was lost.
-func (l *memLog) appendQuiet(rec hub.Record) uint64 {
+func (l *memLog) appendQuiet(rec wire.Record) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
@@ -57,13 +58,13 @@ func (l *memLog) removeThrough(seq uint64) {
 // probeKey marks a test's own calls, so counts exclude the follower's.
 type probeKey struct{}
 
-func (l *memLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *memLog) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	l.nexts.Add(1)
 	if ctx.Value(probeKey{}) != nil {
 		l.probes.Add(1)
 	}
 	if l.fail.Load() {
-		return hub.Record{}, fmt.Errorf("memlog: down")
+		return wire.Record{}, fmt.Errorf("memlog: down")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -72,7 +73,7 @@ func (l *memLog) Next(ctx context.Context, channel string, seq uint64) (hub.Reco
 			return r, nil
 		}
 	}
-	return hub.Record{}, fmt.Errorf("memlog: %w", hub.ErrNotFound)
+	return wire.Record{}, fmt.Errorf("memlog: %w", hub.ErrNotFound)
 }
 
 func (l *memLog) Bounds(context.Context) (uint64, uint64, error) {

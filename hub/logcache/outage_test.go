@@ -15,6 +15,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 var errOutage = errors.New("test: connection to the server lost")
@@ -46,9 +47,9 @@ func (l *flakyLog) fail() error {
 	return nil
 }
 
-func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	if err := l.fail(); err != nil {
-		return hub.Record{}, err
+		return wire.Record{}, err
 	}
 	return l.Log.Next(ctx, channel, seq)
 }

@@ -4,23 +4,24 @@ import (
 	"context"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // rangeReader is a log that reads a run of records in one pass, as
 // jslog.Log does with a batched consumer.
 type rangeReader interface {
-	Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+	Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 }
 
 // headerRangeReader reads a run of records' metadata without their bodies.
 type headerRangeReader interface {
-	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 }
 
 // RangeHeaders is Range for callers that need only records' metadata: the
 // underlying log's headers-only read when it has one and the run starts
 // before the ring (records may then come without Body); Range otherwise.
-func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	if hl, ok := c.log.(headerRangeReader); ok && !c.holds(channel, from) {
 		return hl.RangeHeaders(ctx, channel, from, to, fn)
 	}
@@ -32,7 +33,7 @@ func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint6
 // returns an error, which Range returns. Long runs are read by the
 // underlying log's own range read when it has one and the run starts
 // before the ring; otherwise record by record through the cache.
-func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	// a run the ring holds from its start is read from memory
 	if rl, ok := c.log.(rangeReader); ok && !c.holds(channel, from) {
 		return rl.Range(ctx, channel, from, to, fn)

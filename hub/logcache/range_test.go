@@ -8,6 +8,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 // Range reads a channel's records in [from, to] in order, through the
@@ -31,7 +32,7 @@ func TestRange_ReadsAChannelsRunInOrder(t *testing.T) {
 			start(t, c)
 			seqs := appendAll(t, c, "a", "b", "a", "a", "b", "a") // a: 1st, 3rd, 4th, 6th
 			var got []uint64
-			err := c.Range(ctxT(t), "a", seqs[2], seqs[5], func(r hub.Record) error {
+			err := c.Range(ctxT(t), "a", seqs[2], seqs[5], func(r wire.Record) error {
 				got = append(got, r.Seq)
 				return nil
 			})

@@ -178,11 +178,11 @@ func BenchmarkConditionalGet(b *testing.B) {
 
 // memLog is a hub.Log held in memory, to measure Pull's own heap apart from
 // the embedded NATS server's.
-type memLog struct{ recs []hub.Record }
+type memLog struct{ recs []wire.Record }
 
 func copyLog(b *testing.B, l *jslog.Log) *memLog {
 	m := &memLog{}
-	if err := l.Range(context.Background(), "", 1, math.MaxUint64, func(r hub.Record) error {
+	if err := l.Range(context.Background(), "", 1, math.MaxUint64, func(r wire.Record) error {
 		m.recs = append(m.recs, r)
 		return nil
 	}); err != nil {
@@ -191,18 +191,18 @@ func copyLog(b *testing.B, l *jslog.Log) *memLog {
 	return m
 }
 
-func (m *memLog) Append(context.Context, hub.Record) (uint64, bool, error) {
+func (m *memLog) Append(context.Context, wire.Record) (uint64, bool, error) {
 	return 0, false, errors.New("read-only")
 }
 
-func (m *memLog) Next(_ context.Context, channel string, seq uint64) (hub.Record, error) {
+func (m *memLog) Next(_ context.Context, channel string, seq uint64) (wire.Record, error) {
 	i := sort.Search(len(m.recs), func(i int) bool { return m.recs[i].Seq >= seq })
 	for ; i < len(m.recs); i++ {
 		if channel == "" || m.recs[i].Channel == channel {
 			return m.recs[i], nil
 		}
 	}
-	return hub.Record{}, hub.ErrNotFound
+	return wire.Record{}, hub.ErrNotFound
 }
 
 func (m *memLog) Bounds(context.Context) (uint64, uint64, error) {

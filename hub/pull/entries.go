@@ -11,6 +11,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // errGone says the log no longer holds the first record of a list.
@@ -27,9 +28,9 @@ const smallRange = 8
 // records calls fn for each record of channel with a sequence in [from, to],
 // with one range read when the log supports it. An error of the log (not
 // of fn) wraps errLog.
-func (p *Pull) records(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (p *Pull) records(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	fnFailed := false
-	call := func(rec hub.Record) error {
+	call := func(rec wire.Record) error {
 		err := fn(rec)
 		fnFailed = err != nil
 		return err
@@ -56,7 +57,7 @@ func (p *Pull) writeList(ctx context.Context, w io.Writer, name string, l list, 
 	accept := changefeed.NewRotator(changefeed.Rotation{}, true)
 	started := false
 	ew := entryWriter{enc: enc, pull: p}
-	err := p.records(ctx, name, l.FirstSeq, l.LastSeq, func(rec hub.Record) error {
+	err := p.records(ctx, name, l.FirstSeq, l.LastSeq, func(rec wire.Record) error {
 		if !started {
 			if rec.Seq != l.FirstSeq {
 				return errGone
@@ -94,7 +95,7 @@ type entryWriter struct {
 // Strict mode; a body Strict refuses (a thin ping relays what a lenient
 // Source published) is read again in Lenient mode from the entry that failed
 // and its entries are made strictly valid or left out.
-func (ew *entryWriter) record(rec hub.Record) error {
+func (ew *entryWriter) record(rec wire.Record) error {
 	d := changefeed.NewDecoder(bytes.NewReader(rec.Body), changefeed.Options{})
 	n := 0
 	if _, err := d.Header(); err == nil {
@@ -140,7 +141,7 @@ func (ew *entryWriter) record(rec hub.Record) error {
 // lenient entry is first cleaned of what Strict refuses; one that would
 // still break forward chronological order or its notification's window is
 // left out.
-func (ew *entryWriter) write(e *changefeed.Entry, rec hub.Record, lenient bool) error {
+func (ew *entryWriter) write(e *changefeed.Entry, rec wire.Record, lenient bool) error {
 	if e.LastMod.IsZero() {
 		if e.MD != nil && !e.MD.DateTime.IsZero() {
 			e.LastMod = e.MD.DateTime
@@ -154,7 +155,7 @@ func (ew *entryWriter) write(e *changefeed.Entry, rec hub.Record, lenient bool) 
 	}
 	if lenient {
 		if !strictEntry(e) || key.Before(ew.last) || key.Before(rec.From) || key.After(rec.Until) {
-			ew.pull.logger.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", hub.Truncate(e.Loc))
+			ew.pull.logger.Warn("notification entry not strictly valid, left out of its Change List", "seq", rec.Seq, "loc", wire.Clip(e.Loc))
 			return nil
 		}
 	}

@@ -42,7 +42,7 @@ const FrameworkHorizon = time.Hour
 // fwEvent is a framework notification waiting to be appended.
 type fwEvent struct {
 	seq uint64 // the record that caused it
-	rec hub.Record
+	rec wire.Record
 }
 
 // frameworkState is what the index keeps for framework notifications.
@@ -76,7 +76,7 @@ func (p *Pull) EnableFramework() {
 // frameworkRecordLocked notes a record of a framework channel: it
 // announces what was pending under its key. It reports whether rec belongs
 // to a framework channel (which has no Change Lists). The caller holds mu.
-func (p *Pull) frameworkRecordLocked(rec hub.Record) bool {
+func (p *Pull) frameworkRecordLocked(rec wire.Record) bool {
 	if _, ok := wire.FrameworkParent(rec.Channel); !ok {
 		return false
 	}
@@ -89,7 +89,7 @@ func (p *Pull) frameworkRecordLocked(rec hub.Record) bool {
 // rotationLocked notes the framework notification due when applying rec
 // closed a list of its channel (closedBefore is the number of closed lists
 // before). The caller holds mu.
-func (p *Pull) rotationLocked(rec hub.Record, closedBefore int) {
+func (p *Pull) rotationLocked(rec wire.Record, closedBefore int) {
 	fw := &p.idx.fw
 	c := p.idx.chans[rec.Channel]
 	if !fw.on || c == nil || len(c.closed) <= closedBefore ||
@@ -109,11 +109,11 @@ func (p *Pull) rotationLocked(rec hub.Record, closedBefore int) {
 
 // rotationNotification builds the framework notification of the last
 // list of closed having just closed.
-func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (hub.Record, bool) {
+func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (wire.Record, bool) {
 	topic := hub.FrameworkTopic(p.cfg.HubURL, name)
 	fwName, ok := wire.FrameworkChannel(name)
 	if topic == "" || !ok {
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	l := closed[len(closed)-1]
 	until := changefeed.NewDateTime(l.Until)
@@ -153,10 +153,10 @@ func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (h
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", name, "err", err)
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	body := b.Bytes()
-	return hub.Record{
+	return wire.Record{
 		Topic:        topic,
 		Channel:      fwName,
 		ContentType:  "application/xml",

@@ -262,7 +262,7 @@ func (p *Pull) announce(ctx context.Context, target string, changes []fwChange, 
 }
 
 // appendOnce appends rec unless the log is known to hold its key.
-func (p *Pull) appendOnce(ctx context.Context, rec hub.Record) error {
+func (p *Pull) appendOnce(ctx context.Context, rec wire.Record) error {
 	p.mu.RLock()
 	_, done := p.idx.fw.seen[rec.Key]
 	p.mu.RUnlock()
@@ -291,11 +291,11 @@ type fwChange struct {
 // target's framework channel; its idempotency key is that of its body and
 // salt (what the body does not say of the change). It reports false when
 // target has no framework channel.
-func (p *Pull) frameworkNotification(target string, changes []fwChange, salt string) (hub.Record, bool) {
+func (p *Pull) frameworkNotification(target string, changes []fwChange, salt string) (wire.Record, bool) {
 	topic := hub.FrameworkTopic(p.cfg.HubURL, target)
 	fwName, ok := wire.FrameworkChannel(target)
 	if _, isFw := wire.FrameworkParent(target); topic == "" || !ok || isFw {
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: md()}}
 	doc.MD.Capability = changefeed.CapFrameworkNotification
@@ -309,10 +309,10 @@ func (p *Pull) frameworkNotification(target string, changes []fwChange, salt str
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", target, "err", err)
-		return hub.Record{}, false
+		return wire.Record{}, false
 	}
 	body := b.Bytes()
-	return hub.Record{
+	return wire.Record{
 		Topic:        topic,
 		Channel:      fwName,
 		ContentType:  "application/xml",

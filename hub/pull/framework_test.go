@@ -10,15 +10,16 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/wire"
 )
 
 // frameworkRecords returns the records of channel name's framework
 // channel, each checked against what the Framework Notification rules ask
 // of every entry (checkFrameworkEntries): every test of the hub's framework
 // notifications checks the whole class.
-func frameworkRecords(t *testing.T, l hub.Log, name string) []hub.Record {
+func frameworkRecords(t *testing.T, l hub.Log, name string) []wire.Record {
 	t.Helper()
-	var out []hub.Record
+	var out []wire.Record
 	for seq := uint64(1); ; {
 		rec, err := l.Next(context.Background(), name+"-framework", seq)
 		if errors.Is(err, hub.ErrNotFound) {
@@ -38,7 +39,7 @@ func frameworkRecords(t *testing.T, l hub.Log, name string) []hub.Record {
 // MUST) and a datetime: RSF-3 makes it optional, but it is the time of the
 // change, which the hub always knows (or bounds), so a destination can
 // order and date every change.
-func checkFrameworkEntries(t *testing.T, rec hub.Record) {
+func checkFrameworkEntries(t *testing.T, rec wire.Record) {
 	t.Helper()
 	doc, err := changefeed.Parse(bytes.NewReader(rec.Body), changefeed.Options{Mode: changefeed.Strict})
 	if err != nil {

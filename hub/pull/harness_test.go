@@ -18,6 +18,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 const hubURL = "http://127.0.0.1:1/websub"
@@ -119,7 +120,7 @@ func (e *env) notify(channel string, from, until time.Time, es []changefeed.Entr
 		e.t.Fatal(err)
 	}
 	e.n++
-	seq, _, err := e.log.Append(context.Background(), hub.Record{
+	seq, _, err := e.log.Append(context.Background(), wire.Record{
 		Topic: "http://example.com/" + channel + "/change/", Channel: channel,
 		From: from, Until: until, ContentType: "application/xml",
 		Key: fmt.Sprintf("k%d", e.n), Entries: len(es), Body: buf.Bytes(),

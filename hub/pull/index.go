@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // list is one Change List as the index keeps it: its bounds and when its
@@ -84,7 +84,7 @@ func newIndex(rot changefeed.Rotation) index {
 // apply feeds one record. created is the channel's creation time from the
 // store (zero when unknown): a channel created after the first record this
 // process read has its whole history in the log.
-func (x *index) apply(rec hub.Record, entries int, created time.Time) {
+func (x *index) apply(rec wire.Record, entries int, created time.Time) {
 	x.cursor = max(x.cursor, rec.Seq)
 	if rec.From.IsZero() || rec.Until.IsZero() { // not a ResourceSync notification
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 var errOutage = errors.New("test: connection to the server lost")
@@ -44,9 +45,9 @@ type flakyLog struct {
 
 var _ pull.HeaderRangeLog = (*flakyLog)(nil)
 
-func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (hub.Record, error) {
+func (l *flakyLog) Next(ctx context.Context, channel string, seq uint64) (wire.Record, error) {
 	if err := l.o.fail(); err != nil {
-		return hub.Record{}, err
+		return wire.Record{}, err
 	}
 	return l.RangeLog.Next(ctx, channel, seq)
 }
@@ -58,20 +59,20 @@ func (l *flakyLog) Bounds(ctx context.Context) (uint64, uint64, error) {
 	return l.RangeLog.Bounds(ctx)
 }
 
-func (l *flakyLog) Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (l *flakyLog) Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	return l.ranged(ctx, channel, from, to, fn, l.RangeLog.Range)
 }
 
-func (l *flakyLog) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error {
+func (l *flakyLog) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	return l.ranged(ctx, channel, from, to, fn, l.RangeLog.(pull.HeaderRangeLog).RangeHeaders)
 }
 
-func (l *flakyLog) ranged(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error,
-	read func(context.Context, string, uint64, uint64, func(hub.Record) error) error) error {
+func (l *flakyLog) ranged(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error,
+	read func(context.Context, string, uint64, uint64, func(wire.Record) error) error) error {
 	if err := l.o.fail(); err != nil {
 		return err
 	}
-	return read(ctx, channel, from, to, func(r hub.Record) error {
+	return read(ctx, channel, from, to, func(r wire.Record) error {
 		if err := l.o.fail(); err != nil {
 			return err
 		}

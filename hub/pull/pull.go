@@ -38,7 +38,7 @@ type RangeLog interface {
 	hub.Log
 	// Range calls fn, in order, for each record of channel whose sequence
 	// lies in [from, to], until fn returns an error.
-	Range(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+	Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 }
 
 // Defaults for Config.

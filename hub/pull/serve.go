@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Cache-Control values.
@@ -138,7 +138,7 @@ func (p *Pull) serveStored(w http.ResponseWriter, r *http.Request, d doc, gz boo
 		_, err = io.Copy(w, zr)
 	}
 	if err != nil && r.Context().Err() == nil {
-		p.logger.Error("serving a stored Change List", "path", hub.Truncate(r.URL.Path), "err", err)
+		p.logger.Error("serving a stored Change List", "path", wire.Clip(r.URL.Path), "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -152,7 +152,7 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 	}
 	if started {
 		if r.Context().Err() == nil {
-			p.logger.Error("document aborted", "path", hub.Truncate(r.URL.Path), "err", err)
+			p.logger.Error("document aborted", "path", wire.Clip(r.URL.Path), "err", err)
 		}
 		panic(http.ErrAbortHandler)
 	}
@@ -166,10 +166,10 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 		httpError(w, http.StatusNotFound, "this Change List is no longer held by the hub's log")
 	case errors.Is(err, errLog) || r.Context().Err() != nil:
 		// an outage of the log is logged by Sync, once; not per request
-		p.logger.Debug("document failed", "path", hub.Truncate(r.URL.Path), "err", err)
+		p.logger.Debug("document failed", "path", wire.Clip(r.URL.Path), "err", err)
 		unavailable(w, "the log cannot be read right now")
 	default:
-		p.logger.Error("document failed", "path", hub.Truncate(r.URL.Path), "err", err)
+		p.logger.Error("document failed", "path", wire.Clip(r.URL.Path), "err", err)
 		httpError(w, http.StatusInternalServerError, "internal error")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // Sync catches the list index up with the log: it applies every record
@@ -52,7 +52,7 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 	var deadline <-chan time.Time
 	for {
 		changed := p.log.Changed() // before reading: no lost signal
-		err = p.metadata(ctx, seen+1, func(rec hub.Record) error {
+		err = p.metadata(ctx, seen+1, func(rec wire.Record) error {
 			seen = max(seen, rec.Seq)
 			return p.applyRecord(ctx, rec)
 		})
@@ -80,7 +80,7 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 }
 
 // applyRecord feeds one record read by syncLocked to the index.
-func (p *Pull) applyRecord(ctx context.Context, rec hub.Record) error {
+func (p *Pull) applyRecord(ctx context.Context, rec wire.Record) error {
 	p.mu.Lock()
 	fw := p.frameworkRecordLocked(rec)
 	p.mu.Unlock()
@@ -117,11 +117,11 @@ func (p *Pull) applyRecord(ctx context.Context, rec hub.Record) error {
 // without their bodies; the list index is built from it when available.
 type HeaderRangeLog interface {
 	RangeLog
-	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(hub.Record) error) error
+	RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error
 }
 
 // metadata calls fn for every record from seq on, with or without bodies.
-func (p *Pull) metadata(ctx context.Context, from uint64, fn func(hub.Record) error) error {
+func (p *Pull) metadata(ctx context.Context, from uint64, fn func(wire.Record) error) error {
 	if hl, ok := p.log.(HeaderRangeLog); ok {
 		return hl.RangeHeaders(ctx, "", from, math.MaxUint64, fn)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
+	"github.com/rshub/rshub/wire"
 )
 
 // PutChannel stores ch under its topic.
@@ -28,7 +29,7 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put channel %q: %w", hub.Truncate(ch.Topic), err)
+		return fmt.Errorf("redisstore: put channel %q: %w", wire.Clip(ch.Topic), err)
 	}
 	return nil
 }
@@ -41,7 +42,7 @@ func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) 
 		err = s.hgetJSON(ctx, s.key("channels"), topic, &ch)
 	}
 	if err != nil {
-		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", hub.Truncate(topic), err)
+		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", wire.Clip(topic), err)
 	}
 	return ch, nil
 }
@@ -109,7 +110,7 @@ func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: delete channel %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("redisstore: delete channel %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }
@@ -129,7 +130,7 @@ func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelStat
 		err = json.Unmarshal(b, &st)
 	}
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("redisstore: channel state %q: %w", hub.Truncate(topic), err)
+		return hub.ChannelState{}, fmt.Errorf("redisstore: channel state %q: %w", wire.Clip(topic), err)
 	}
 	return st, nil
 }
@@ -139,7 +140,7 @@ func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelStat
 func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*hub.ChannelState) error) (hub.ChannelState, error) {
 	key, err := s.dkey("state", "topic", topic)
 	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
+		return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", wire.Clip(topic), err)
 	}
 	var result hub.ChannelState
 	var fnErr error
@@ -179,11 +180,11 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		case fnErr != nil:
 			return hub.ChannelState{}, fnErr
 		case !errors.Is(err, redis.TxFailedErr):
-			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", wire.Clip(topic), err)
 		}
 		if err := backoff.Wait(ctx, attempt); err != nil {
-			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", hub.Truncate(topic), err)
+			return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: %w", wire.Clip(topic), err)
 		}
 	}
-	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", hub.Truncate(topic), maxTxAttempts)
+	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", wire.Clip(topic), maxTxAttempts)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // deadKeys checks subID and returns the names of its dead letters' zset
@@ -40,7 +41,7 @@ func (s *Store) AddDeadLetter(ctx context.Context, d hub.DeadLetter) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: add dead letter %q/%q: %w", hub.Truncate(d.SubID), hub.Truncate(d.ID), err)
+		return fmt.Errorf("redisstore: add dead letter %q/%q: %w", wire.Clip(d.SubID), wire.Clip(d.ID), err)
 	}
 	return nil
 }
@@ -53,18 +54,18 @@ func (s *Store) DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter
 		ids, err = s.rdb.ZRange(ctx, seqKey, 0, -1).Result()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", wire.Clip(subID), err)
 	}
 	if len(ids) == 0 {
 		return []hub.DeadLetter{}, nil
 	}
 	vals, err := s.rdb.HMGet(ctx, valKey, ids...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", wire.Clip(subID), err)
 	}
 	out, err := decodeAll[hub.DeadLetter](vals)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: dead letters %q: %w", hub.Truncate(subID), err)
+		return nil, fmt.Errorf("redisstore: dead letters %q: %w", wire.Clip(subID), err)
 	}
 	// The score orders exactly below 2^53; sort the decoded values to be
 	// exact everywhere.
@@ -92,7 +93,7 @@ func (s *Store) DeleteDeadLetter(ctx context.Context, subID, id string) error {
 		err = hub.ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: delete dead letter %q/%q: %w", hub.Truncate(subID), hub.Truncate(id), err)
+		return fmt.Errorf("redisstore: delete dead letter %q/%q: %w", wire.Clip(subID), wire.Clip(id), err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // PutFollowStatus stores the follower status of topic.
@@ -20,7 +21,7 @@ func (s *Store) PutFollowStatus(ctx context.Context, topic string, status []byte
 		err = s.rdb.HSet(ctx, s.key("follow"), topic, status).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put follow status %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("redisstore: put follow status %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }
@@ -36,7 +37,7 @@ func (s *Store) FollowStatus(ctx context.Context, topic string) ([]byte, error) 
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: follow status %q: %w", hub.Truncate(topic), err)
+		return nil, fmt.Errorf("redisstore: follow status %q: %w", wire.Clip(topic), err)
 	}
 	return b, nil
 }
@@ -61,7 +62,7 @@ func (s *Store) DeleteFollowStatus(ctx context.Context, topic string) error {
 		err = s.rdb.HDel(ctx, s.key("follow"), topic).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: delete follow status %q: %w", hub.Truncate(topic), err)
+		return fmt.Errorf("redisstore: delete follow status %q: %w", wire.Clip(topic), err)
 	}
 	return nil
 }

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // claimScript takes the lease for ARGV[1] when it is free, or extends it
@@ -45,7 +44,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 		n, err = claimScript.Run(ctx, s.leases, []string{k}, owner, ttl.Milliseconds()).Int()
 	}
 	if err != nil {
-		return false, fmt.Errorf("redisstore: claim %q: %w", hub.Truncate(key), err)
+		return false, fmt.Errorf("redisstore: claim %q: %w", wire.Clip(key), err)
 	}
 	return n == 1, nil
 }
@@ -57,7 +56,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 		err = releaseScript.Run(ctx, s.leases, []string{k}, owner).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: release %q: %w", hub.Truncate(key), err)
+		return fmt.Errorf("redisstore: release %q: %w", wire.Clip(key), err)
 	}
 	return nil
 }

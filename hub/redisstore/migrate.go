@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // moveScript moves KEYS[1] to KEYS[2]: a rename when KEYS[2] does not
@@ -58,7 +57,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				continue
 			}
 			if err := moveScript.Run(ctx, s.rdb, []string{old, s.key(k.cur, digest(str))}).Err(); err != nil {
-				return fmt.Errorf("migrate %q: %w", hub.Truncate(old), err)
+				return fmt.Errorf("migrate %q: %w", wire.Clip(old), err)
 			}
 			moved++
 		}

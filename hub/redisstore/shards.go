@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // shardKey is the set of subscription IDs of shard n.
@@ -94,7 +95,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) 
 	}
 	members, err := heartbeatScript.Run(ctx, s.leases, []string{s.key("members")}, owner, ms).StringSlice()
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: heartbeat %q: %w", hub.Truncate(owner), err)
+		return nil, fmt.Errorf("redisstore: heartbeat %q: %w", wire.Clip(owner), err)
 	}
 	slices.Sort(members)
 	return members, nil
@@ -120,7 +121,7 @@ func (s *Store) indexShards(ctx context.Context) error {
 			s.indexShard(ctx, p, id, true)
 			return nil
 		}); err != nil {
-			return fmt.Errorf("index subscription %q by shard: %w", hub.Truncate(id), err)
+			return fmt.Errorf("index subscription %q by shard: %w", wire.Clip(id), err)
 		}
 		n++
 	}

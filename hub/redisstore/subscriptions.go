@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 // PutSubscription stores sub and indexes it by topic and by shard.
@@ -32,7 +33,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put subscription %q: %w", hub.Truncate(sub.ID), err)
+		return fmt.Errorf("redisstore: put subscription %q: %w", wire.Clip(sub.ID), err)
 	}
 	return nil
 }
@@ -45,7 +46,7 @@ func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, 
 		err = s.hgetJSON(ctx, s.key("subs"), id, &sub)
 	}
 	if err != nil {
-		return hub.Subscription{}, fmt.Errorf("redisstore: subscription %q: %w", hub.Truncate(id), err)
+		return hub.Subscription{}, fmt.Errorf("redisstore: subscription %q: %w", wire.Clip(id), err)
 	}
 	return sub, nil
 }
@@ -72,7 +73,7 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 			vals, err = s.rdb.HMGet(ctx, s.key("subs"), ids...).Result()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("redisstore: subscriptions of %q: %w", hub.Truncate(topic), err)
+			return nil, fmt.Errorf("redisstore: subscriptions of %q: %w", wire.Clip(topic), err)
 		}
 	}
 	out, err := decodeAll[hub.Subscription](vals)
@@ -103,7 +104,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("redisstore: delete subscription %q: %w", hub.Truncate(id), err)
+		return fmt.Errorf("redisstore: delete subscription %q: %w", wire.Clip(id), err)
 	}
 	return nil
 }
@@ -116,7 +117,7 @@ func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
 		err = s.hgetJSON(ctx, s.key("cursors"), subID, &c)
 	}
 	if err != nil {
-		return hub.Cursor{}, fmt.Errorf("redisstore: cursor %q: %w", hub.Truncate(subID), err)
+		return hub.Cursor{}, fmt.Errorf("redisstore: cursor %q: %w", wire.Clip(subID), err)
 	}
 	return c, nil
 }
@@ -131,7 +132,7 @@ func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error
 		err = s.rdb.HSet(ctx, s.key("cursors"), subID, b).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redisstore: put cursor %q: %w", hub.Truncate(subID), err)
+		return fmt.Errorf("redisstore: put cursor %q: %w", wire.Clip(subID), err)
 	}
 	return nil
 }
