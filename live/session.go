@@ -244,6 +244,13 @@ func (s *session) replay() error {
 	case <-s.ctx.Done():
 		return s.ctx.Err()
 	}
+	// the cursor is found by reading the log as the session sees it (a
+	// since_time is a search over it): wait until that view holds what the
+	// log held when the session began, as the dispatcher's start did for
+	// the first sessions
+	if _, last, err := s.ls.cfg.Log.Bounds(s.ctx); err == nil && last > 0 {
+		s.awaitVisible(last)
+	}
 	var cursor uint64
 	for {
 		var err error

@@ -61,7 +61,10 @@ func TestCluster_ReadinessFollowsRedisOnEveryHub(t *testing.T) {
 	ready := c.awaitAll(http.StatusOK, 60*time.Second, "every hub of a fresh cluster ready")
 	t.Logf("fresh cluster: JetStream answered %v after the hubs started; every hub ready %v after that",
 		answering.Round(10*time.Millisecond), ready.Round(10*time.Millisecond))
-	if limit := 6 * time.Second; ready > limit {
+	// 1.4-4 s on a quiet machine; the bound leaves room for a CI run where
+	// every other test package shares the two cores (10 s seen there), and
+	// still fails the 10 s attempts that cost a fresh cluster 21 s
+	if limit := 20 * time.Second; ready > limit {
 		c.dumpLogs()
 		t.Fatalf("the hubs of a fresh cluster were ready %v after JetStream answered, want within %v", ready.Round(100*time.Millisecond), limit)
 	}
