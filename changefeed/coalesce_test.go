@@ -158,7 +158,7 @@ func TestCoalesce_RefusesOverlapAndMissingWindow(t *testing.T) {
 }
 
 func TestFilter_ApplyKeepsWindowAndSelects(t *testing.T) {
-	f, err := ParseFilter([]string{"http://example.org/a/", ""}, "created, deleted")
+	f, err := ParseFilter([]string{"http://example.org/a/"}, []string{"created, deleted"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +186,9 @@ func TestFilter_ApplyKeepsWindowAndSelects(t *testing.T) {
 	}
 	for _, bad := range []struct {
 		p []string
-		c string
-	}{{nil, "moved"}, {make([]string, MaxFilterPrefixes+1), ""}, {[]string{string(make([]byte, MaxFilterPrefixLen+1))}, ""}} {
-		if _, err := ParseFilter(bad.p, bad.c); err == nil && bad.c != "" || err == nil && len(bad.p) > MaxFilterPrefixes {
+		c []string
+	}{{nil, []string{"moved"}}, {make([]string, MaxFilterPrefixes+1), nil}, {[]string{"http://a/" + string(make([]byte, MaxFilterPrefixLen))}, nil}} {
+		if _, err := ParseFilter(bad.p, bad.c); err == nil {
 			t.Errorf("ParseFilter(%d prefixes, %q) accepted", len(bad.p), bad.c)
 		}
 	}

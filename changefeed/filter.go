@@ -2,6 +2,7 @@ package changefeed
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,34 +21,70 @@ type Filter struct {
 	Changes  []Change
 }
 
-// ParseFilter reads a filter from its parameter form: prefixes, each an
-// absolute URI prefix, and changes, a comma-separated list of created,
-// updated and deleted. It refuses more than MaxFilterPrefixes prefixes,
-// longer ones than MaxFilterPrefixLen, and unknown change types.
-func ParseFilter(prefixes []string, changes string) (Filter, error) {
+// ParseFilter reads an entry filter from the values of its two
+// parameters, as every door takes them (a subscription's
+// rshub.filter.prefix and rshub.filter.change, a live session's prefix and
+// change, the subscriber's flags): prefixes holds one prefix per value,
+// changes one comma-separated list of change types per value. An absent
+// parameter (no value) leaves its axis unfiltered; a present one must say
+// something, so an empty prefix, an empty list or an empty item of a list
+// is refused rather than read as "no filter". Prefixes must be absolute
+// http(s) URIs with a host, without spaces or control characters, at most
+// MaxFilterPrefixes of at most MaxFilterPrefixLen bytes; change types are
+// created, updated and deleted. Repeated values are kept once, in the
+// order first given. Errors name the parameter by its role ("prefix",
+// "change"); the caller adds its own parameter name.
+func ParseFilter(prefixes, changes []string) (Filter, error) {
 	var f Filter
 	if len(prefixes) > MaxFilterPrefixes {
-		return f, fmt.Errorf("changefeed: filter: %d prefixes; at most %d", len(prefixes), MaxFilterPrefixes)
+		return Filter{}, fmt.Errorf("prefix: given %d times; at most %d", len(prefixes), MaxFilterPrefixes)
 	}
 	for _, p := range prefixes {
-		if p == "" {
-			continue
+		if err := checkFilterPrefix(p); err != nil {
+			return Filter{}, fmt.Errorf("prefix: %w", err)
 		}
-		if len(p) > MaxFilterPrefixLen {
-			return f, fmt.Errorf("changefeed: filter: a prefix of %d bytes; at most %d", len(p), MaxFilterPrefixLen)
+		if !slices.Contains(f.Prefixes, p) {
+			f.Prefixes = append(f.Prefixes, p)
 		}
-		f.Prefixes = append(f.Prefixes, p)
 	}
-	for _, c := range strings.Split(changes, ",") {
-		switch c = strings.TrimSpace(c); Change(c) {
-		case "":
-		case Created, Updated, Deleted:
-			f.Changes = append(f.Changes, Change(c))
-		default:
-			return f, fmt.Errorf("changefeed: filter: change %q is not created, updated or deleted", c)
+	for _, list := range changes {
+		for c := range strings.SplitSeq(list, ",") {
+			switch c := Change(strings.TrimSpace(c)); c {
+			case Created, Updated, Deleted:
+				if !slices.Contains(f.Changes, c) {
+					f.Changes = append(f.Changes, c)
+				}
+			case "":
+				return Filter{}, fmt.Errorf("change: %.256q has an empty item; give created, updated and/or deleted, comma-separated", list)
+			default:
+				return Filter{}, fmt.Errorf("change: %.256q is not created, updated or deleted", string(c))
+			}
 		}
 	}
 	return f, nil
+}
+
+// checkFilterPrefix accepts an absolute http(s) URI prefix with a host.
+func checkFilterPrefix(p string) error {
+	if p == "" {
+		return fmt.Errorf("empty; give an absolute http(s) URI prefix, or leave the parameter out")
+	}
+	if len(p) > MaxFilterPrefixLen {
+		return fmt.Errorf("%d bytes; at most %d", len(p), MaxFilterPrefixLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c == 0x7f {
+			return fmt.Errorf("%.256q holds a space or control character; percent-encode it", p)
+		}
+	}
+	rest, ok := strings.CutPrefix(p, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(p, "https://")
+	}
+	if !ok || rest == "" || strings.IndexByte("/?#@:", rest[0]) >= 0 {
+		return fmt.Errorf("%.256q is not an absolute http(s) URI prefix with a host (the scheme in lower case, as locs are matched byte for byte)", p)
+	}
+	return nil
 }
 
 // IsZero reports whether f selects every entry.

@@ -108,7 +108,7 @@ func newHubOn(t *testing.T, f *fixture) *hub.Hub {
 // Issue 23 item 7: every hostile filter is refused by the one parser.
 func TestParseFilterParams_HostileRefused(t *testing.T) {
 	for _, c := range edgetest.Filters() {
-		if f, err := hub.ParseFilterParams(c.Prefix, c.Change); err == nil {
+		if f, err := changefeed.ParseFilter(c.Prefix, c.Change); err == nil {
 			t.Errorf("%s: accepted as %+v", c.Why, f)
 		}
 	}
@@ -117,7 +117,7 @@ func TestParseFilterParams_HostileRefused(t *testing.T) {
 // A filter is kept normalised: repeated values once, in the order first
 // given; absent parameters filter nothing.
 func TestParseFilterParams_Normalised(t *testing.T) {
-	f, err := hub.ParseFilterParams(
+	f, err := changefeed.ParseFilter(
 		[]string{"http://a.example/x/", "https://a.example/", "http://a.example/x/"},
 		[]string{strings.Repeat("created,", 1300) + "deleted", " created , updated"})
 	if err != nil {
@@ -129,7 +129,7 @@ func TestParseFilterParams_Normalised(t *testing.T) {
 	if want := []changefeed.Change{changefeed.Created, changefeed.Deleted, changefeed.Updated}; !slices.Equal(f.Changes, want) {
 		t.Errorf("changes %q, want %q", f.Changes, want)
 	}
-	if f, err := hub.ParseFilterParams(nil, nil); err != nil || !f.IsZero() {
+	if f, err := changefeed.ParseFilter(nil, nil); err != nil || !f.IsZero() {
 		t.Errorf("no parameters: %+v %v, want no filter", f, err)
 	}
 }

@@ -95,7 +95,7 @@ func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest
 	default:
 		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, wire.Clip(r.Coalesce))
 	}
-	f, err := ParseFilterParams(form[wire.ParamFilterPrefix], form[wire.ParamFilterChange])
+	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], form[wire.ParamFilterChange])
 	if err != nil {
 		return r, fmt.Errorf("rshub.filter.%w", err) // the error starts with the role: prefix or change
 	}

@@ -328,7 +328,7 @@ func parseWSQuery(q url.Values) (wsRequest, error) {
 	default:
 		return req, errors.New("raw: want 1 or 0")
 	}
-	f, err := hub.ParseFilterParams(q[wire.ParamPrefix], q[wire.ParamChange])
+	f, err := changefeed.ParseFilter(q[wire.ParamPrefix], q[wire.ParamChange])
 	if err != nil {
 		return req, err
 	}

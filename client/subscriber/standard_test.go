@@ -259,7 +259,7 @@ func TestSubscribe_SendsSchemeAndFilterAndRenewalKeepsThem(t *testing.T) {
 	hub := &scriptedHub{}
 	e := newEnv(t, hub)
 	hub.verify = echoVerify(t, "3600")
-	f, err := changefeed.ParseFilter([]string{"http://s/a/", "http://s/b/"}, "created,deleted")
+	f, err := changefeed.ParseFilter([]string{"http://s/a/", "http://s/b/"}, []string{"created,deleted"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,3 +34,19 @@ func TestSettings_FilterFromRepeatedAndCommaSeparatedFlagsAndEnvironment(t *test
 		t.Fatalf("no flags, filter %+v", s.Filter)
 	}
 }
+
+// The subscriber refuses the filter values the hub refuses (one rule,
+// changefeed.ParseFilter): it sent them on and only the hub said no.
+func TestSettings_FilterValuesTheHubRefusesAreRefusedHere(t *testing.T) {
+	for _, args := range [][]string{
+		{"--filter-prefix", "not a uri"},
+		{"--filter-prefix", "ftp://s/a/"},
+		{"--filter-prefix", "HTTP://s/a/"},
+		{"--filter-change", "created,"},
+		{"--filter-change", ",,,"},
+	} {
+		if _, err := parseSettings(append([]string{"--mirror", "m", "--source", "http://s/"}, args...), noEnv, &bytes.Buffer{}); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}

@@ -136,7 +136,12 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	if err := s.check(); err != nil {
 		return s, err
 	}
-	f, err := changefeed.ParseFilter(s.FilterPrefixes, s.FilterChange)
+	// the hub's own rule: a prefix the hub would refuse is refused here
+	var changes []string
+	if s.FilterChange != "" {
+		changes = []string{s.FilterChange}
+	}
+	f, err := changefeed.ParseFilter(s.FilterPrefixes, changes)
 	if err != nil {
 		return s, fmt.Errorf("--filter-prefix / --filter-change: %w", err)
 	}

@@ -1,18 +1,16 @@
-package hub
+package changefeed
 
 import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/rshub/rshub/changefeed"
 )
 
-// FuzzParseFilterParams: an accepted filter holds only distinct absolute
+// FuzzParseFilter: an accepted filter holds only distinct absolute
 // http(s) prefixes within the bounds and distinct known change types, an
 // empty value is never accepted, and parsing the result again gives it
 // back.
-func FuzzParseFilterParams(f *testing.F) {
+func FuzzParseFilter(f *testing.F) {
 	f.Add("http://a.example/x/", "", "created,deleted", true, false)
 	f.Add("", "", "", true, true)
 	f.Add("not a uri \x00\n", "https://a.example/", ",,,", true, true)
@@ -26,7 +24,7 @@ func FuzzParseFilterParams(f *testing.F) {
 		if hasChange {
 			changes = []string{change}
 		}
-		got, err := ParseFilterParams(prefixes, changes)
+		got, err := ParseFilter(prefixes, changes)
 		if err != nil {
 			return
 		}
@@ -34,7 +32,7 @@ func FuzzParseFilterParams(f *testing.F) {
 			t.Fatalf("accepted an empty value: %q %q", prefixes, changes)
 		}
 		for i, p := range got.Prefixes {
-			if len(p) > changefeed.MaxFilterPrefixLen || !(strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://")) || slices.Contains(got.Prefixes[:i], p) {
+			if len(p) > MaxFilterPrefixLen || !(strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://")) || slices.Contains(got.Prefixes[:i], p) {
 				t.Fatalf("accepted prefix %q of %q", p, got.Prefixes)
 			}
 		}
@@ -48,31 +46,14 @@ func FuzzParseFilterParams(f *testing.F) {
 			}
 			list = append(list, string(c))
 		}
-		var again changefeed.Filter
+		var again Filter
 		if len(list) > 0 {
-			again, err = ParseFilterParams(got.Prefixes, []string{strings.Join(list, ",")})
+			again, err = ParseFilter(got.Prefixes, []string{strings.Join(list, ",")})
 		} else {
-			again, err = ParseFilterParams(got.Prefixes, nil)
+			again, err = ParseFilter(got.Prefixes, nil)
 		}
 		if err != nil || !slices.Equal(again.Prefixes, got.Prefixes) || !slices.Equal(again.Changes, got.Changes) {
 			t.Fatalf("%+v parsed again as %+v %v", got, again, err)
-		}
-	})
-}
-
-// FuzzCheckNewChannelName: an accepted name is a valid channel name, a
-// single NATS subject token that starts and ends with a letter or digit,
-// and is not in the framework namespace.
-func FuzzCheckNewChannelName(f *testing.F) {
-	for _, s := range []string{"demo", "", "rshub", "CON", "_", "-", "b-framework", "a.b", "com1", "x_y-z"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		if CheckNewChannelName(name) != nil {
-			return
-		}
-		if !ValidChannelName(name) || strings.ContainsAny(name, ".*> ") || !alnum(name[0]) || !alnum(name[len(name)-1]) || strings.HasSuffix(name, "-framework") || reservedName(name) {
-			t.Fatalf("accepted %q", name)
 		}
 	})
 }
