@@ -170,3 +170,40 @@ func TestHelp_SettingsPageIsCurrent(t *testing.T) {
 	}
 	docstest.Same(t, "settings.md", "## cmd/hub", out.String(), "scripts/settings-doc.sh")
 }
+
+// The channels file the README shows is one the hub takes.
+func TestRun_READMEChannelsSampleIsAccepted(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "```json\n[")
+	if start < 0 {
+		t.Fatal("README has no channels file sample")
+	}
+	sample := readme[start+len("```json\n"):]
+	sample = sample[:strings.Index(sample, "```")]
+	file := filepath.Join(t.TempDir(), "channels.json")
+	if err := os.WriteFile(file, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan server.Started, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--channels", file}, noEnv, io.Discard, func(s server.Started) { ready <- s })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the README's channels file refused: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("hub not ready within 30s")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
