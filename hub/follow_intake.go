@@ -84,7 +84,7 @@ func (h *Hub) FollowAnchor(ctx context.Context, ch Channel) (st ChannelState, at
 			return st, nil, false, nil
 		}
 		for _, e := range doc.Entries {
-			if entryTime(e).Equal(st.LastUntil) {
+			if changefeed.EntryTime(e).Equal(st.LastUntil) {
 				atAnchor = append(atAnchor, e)
 			}
 		}

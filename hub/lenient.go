@@ -71,7 +71,7 @@ func ParseFollowed(body []byte, base string, lenient bool, maxBody int64) (*chan
 	if missingFrom {
 		doc.MD.From = changefeed.DateTime{}
 		for _, e := range doc.Entries {
-			if t := entryTime(e); !t.IsZero() && (doc.MD.From.IsZero() || t.Before(doc.MD.From.Time)) {
+			if t := changefeed.EntryTime(e); !t.IsZero() && (doc.MD.From.IsZero() || t.Before(doc.MD.From.Time)) {
 				doc.MD.From = dateTime(t)
 			}
 		}
@@ -107,7 +107,7 @@ func repairEntries(doc *changefeed.Document, base string, add func(changefeed.Ru
 		if doc.MD.Capability != changefeed.CapChangeList && doc.MD.Capability != changefeed.CapChangeNotification {
 			continue
 		}
-		t := entryTime(e)
+		t := changefeed.EntryTime(e)
 		if t.IsZero() {
 			timeless++
 			continue

@@ -332,6 +332,53 @@ func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
 	}
 }
 
+// A change the Source lists at the very instant the channel's last
+// notification ended (its anchor), after the ping that published the
+// others of that instant, is published; one already published is not
+// (entries are told apart by identity, not by datetime: by datetime alone
+// the new one counted as published and was lost).
+func TestThinPing_NewChangeAtTheAnchorsInstantIsPublished(t *testing.T) {
+	f := newFixture(t)
+	var entries atomic.Value
+	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		var b strings.Builder
+		b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
+			`<rs:ln rel="up" href="http://example.com/capabilitylist.xml"/><rs:md capability="changelist" from="` + t0 + `"/>`)
+		for i, dt := range entries.Load().([]string) {
+			fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><rs:md change="created" datetime="%s"/></url>`, i, dt)
+		}
+		b.WriteString(`</urlset>`)
+		_, _ = w.Write([]byte(b.String()))
+	}))
+	t.Cleanup(srv.Close)
+	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
+	if status, resp := f.postForm(ping); status != 200 {
+		t.Fatalf("%d %q", status, resp)
+	}
+	// r2 changed at the anchor's instant, 00:08, after the first ping
+	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z", "2013-01-03T00:08:00Z"})
+	for range 2 { // the second ping has nothing new
+		if status, resp := f.postForm(ping); status != 200 {
+			t.Fatalf("%d %q", status, resp)
+		}
+	}
+	if f.lastSeq() != 2 {
+		t.Fatalf("log holds %d notifications, want 2: the first ping's and r2's", f.lastSeq())
+	}
+	r1, err1 := f.log.Next(context.Background(), ch.Name, 1)
+	r2, err2 := f.log.Next(context.Background(), ch.Name, r1.Seq+1)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	body := string(r2.Body)
+	if strings.Count(body, "<url>") != 1 || !strings.Contains(body, "http://example.com/r2") || !r2.From.Equal(r1.Until) || !r2.Until.Equal(r1.Until) {
+		t.Fatalf("second notification [%v %v] after [%v %v]:\n%s", r2.From, r2.Until, r1.From, r1.Until, body)
+	}
+}
+
 // A thin ping with neither hub.url nor hub.topic is refused.
 func TestThinPing_NeedsTopic(t *testing.T) {
 	f := newFixture(t)

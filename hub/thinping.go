@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -199,24 +198,19 @@ func looksLikeMarkup(body []byte) bool {
 }
 
 // publishChangeList publishes the entries of a Source's Change List that
-// come after the channel's last until, as change notifications whose from is
-// the previous until. Entries are split into notifications of at most
-// changefeed.DefaultMaxEntries. Entries whose datetime equals the previous
-// until were published before and are not repeated.
+// the channel does not hold, as change notifications whose from is the
+// previous until: those after the channel's last until, and those at it
+// whose identity (loc, change, datetime, hash, length) the channel's last
+// notifications do not hold (changefeed.Fresh). Entries are split into
+// notifications of at most changefeed.DefaultMaxEntries.
 func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed.Document) (PublishResult, error) {
 	if err := h.checkNotFuture(doc, 502); err != nil {
 		return PublishResult{}, err
 	}
-	unlock, err := h.lockChannel(ctx, ch.Topic)
-	if err != nil {
-		return PublishResult{}, err
-	}
-	m, _, err := h.freshState(ctx, ch, false)
-	var st ChannelState
-	if m != nil {
-		st = m.st
-	}
-	unlock()
+	// what the channel holds at its anchor, by identity: a change the
+	// Source lists at the anchor's very instant after the last ping is new
+	// (by datetime alone it counted as published and was lost)
+	st, atAnchor, known, err := h.FollowAnchor(ctx, ch)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -224,22 +218,19 @@ func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed
 	if from.IsZero() {
 		from = doc.MD.From.Time
 	}
+	var seen changefeed.Seen
+	if !st.LastUntil.IsZero() {
+		seen = changefeed.SeenAt(st.LastUntil, atAnchor, known)
+	}
 	var fresh []changefeed.Entry
-	for _, e := range doc.Entries {
-		t := entryTime(e)
-		if t.IsZero() || (!st.LastUntil.IsZero() && !t.After(st.LastUntil)) {
-			continue
+	for _, e := range changefeed.Fresh(doc.Entries, seen) {
+		if !changefeed.EntryTime(e).Before(from) {
+			fresh = append(fresh, e)
 		}
-		if t.Before(from) {
-			continue
-		}
-		fresh = append(fresh, e)
 	}
 	if len(fresh) == 0 {
 		return PublishResult{Unchanged: true, Seq: st.LastSeq}, nil
 	}
-	// Lenient mode lets entries come in any order: publish them in order
-	slices.SortStableFunc(fresh, func(a, b changefeed.Entry) int { return entryTime(a).Compare(entryTime(b)) })
 	return h.publishEntries(ctx, ch, from, doc.MD.Until.Time, upOf(ch, doc), fresh)
 }
 
@@ -251,7 +242,7 @@ func (h *Hub) publishEntries(ctx context.Context, ch Channel, from, until time.T
 	var res PublishResult
 	for start := 0; start < len(fresh); start += changefeed.DefaultMaxEntries {
 		chunk := fresh[start:min(start+changefeed.DefaultMaxEntries, len(fresh))]
-		end := entryTime(chunk[len(chunk)-1])
+		end := changefeed.EntryTime(chunk[len(chunk)-1])
 		if start+len(chunk) == len(fresh) && until.After(end) {
 			end = until
 		}
@@ -299,14 +290,6 @@ func encodeNotification(from, until time.Time, up string, entries []changefeed.E
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// entryTime is when an entry's change happened: its datetime, else lastmod.
-func entryTime(e changefeed.Entry) time.Time {
-	if e.MD != nil && !e.MD.DateTime.IsZero() {
-		return e.MD.DateTime.Time
-	}
-	return e.LastMod.Time
 }
 
 func dateTime(t time.Time) changefeed.DateTime {

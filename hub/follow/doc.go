@@ -32,7 +32,7 @@
 // length; Fresh), not by datetime alone: a change written with the
 // anchor's very datetime after a poll is published, none twice. The
 // follower remembers the identities of the entries at the anchor only
-// (Seen), and learns them again from the hub's log (Hub.FollowAnchor) when
+// (changefeed.Seen), and learns them again from the hub's log (Hub.FollowAnchor) when
 // the channel's log moved without it: a restart, another hub of the
 // cluster, an operator's reset. The publishing itself is
 // hub.PublishFollowed.

@@ -45,7 +45,7 @@ type follower struct {
 	// anchor, the follower just started), seen is read again from the log.
 	// covered is the time up to which the channel holds all the Source's
 	// changes: its anchor, or the until of a closed list read to its end.
-	seen    Seen
+	seen    changefeed.Seen
 	seq     uint64
 	covered time.Time
 	// rl is the last Resource List read, of a Source without Change Lists.
@@ -275,7 +275,7 @@ func (f *follower) anchor(ctx context.Context) error {
 	if !known {
 		f.logger.Info("follow: the channel's last notification is no longer in the log: every Source entry at its anchor counts as published", "anchor", st.LastUntil)
 	}
-	f.seen, f.seq, f.covered = SeenAt(st.LastUntil, last, known), st.LastSeq, st.LastUntil
+	f.seen, f.seq, f.covered = changefeed.SeenAt(st.LastUntil, last, known), st.LastSeq, st.LastUntil
 	return nil
 }
 
@@ -364,7 +364,7 @@ func (f *follower) readList(ctx context.Context, r ListRef) error {
 	if err != nil {
 		return err
 	}
-	batch := hub.Followed{Doc: doc, Entries: Fresh(doc.Entries, f.seen)}
+	batch := hub.Followed{Doc: doc, Entries: changefeed.Fresh(doc.Entries, f.seen)}
 	if len(batch.Entries) > 0 {
 		listFrom := doc.MD.From.Time
 		if guessedFrom {
@@ -377,7 +377,7 @@ func (f *follower) readList(ctx context.Context, r ListRef) error {
 		return fmt.Errorf("%s: %w", clip(r.URL), err)
 	}
 	if !res.Unchanged {
-		f.seen, f.seq = Advance(f.seen, batch.Entries, batch.Until), res.Seq
+		f.seen, f.seq = changefeed.Advance(f.seen, batch.Entries, batch.Until), res.Seq
 		f.covered = maxTime(f.covered, batch.Until)
 		f.mu.Lock()
 		f.st.Lists++

@@ -65,7 +65,7 @@ func (h *fakeHub) PublishFollowed(_ context.Context, _ hub.Channel, f hub.Follow
 	}
 	h.anchor = f.Until
 	for _, e := range f.Entries {
-		if EntryTime(e).Equal(h.anchor) {
+		if changefeed.EntryTime(e).Equal(h.anchor) {
 			h.at = append(h.at, e)
 		}
 	}

@@ -148,18 +148,18 @@ func TestFresh_ByIdentityAtTheAnchorInOrderOnce(t *testing.T) {
 	anchor, _ := time.Parse(time.RFC3339, t1)
 	tests := []struct {
 		name string
-		seen Seen
+		seen changefeed.Seen
 		want string
 	}{
-		{"no anchor: every timed entry once, in order", Seen{}, "old a a b z"},
-		{"at the anchor: those not published", SeenAt(anchor, []changefeed.Entry{at1("a", "md5:1")}, true), "a b z"},
-		{"unknown anchor entries: all at the anchor held", SeenAt(anchor, nil, false), "z"},
-		{"later anchor: nothing at the old one", Advance(SeenAt(anchor, nil, true), []changefeed.Entry{entry("z", t2, "")}, anchor.Add(time.Second)), ""},
+		{"no anchor: every timed entry once, in order", changefeed.Seen{}, "old a a b z"},
+		{"at the anchor: those not published", changefeed.SeenAt(anchor, []changefeed.Entry{at1("a", "md5:1")}, true), "a b z"},
+		{"unknown anchor entries: all at the anchor held", changefeed.SeenAt(anchor, nil, false), "z"},
+		{"later anchor: nothing at the old one", changefeed.Advance(changefeed.SeenAt(anchor, nil, true), []changefeed.Entry{entry("z", t2, "")}, anchor.Add(time.Second)), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, e := range Fresh(list, tt.seen) {
+			for _, e := range changefeed.Fresh(list, tt.seen) {
 				got = append(got, e.Loc)
 			}
 			if strings.Join(got, " ") != tt.want {

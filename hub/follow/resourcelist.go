@@ -207,7 +207,7 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 	}
 	var entries []changefeed.Entry
 	flush := func() error {
-		fresh := Fresh(entries, f.seen)
+		fresh := changefeed.Fresh(entries, f.seen)
 		entries = entries[:0]
 		if len(fresh) == 0 {
 			return nil
@@ -217,7 +217,7 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 		if err != nil {
 			return fmt.Errorf("%s: %w", clip(f.plan.ResourceList), err)
 		}
-		f.seen, f.seq = Advance(f.seen, fresh, until), res.Seq
+		f.seen, f.seq = changefeed.Advance(f.seen, fresh, until), res.Seq
 		from = until
 		f.mu.Lock()
 		f.st.Lists++
