@@ -288,12 +288,10 @@ func TestThinPing_VerbatimWithContentType(t *testing.T) {
 	}
 }
 
-// A thin ping on a topic serving a ResourceSync Change List publishes the
-// entries the hub has not seen as change notifications, from = previous until.
-func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
-	f := newFixture(t)
-	var entries atomic.Value
-	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
+// changeListSource serves a Source's Change List whose entries r0, r1, …
+// were created at the datetimes entries holds ([]string, changed by the
+// test between pings).
+func changeListSource(t *testing.T, entries *atomic.Value) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		var b strings.Builder
@@ -306,6 +304,16 @@ func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
 		_, _ = w.Write([]byte(b.String()))
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A thin ping on a topic serving a ResourceSync Change List publishes the
+// entries the hub has not seen as change notifications, from = previous until.
+func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
+	f := newFixture(t)
+	var entries atomic.Value
+	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
+	srv := changeListSource(t, &entries)
 	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
 	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
 	if status, resp := f.postForm(ping); status != 200 {
@@ -341,18 +349,7 @@ func TestThinPing_NewChangeAtTheAnchorsInstantIsPublished(t *testing.T) {
 	f := newFixture(t)
 	var entries atomic.Value
 	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/xml")
-		var b strings.Builder
-		b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
-			`<rs:ln rel="up" href="http://example.com/capabilitylist.xml"/><rs:md capability="changelist" from="` + t0 + `"/>`)
-		for i, dt := range entries.Load().([]string) {
-			fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><rs:md change="created" datetime="%s"/></url>`, i, dt)
-		}
-		b.WriteString(`</urlset>`)
-		_, _ = w.Write([]byte(b.String()))
-	}))
-	t.Cleanup(srv.Close)
+	srv := changeListSource(t, &entries)
 	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
 	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
 	if status, resp := f.postForm(ping); status != 200 {
