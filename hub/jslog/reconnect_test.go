@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,17 +16,6 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-func newConn(t *testing.T, dial natsconn.DialFunc) *natsconn.Conn {
-	t.Helper()
-	c, err := natsconn.New(context.Background(), natsconn.Config{Dial: dial,
-		ReconnectWait: 20 * time.Millisecond, MinRedial: 10 * time.Millisecond, MaxRedial: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
 func openConnLog(t *testing.T, c *natsconn.Conn) *jslog.Log {
 	t.Helper()
 	l, err := jslog.OpenConn(ctxT(t), c, jslog.Config{})
@@ -40,63 +26,13 @@ func openConnLog(t *testing.T, c *natsconn.Conn) *jslog.Log {
 	return l
 }
 
-// appender appends to one channel in a loop and remembers what was
-// acknowledged.
-type appender struct {
-	mu    sync.Mutex
-	acked map[uint64]int // sequence -> record index
-	fails []error
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func startAppender(l *jslog.Log, channel string) *appender {
-	a := &appender{acked: map[uint64]int{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		for i := 0; ; i++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			seq, _, err := l.Append(ctx, record(channel, i))
-			cancel()
-			a.mu.Lock()
-			if err != nil {
-				a.fails = append(a.fails, err)
-			} else {
-				a.acked[seq] = i
-			}
-			a.mu.Unlock()
-			pause := time.Millisecond
-			if err != nil {
-				pause = 10 * time.Millisecond // failing fast: do not spin
-			}
-			select {
-			case <-a.stop:
-				return
-			case <-time.After(pause): // pacing, not synchronisation
-			}
-		}
-	}()
-	return a
-}
-
-func (a *appender) ok() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.acked)
-}
-
-func (a *appender) waitOK(t *testing.T, n int, what string) {
-	t.Helper()
-	testenv.Eventually(t, 20*time.Second, func() bool { return a.ok() >= n }, "%d acknowledged appends %s", n, what)
-}
-
-// halt stops the appender and returns what it saw.
-func (a *appender) halt() (map[uint64]int, []error) {
-	close(a.stop)
-	<-a.done
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.acked, a.fails
+// startAppender appends to one channel in a loop and remembers what was
+// acknowledged (sequence -> record index).
+func startAppender(l *jslog.Log, channel string) *testenv.Writer[uint64, int] {
+	return testenv.StartWriter(func(ctx context.Context, i int) (uint64, int, error) {
+		seq, _, err := l.Append(ctx, record(channel, i))
+		return seq, i, err
+	})
 }
 
 // checkAcked fails unless every acknowledged append is in the log.
@@ -137,15 +73,15 @@ func checkChangedFromAnotherWriter(t *testing.T, l, other *jslog.Log) {
 
 func TestOpenConn_HealsAfterItsConnectionIsClosed(t *testing.T) {
 	srv, _ := testenv.NATS(t)
-	c := newConn(t, srv.Dial)
+	c := testenv.NATSConn(t, srv.Dial)
 	l := openConnLog(t, c)
 	a := startAppender(l, "heal")
-	a.waitOK(t, 20, "before the close")
+	a.WaitOK(t, 20, "before the close")
 	nc, gen := c.Current()
 	nc.Close()
 	testenv.Eventually(t, 10*time.Second, func() bool { _, g := c.Current(); return g > gen }, "a new connection")
-	a.waitOK(t, a.ok()+50, "after the heal")
-	acked, fails := a.halt()
+	a.WaitOK(t, a.OK()+50, "after the heal")
+	acked, fails := a.Halt()
 	for _, err := range fails {
 		if !errors.Is(err, natsconn.ErrDisconnected) {
 			t.Errorf("append failed with %v, want an error wrapping natsconn.ErrDisconnected", err)
@@ -169,10 +105,10 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := srv.ClientURL()
-	c := newConn(t, natsconn.URL(u))
+	c := testenv.NATSConn(t, natsconn.URL(u))
 	l := openConnLog(t, c)
 	a := startAppender(l, "restart")
-	a.waitOK(t, 20, "before the restart")
+	a.WaitOK(t, 20, "before the restart")
 
 	srv.Shutdown()
 	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
@@ -188,13 +124,13 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 		t.Fatalf("operations while the server is down took %s: not failing fast", d)
 	}
 
-	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: portOf(t, u)})
+	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	a.waitOK(t, a.ok()+50, "after the restart")
-	acked, fails := a.halt()
+	a.WaitOK(t, a.OK()+50, "after the restart")
+	acked, fails := a.Halt()
 	t.Logf("%d appends acknowledged, %d failed while the server was down", len(acked), len(fails))
 	checkAcked(t, l, "restart", acked)
 
@@ -204,17 +140,4 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 	}
 	defer nc2.Close()
 	checkChangedFromAnotherWriter(t, l, openLog(t, nc2, jslog.Config{}))
-}
-
-func portOf(t *testing.T, u string) int {
-	t.Helper()
-	p, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.Atoi(p.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +16,7 @@ import (
 
 func openConnStore(t *testing.T, dial natsconn.DialFunc) (*natsconn.Conn, *kvstore.Store) {
 	t.Helper()
-	c, err := natsconn.New(context.Background(), natsconn.Config{Dial: dial,
-		ReconnectWait: 20 * time.Millisecond, MinRedial: 10 * time.Millisecond, MaxRedial: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := testenv.NATSConn(t, dial)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := kvstore.OpenConn(ctx, c, kvstore.Config{})
@@ -34,62 +26,13 @@ func openConnStore(t *testing.T, dial natsconn.DialFunc) (*natsconn.Conn, *kvsto
 	return c, s
 }
 
-// writer stores cursors in a loop and remembers which were acknowledged.
-type writer struct {
-	mu    sync.Mutex
-	acked map[string]uint64 // subscription ID -> cursor sequence
-	fails []error
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func startWriter(s *kvstore.Store) *writer {
-	w := &writer{acked: map[string]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for i := 1; ; i++ {
-			id := fmt.Sprintf("sub-%d", i)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := s.PutCursor(ctx, id, hub.Cursor{Seq: uint64(i)})
-			cancel()
-			w.mu.Lock()
-			if err != nil {
-				w.fails = append(w.fails, err)
-			} else {
-				w.acked[id] = uint64(i)
-			}
-			w.mu.Unlock()
-			pause := time.Millisecond
-			if err != nil {
-				pause = 10 * time.Millisecond // failing fast: do not spin
-			}
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(pause): // pacing, not synchronisation
-			}
-		}
-	}()
-	return w
-}
-
-func (w *writer) ok() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
-}
-
-func (w *writer) waitOK(t *testing.T, n int, what string) {
-	t.Helper()
-	testenv.Eventually(t, 20*time.Second, func() bool { return w.ok() >= n }, "%d acknowledged writes %s", n, what)
-}
-
-func (w *writer) halt() (map[string]uint64, []error) {
-	close(w.stop)
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.acked, w.fails
+// startWriter stores cursors in a loop and remembers which were acknowledged
+// (subscription ID -> cursor sequence).
+func startWriter(s *kvstore.Store) *testenv.Writer[string, uint64] {
+	return testenv.StartWriter(func(ctx context.Context, i int) (string, uint64, error) {
+		id := fmt.Sprintf("sub-%d", i+1)
+		return id, uint64(i + 1), s.PutCursor(ctx, id, hub.Cursor{Seq: uint64(i + 1)})
+	})
 }
 
 func checkWritten(t *testing.T, s *kvstore.Store, acked map[string]uint64) {
@@ -108,12 +51,12 @@ func TestOpenConn_HealsAfterItsConnectionIsClosed(t *testing.T) {
 	srv, _ := testenv.NATS(t)
 	c, s := openConnStore(t, srv.Dial)
 	w := startWriter(s)
-	w.waitOK(t, 20, "before the close")
+	w.WaitOK(t, 20, "before the close")
 	nc, gen := c.Current()
 	nc.Close()
 	testenv.Eventually(t, 10*time.Second, func() bool { _, g := c.Current(); return g > gen }, "a new connection")
-	w.waitOK(t, w.ok()+50, "after the heal")
-	acked, fails := w.halt()
+	w.WaitOK(t, w.OK()+50, "after the heal")
+	acked, fails := w.Halt()
 	for _, err := range fails {
 		if !errors.Is(err, natsconn.ErrDisconnected) {
 			t.Errorf("write failed with %v, want an error wrapping natsconn.ErrDisconnected", err)
@@ -139,7 +82,7 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 	u := srv.ClientURL()
 	c, s := openConnStore(t, natsconn.URL(u))
 	w := startWriter(s)
-	w.waitOK(t, 20, "before the restart")
+	w.WaitOK(t, 20, "before the restart")
 
 	srv.Shutdown()
 	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
@@ -156,29 +99,16 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 		t.Fatalf("operations while the server is down took %s: not failing fast", d)
 	}
 
-	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: portOf(t, u)})
+	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	w.waitOK(t, w.ok()+50, "after the restart")
-	acked, fails := w.halt()
+	w.WaitOK(t, w.OK()+50, "after the restart")
+	acked, fails := w.Halt()
 	t.Logf("%d writes acknowledged, %d failed while the server was down", len(acked), len(fails))
 	checkWritten(t, s, acked)
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func portOf(t *testing.T, u string) int {
-	t.Helper()
-	p, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.Atoi(p.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

@@ -3,8 +3,6 @@ package natsconn_test
 import (
 	"context"
 	"errors"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +22,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 
 func newConn(t *testing.T, dial natsconn.DialFunc) *natsconn.Conn {
 	t.Helper()
-	c, err := natsconn.New(context.Background(), natsconn.Config{Dial: dial, ReconnectWait: 20 * time.Millisecond,
-		MinRedial: 10 * time.Millisecond, MaxRedial: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := testenv.NATSConn(t, dial)
 	if err := c.Wait(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +97,7 @@ func TestDo_FailsFastWhileTheServerIsDown(t *testing.T) {
 		t.Fatalf("Since = %v", st.Since)
 	}
 
-	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: port(t, u)})
+	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,17 +212,4 @@ func TestWait_EndsWithTheContext(t *testing.T) {
 	if _, err := natsconn.New(context.Background(), natsconn.Config{}); err == nil {
 		t.Fatal("New without Dial succeeded")
 	}
-}
-
-func port(t *testing.T, u string) int {
-	t.Helper()
-	p, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.Atoi(p.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
