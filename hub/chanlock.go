@@ -12,12 +12,37 @@ import (
 // fast instead of queueing behind each other.
 const lockWait = 15 * time.Second
 
-// keyedLocks serialises work per key (a channel's topic). An entry exists
-// only while someone holds or waits for it, so the map is bounded by the
-// requests in flight, not by the topics ever seen.
-type keyedLocks struct {
+// lockKey names one lock of the hub's one family of per-channel locks: a
+// kind and a topic. A holder of a topic's fetch lock may take the same
+// topic's commit lock, never the reverse (docs/ARCHITECTURE.md, lock order).
+type lockKey struct {
+	kind  lockKind
+	topic string
+}
+
+type lockKind uint8
+
+const (
+	// commitLock guards a channel's intake: its working state, the
+	// continuity rule and the append.
+	commitLock lockKind = iota
+	// fetchLock serialises fetching a topic (a thin ping, a followed
+	// Source) and is held across the commit that follows.
+	fetchLock
+)
+
+// commitKey is the lock of topic's intake.
+func commitKey(topic string) lockKey { return lockKey{commitLock, topic} }
+
+// fetchKey is the lock of fetching topic.
+func fetchKey(topic string) lockKey { return lockKey{fetchLock, topic} }
+
+// keyedLocks serialises work per key. An entry exists only while someone
+// holds or waits for it, so the map is bounded by the requests in flight,
+// not by the topics ever seen.
+type keyedLocks[K comparable] struct {
 	mu sync.Mutex
-	m  map[string]*keyedLock
+	m  map[K]*keyedLock
 }
 
 type keyedLock struct {
@@ -27,10 +52,10 @@ type keyedLock struct {
 
 // lock takes key's lock, waiting at most until ctx ends, and returns the
 // function that releases it.
-func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
+func (k *keyedLocks[K]) lock(ctx context.Context, key K) (func(), error) {
 	k.mu.Lock()
 	if k.m == nil {
-		k.m = map[string]*keyedLock{}
+		k.m = map[K]*keyedLock{}
 	}
 	l := k.m[key]
 	if l == nil {
@@ -57,11 +82,11 @@ func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
 // tryLock takes key's lock only when nobody holds or waits for it, and
 // returns the function that releases it; ok is false when key is busy.
 // Background work (eviction) uses it so as never to delay a request.
-func (k *keyedLocks) tryLock(key string) (unlock func(), ok bool) {
+func (k *keyedLocks[K]) tryLock(key K) (unlock func(), ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
-		k.m = map[string]*keyedLock{}
+		k.m = map[K]*keyedLock{}
 	}
 	if _, busy := k.m[key]; busy {
 		return nil, false
@@ -78,7 +103,7 @@ func (k *keyedLocks) tryLock(key string) (unlock func(), ok bool) {
 	}, true
 }
 
-func (k *keyedLocks) release(key string, l *keyedLock) {
+func (k *keyedLocks[K]) release(key K, l *keyedLock) {
 	k.mu.Lock()
 	l.refs--
 	if l.refs == 0 {
@@ -88,16 +113,15 @@ func (k *keyedLocks) release(key string, l *keyedLock) {
 }
 
 // size reports how many keys have a holder or a waiter.
-func (k *keyedLocks) size() int {
+func (k *keyedLocks[K]) size() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.m)
 }
 
-// lockChannel serialises work on one channel (or any key) within the
-// process. It waits at most lockWait (or until ctx ends) and then fails
+// lockChannel serialises work on one channel's key within the process. It waits at most lockWait (or until ctx ends) and then fails
 // with an error the publish path answers with 503 and Retry-After.
-func (h *Hub) lockChannel(ctx context.Context, key string) (func(), error) {
+func (h *Hub) lockChannel(ctx context.Context, key lockKey) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
 	unlock, err := h.chanLocks.lock(ctx, key)

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKeyedLocks_SerialisePerKeyAndForgetIdleKeys(t *testing.T) {
-	var k keyedLocks
+	var k keyedLocks[string]
 	ctx := context.Background()
 	var mu sync.Mutex
 	inside := map[string]int{}
@@ -45,7 +45,7 @@ func TestKeyedLocks_SerialisePerKeyAndForgetIdleKeys(t *testing.T) {
 }
 
 func TestKeyedLocks_WaitEndsWithTheContext(t *testing.T) {
-	var k keyedLocks
+	var k keyedLocks[string]
 	unlock, err := k.lock(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)

@@ -150,7 +150,7 @@ func (h *Hub) stateVictimsLocked(now time.Time, limit int) []string {
 // the sweep that chose it (at) and written to the store. It never waits:
 // a channel in use is left for the next sweep.
 func (h *Hub) dropState(topic string, at time.Time) {
-	unlock, ok := h.chanLocks.tryLock(topic)
+	unlock, ok := h.chanLocks.tryLock(commitKey(topic))
 	if !ok {
 		return
 	}
@@ -168,7 +168,7 @@ func (h *Hub) dropState(topic string, at time.Time) {
 // forgetAll drops everything the hub keeps of topic, changed or not (its
 // channel was deleted).
 func (h *Hub) forgetAll(ctx context.Context, topic string) {
-	unlock, err := h.lockChannel(ctx, topic)
+	unlock, err := h.lockChannel(ctx, commitKey(topic))
 	if err == nil {
 		defer unlock()
 	}

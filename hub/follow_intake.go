@@ -46,7 +46,7 @@ func (h *Hub) PublishFollowed(ctx context.Context, ch Channel, f Followed) (Publ
 	if len(f.Entries) == 0 {
 		return PublishResult{Unchanged: true}, nil
 	}
-	unlock, err := h.lockChannel(ctx, "fetch "+ch.Topic)
+	unlock, err := h.lockChannel(ctx, fetchKey(ch.Topic))
 	if err != nil {
 		return PublishResult{}, fmt.Errorf("publish followed: %w", err)
 	}

@@ -177,7 +177,7 @@ func (h *Hub) frameworkState(ctx context.Context, topic string) (st ChannelState
 	if err != nil {
 		return ChannelState{}, false, nil
 	}
-	unlock, err := h.lockChannel(ctx, topic)
+	unlock, err := h.lockChannel(ctx, commitKey(topic))
 	if err != nil {
 		return ChannelState{}, true, err
 	}

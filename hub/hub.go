@@ -89,7 +89,7 @@ type Hub struct {
 	denials sync.WaitGroup // denials sent in the background, joined by Run
 
 	mu        sync.Mutex
-	chanLocks keyedLocks               // serialises intake per channel, see chanlock.go
+	chanLocks keyedLocks[lockKey]      // serialises intake per channel, see chanlock.go
 	states    map[string]*memState     // working channel states, see state.go; bounded, see evict.go
 	dirty     map[string]struct{}      // topics of states changed since their last flush
 	chanCache map[string]cachedChannel // channel definitions, see chancache.go

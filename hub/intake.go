@@ -117,7 +117,7 @@ func idempotencyKey(topic string, body []byte) string {
 func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	start := h.cfg.Now()
 	key := idempotencyKey(in.ch.Topic, in.body)
-	unlock, err := h.lockChannel(ctx, in.ch.Topic)
+	unlock, err := h.lockChannel(ctx, commitKey(in.ch.Topic))
 	if err != nil {
 		return PublishResult{}, err
 	}

@@ -122,7 +122,7 @@ func (h *Hub) ChannelState(ctx context.Context, topic string) (ChannelState, err
 	m := h.states[topic]
 	h.mu.Unlock()
 	if m != nil {
-		unlock, err := h.lockChannel(ctx, topic)
+		unlock, err := h.lockChannel(ctx, commitKey(topic))
 		if err != nil {
 			return ChannelState{}, err
 		}
@@ -169,7 +169,7 @@ func (h *Hub) FlushStates(ctx context.Context) {
 // flushState writes the working state of topic to the store if it
 // changed since its last flush.
 func (h *Hub) flushState(ctx context.Context, topic string) {
-	unlock, err := h.lockChannel(ctx, topic)
+	unlock, err := h.lockChannel(ctx, commitKey(topic))
 	if err != nil {
 		h.mu.Lock()
 		h.dirty[topic] = struct{}{} // busy or shutting down: the next flush writes it
@@ -201,7 +201,7 @@ func (h *Hub) flushState(ctx context.Context, topic string) {
 	}
 	// the channel lock is taken without ctx: flushing must end even when
 	// ctx has, or the state could never be evicted
-	unlock, lerr := h.lockChannel(context.WithoutCancel(ctx), topic)
+	unlock, lerr := h.lockChannel(context.WithoutCancel(ctx), commitKey(topic))
 	if lerr != nil {
 		return
 	}
@@ -303,7 +303,7 @@ func (h *Hub) Continuity(ctx context.Context, ch Channel) (ChannelState, error) 
 // store knows of applied and every record of the log read (the log may
 // hold records this hub has not seen). The caller calls unlock.
 func (h *Hub) currentState(ctx context.Context, ch Channel) (*memState, func(), error) {
-	unlock, err := h.lockChannel(ctx, ch.Topic)
+	unlock, err := h.lockChannel(ctx, commitKey(ch.Topic))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,7 +74,7 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		}
 	}
 	// one fetch at a time per topic, so two pings never compute the same diff
-	unlock, err := h.lockChannel(ctx, "fetch "+topic)
+	unlock, err := h.lockChannel(ctx, fetchKey(topic))
 	if err != nil {
 		return PublishResult{}, err
 	}
