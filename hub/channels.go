@@ -298,14 +298,14 @@ func (x *nameIndex) remove(topic string) {
 // Beyond MaxOpenChannels it refuses with 503 and the reason instead.
 func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	if err := checkLen("the topic URI", topic, MaxTopicLen); err != nil {
-		return Channel{}, refuse(400, "too_long", "%v", err)
+		return Channel{}, refuse(reasonTooLong, "%v", err)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
 		return ch, err
 	}
 	if err := checkTopic("the topic URI", topic); err != nil {
-		return Channel{}, refuse(400, "topic", "%v", err)
+		return Channel{}, refuse(reasonTopic, "%v", err)
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
@@ -314,7 +314,7 @@ func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 		return Channel{}, err
 	}
 	if n >= h.cfg.MaxOpenChannels {
-		return Channel{}, refuse(503, "channel_limit", "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
+		return Channel{}, refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
 	}
 	ch, err = h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
 	if err == nil {

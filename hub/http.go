@@ -3,7 +3,6 @@ package hub
 import (
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -45,31 +44,29 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		plainError(w, http.StatusMethodNotAllowed, "the hub URL takes POST")
+		h.writeRefusal(w, refuse(reasonMethod, "the hub URL takes POST"))
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
-		h.obs.Rejected("content_type")
-		plainError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/x-www-form-urlencoded or application/xml")
+		h.writeRefusal(w, refuse(reasonContentType, "Content-Type must be application/x-www-form-urlencoded or application/xml"))
 		return
 	}
 	switch mt {
 	case "application/x-www-form-urlencoded":
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil {
-			status := http.StatusBadRequest
+			r := reasonRead
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				status = http.StatusRequestEntityTooLarge
+				r = reasonTooLarge
 			}
-			plainError(w, status, "bad form: "+err.Error())
+			h.writeRefusal(w, refuse(r, "bad form: %v", err))
 			return
 		}
 		form := r.PostForm
 		if err := checkFormLimits(form); err != nil {
-			h.obs.Rejected("too_long")
-			plainError(w, http.StatusBadRequest, err.Error())
+			h.writeRefusal(w, refuse(reasonTooLong, "%v", err))
 			return
 		}
 		switch form.Get("hub.mode") {
@@ -78,20 +75,18 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		case "publish":
 			h.handlePublishPing(w, r, form)
 		default:
-			plainError(w, http.StatusBadRequest, fmt.Sprintf("hub.mode must be subscribe, unsubscribe or publish, got %q", wire.Clip(form.Get("hub.mode"))))
+			h.writeRefusal(w, refuse(reasonMode, "hub.mode must be subscribe, unsubscribe or publish, got %q", wire.Clip(form.Get("hub.mode"))))
 		}
 	case "application/xml", "text/xml":
 		for _, l := range wire.ParseLinks(r.Header.Values(wire.HeaderLink)) {
 			if err := checkLen("a Link URI", l.Href, MaxTopicLen); err != nil {
-				h.obs.Rejected("too_long")
-				plainError(w, http.StatusBadRequest, err.Error())
+				h.writeRefusal(w, refuse(reasonTooLong, "%v", err))
 				return
 			}
 		}
 		h.handleFatPing(w, r, r.Header.Get("Content-Type"))
 	default:
-		h.obs.Rejected("content_type")
-		plainError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", wire.Clip(mt)))
+		h.writeRefusal(w, refuse(reasonContentType, "Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", wire.Clip(mt)))
 	}
 }
 
@@ -102,22 +97,22 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		plainError(w, http.StatusMethodNotAllowed, "a topic takes GET or HEAD")
+		h.writeRefusal(w, refuse(reasonMethod, "a topic takes GET or HEAD"))
 		return
 	}
 	name := r.PathValue("name")
 	if !ValidChannelName(name) {
-		plainError(w, http.StatusNotFound, "no hosted topic here (channel names are 1-64 characters of A-Z a-z 0-9 - _)")
+		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here (channel names are 1-64 characters of A-Z a-z 0-9 - _)"))
 		return
 	}
 	ch, err := h.ChannelByName(r.Context(), name)
 	if err != nil || !ch.Hosted {
-		plainError(w, http.StatusNotFound, "no hosted topic here")
+		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here"))
 		return
 	}
 	links, err := h.topicLinks(r.Context(), ch)
 	if err != nil {
-		plainError(w, http.StatusServiceUnavailable, "the state store is unavailable; retry")
+		h.writeRefusal(w, unavailable("the state store", err))
 		return
 	}
 	w.Header().Set("Link", links)
@@ -155,12 +150,4 @@ func checkFormLimits(form url.Values) error {
 		}
 	}
 	return nil
-}
-
-// plainError writes a plain-text error for developers (WebSub §5.1).
-func plainError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg+"\n")
 }

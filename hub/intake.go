@@ -27,20 +27,6 @@ const appendTimeout = 10 * time.Second
 // log or the store did not answer.
 const retryAfter = 5
 
-// PublishError is a refused publish: the HTTP status, a short reason code
-// for metrics and a message for the publisher.
-type PublishError struct {
-	Status int
-	Code   string
-	Msg    string
-}
-
-func (e *PublishError) Error() string { return e.Msg }
-
-func refuse(status int, code, format string, args ...any) *PublishError {
-	return &PublishError{Status: status, Code: code, Msg: fmt.Sprintf(format, args...)}
-}
-
 // unavailableError is a publish that failed because a dependency (the log
 // or the store) did not answer: the publisher should retry later (503
 // with Retry-After).
@@ -71,13 +57,13 @@ func (h *Hub) maxClockSkew() time.Duration {
 	return DefaultMaxClockSkew
 }
 
-// checkNotFuture refuses with status a document with a from, until or
+// checkNotFuture refuses with r a document with a from, until or
 // change time further ahead of the hub's clock than the clock skew
 // allowance.
-func (h *Hub) checkNotFuture(doc *changefeed.Document, status int) error {
+func (h *Hub) checkNotFuture(doc *changefeed.Document, r reason) error {
 	skew := h.maxClockSkew()
 	if err := changefeed.CheckNotAfter(doc, h.cfg.Now().Add(skew)); err != nil {
-		return refuse(status, "future", "%v (the hub accepts times at most %s ahead of its clock: its clock skew limit)", err, skew)
+		return refuse(r, "%v (the hub accepts times at most %s ahead of its clock: its clock skew limit)", err, skew)
 	}
 	return nil
 }
@@ -154,7 +140,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 						continue
 					}
 				}
-				return PublishResult{}, refuse(409, "continuity",
+				return PublishResult{}, refuse(reasonContinuity,
 					"%s: notification [%s, %s] %s the channel's last until %s (an operator can inspect and reset it: GET and POST /admin/channels/%s/continuity)",
 					c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil), in.ch.Name)
 			}

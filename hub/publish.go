@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +26,7 @@ func (h *Hub) handleFatPing(w http.ResponseWriter, r *http.Request, contentType 
 	ctx := r.Context()
 	res, err := h.fatPing(ctx, r, contentType)
 	if err != nil {
-		h.writePublishError(w, err)
+		h.writeRefusal(w, err)
 		return
 	}
 	writePublishResult(w, res)
@@ -40,19 +39,19 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	links := wire.ParseLinks(r.Header.Values(wire.HeaderLink))
 	selfs := wire.LinksRel(links, wire.RelSelf)
 	if len(selfs) != 1 {
-		return PublishResult{}, refuse(400, "links", "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
+		return PublishResult{}, refuse(reasonLinks, "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
 	topic := selfs[0]
 	hubs := wire.LinksRel(links, wire.RelHub)
 	if len(hubs) == 0 {
-		return PublishResult{}, refuse(400, "links", "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
+		return PublishResult{}, refuse(reasonLinks, "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
 	if !contains(hubs, h.cfg.HubURL) {
-		return PublishResult{}, refuse(400, "links", "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
+		return PublishResult{}, refuse(reasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(404, "unknown_channel", "no channel for topic %s on this hub", wire.Clip(topic))
+		return PublishResult{}, refuse(reasonUnknownChannel, "no channel for topic %s on this hub", wire.Clip(topic))
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
@@ -85,15 +84,15 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync string) (incoming, error) {
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return incoming{}, refuse(400, "invalid", "invalid notification: %v", err)
+		return incoming{}, refuse(reasonInvalid, "invalid notification: %v", err)
 	}
 	capa := doc.MD.Capability
 	if doc.Kind != changefeed.URLSet || (capa != changefeed.CapChangeNotification && capa != changefeed.CapChangeListNotification) {
-		return incoming{}, refuse(400, "capability",
+		return incoming{}, refuse(reasonCapability,
 			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", wire.Clip(string(capa)))
 	}
 	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
-		return incoming{}, refuse(400, "invalid", "invalid notification: root rs:md needs both from and until")
+		return incoming{}, refuse(reasonInvalid, "invalid notification: root rs:md needs both from and until")
 	}
 	return h.incomingOf(ch, doc, body, contentType, resourcesync, true)
 }
@@ -102,7 +101,7 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 // otherwise makes it the incoming record of ch; continuity says whether the
 // channel's from/until continuity applies to it (change notifications).
 func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, contentType, resourcesync string, continuity bool) (incoming, error) {
-	if err := h.checkNotFuture(doc, 400); err != nil {
+	if err := h.checkNotFuture(doc, reasonFuture); err != nil {
 		return incoming{}, err
 	}
 	if resourcesync == "" {
@@ -129,10 +128,10 @@ func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) e
 		auth := r.Header.Get("Authorization")
 		tok, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok || tok == "" {
-			return refuse(401, "unauthorized", "this channel needs Authorization: Bearer <token>")
+			return refuse(reasonUnauthorized, "this channel needs Authorization: Bearer <token>")
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(ch.Token)) != 1 {
-			return refuse(403, "forbidden", "wrong publisher token for this channel")
+			return refuse(reasonForbidden, "wrong publisher token for this channel")
 		}
 		return nil
 	case TrustVerifiedTopic:
@@ -142,7 +141,7 @@ func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) e
 		}
 		return h.verifyTopic(ctx, topic)
 	}
-	return refuse(403, "forbidden", "channel has no publisher trust configured")
+	return refuse(reasonForbidden, "channel has no publisher trust configured")
 }
 
 // verifyTopic checks that HEAD on the topic URI answers with Link headers
@@ -159,16 +158,16 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, topic, nil)
 	if err != nil {
-		return refuse(403, "unverified_topic", "topic URI: %v", wire.Clip(err.Error()))
+		return refuse(reasonUnverifiedTopic, "topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return refuse(403, "unverified_topic", "could not verify the topic URI: %v", wire.Clip(err.Error()))
+		return refuse(reasonUnverifiedTopic, "could not verify the topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
 	if resp.StatusCode/100 != 2 || !contains(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !contains(wire.LinksRel(links, wire.RelSelf), topic) {
-		return refuse(403, "unverified_topic",
+		return refuse(reasonUnverifiedTopic,
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			wire.Clip(topic), h.cfg.HubURL, resp.StatusCode, wire.Clip(strings.Join(resp.Header.Values("Link"), ", ")))
 	}
@@ -182,33 +181,12 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, refuse(400, "read", "reading body: %v", err)
+		return nil, refuse(reasonRead, "reading body: %v", err)
 	}
 	if int64(len(body)) > limit {
-		return nil, refuse(413, "too_large", "body exceeds the limit of %d bytes", limit)
+		return nil, refuse(reasonTooLarge, "body exceeds the limit of %d bytes", limit)
 	}
 	return body, nil
-}
-
-func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
-	var pe *PublishError
-	if errors.As(err, &pe) {
-		h.obs.Rejected(pe.Code)
-		if pe.Status == 401 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		}
-		plainError(w, pe.Status, pe.Msg)
-		return
-	}
-	what := "the hub"
-	var u *unavailableError
-	if errors.As(err, &u) {
-		what = u.what
-	}
-	h.obs.Rejected("unavailable")
-	h.logger.Error("publish failed", "err", wire.Clip(err.Error()))
-	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-	plainError(w, http.StatusServiceUnavailable, fmt.Sprintf("%s did not answer: the notification was not stored; retry in %d seconds", what, retryAfter))
 }
 
 // checkCharset refuses a notification labelled with a charset other than
@@ -217,10 +195,10 @@ func (h *Hub) writePublishError(w http.ResponseWriter, err error) {
 func checkCharset(contentType string) error {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return refuse(415, "content_type", "Content-Type %q: %v", wire.Clip(contentType), err)
+		return refuse(reasonContentType, "Content-Type %q: %v", wire.Clip(contentType), err)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return refuse(415, "charset", "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", wire.Clip(cs))
+		return refuse(reasonCharset, "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", wire.Clip(cs))
 	}
 	return nil
 }

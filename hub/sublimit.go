@@ -84,11 +84,11 @@ func (h *Hub) admitSubscription(ctx context.Context, req SubscriptionRequest) er
 	}
 	if l.total >= h.cfg.MaxSubscriptions {
 		l.refusedHub.Add(1)
-		return refuse(503, "subscription_limit", "this hub holds %d subscriptions, its limit (--max-subscriptions); try later or another hub", l.total)
+		return refuse(reasonSubscriptionLimit, "this hub holds %d subscriptions, its limit (--max-subscriptions); try later or another hub", l.total)
 	}
 	if n := l.perHost[host]; n >= h.cfg.MaxSubscriptionsPerHost {
 		l.refusedHost.Add(1)
-		return refuse(429, "subscription_host_limit", "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", wire.Clip(host), n)
+		return refuse(reasonSubHostLimit, "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", wire.Clip(host), n)
 	}
 	l.total++
 	l.perHost[host]++

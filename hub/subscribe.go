@@ -140,36 +140,26 @@ func checkHTTPURL(raw string) error {
 func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form url.Values) {
 	req, err := ParseSubscription(form, h.cfg.Leases)
 	if err != nil {
-		plainError(w, http.StatusBadRequest, err.Error())
+		h.writeRefusal(w, refuse(reasonSubscription, "%v", err))
 		return
 	}
 	if h.cfg.CallbackCheck != nil {
 		// refuse now what the dialler would refuse later, when it can be
 		// decided now; the dialler still checks every address it dials
 		if err := h.cfg.CallbackCheck(r.Context(), req.Callback); err != nil {
-			h.obs.Rejected("callback_refused")
-			plainError(w, http.StatusBadRequest, "hub.callback refused: "+err.Error())
+			h.writeRefusal(w, refuse(reasonCallbackRefused, "hub.callback refused: %v", err))
 			return
 		}
 	}
 	if err := h.admitSubscription(r.Context(), req); err != nil {
-		var pe *PublishError
-		if !errors.As(err, &pe) {
-			h.logger.Error("subscription limits", "err", wire.Clip(err.Error()))
-			pe = refuse(503, "unavailable", "the state store did not answer; retry in %d seconds", retryAfter)
-		}
-		if pe.Status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-		}
-		plainError(w, pe.Status, pe.Msg)
+		h.writeRefusal(w, unavailable("the state store", err))
 		return
 	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
 	select {
 	case h.verifyq <- j:
 	default:
-		w.Header().Set("Retry-After", "5")
-		plainError(w, http.StatusServiceUnavailable, "too many pending verifications; retry later")
+		h.writeRefusal(w, refuse(reasonVerifyQueue, "too many pending verifications; retry in %d seconds", retryAfter))
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -25,8 +25,7 @@ type fetchMemo struct {
 func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url.Values) {
 	topics := dedupe(append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...))
 	if len(topics) == 0 {
-		h.obs.Rejected("no_topic")
-		plainError(w, http.StatusBadRequest, "hub.mode=publish needs hub.url or hub.topic")
+		h.writeRefusal(w, refuse(reasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
 		return
 	}
 	var out strings.Builder
@@ -37,7 +36,7 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 			if errors.As(err, &pe) {
 				pe.Msg = wire.Clip(topic) + ": " + pe.Msg
 			}
-			h.writePublishError(w, err)
+			h.writeRefusal(w, err)
 			return
 		}
 		switch {
@@ -56,17 +55,17 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 
 func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (PublishResult, error) {
 	if err := checkHTTPURL(topic); err != nil {
-		return PublishResult{}, refuse(400, "invalid_topic", "%v", err)
+		return PublishResult{}, refuse(reasonTopic, "%v", err)
 	}
 	ch, err := h.channelFor(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(404, "unknown_channel", "no channel for this topic on this hub")
+		return PublishResult{}, refuse(reasonUnknownChannel, "no channel for this topic on this hub")
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
 	if ch.Follow != "" {
-		return PublishResult{}, refuse(409, "followed", "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
+		return PublishResult{}, refuse(reasonFollowed, "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
 	}
 	if ch.Trust == TrustToken {
 		if err := h.checkPublisher(ctx, r, ch); err != nil {
@@ -91,7 +90,7 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ch.Topic, nil)
 	if err != nil {
-		return PublishResult{}, refuse(400, "invalid_topic", "%v", err)
+		return PublishResult{}, refuse(reasonTopic, "%v", err)
 	}
 	h.mu.Lock()
 	memo := h.fetched[ch.Topic]
@@ -104,14 +103,14 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", wire.Clip(err.Error()))
+		return PublishResult{}, refuse(reasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
 		return PublishResult{Unchanged: true}, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return PublishResult{}, refuse(502, "fetch", "fetching the topic answered %d", resp.StatusCode)
+		return PublishResult{}, refuse(reasonFetch, "fetching the topic answered %d", resp.StatusCode)
 	}
 	body, err := readLimited(resp.Body, h.cfg.MaxBody)
 	if err != nil {
@@ -142,7 +141,7 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 	if mt != "text/html" && (isXML(contentType) || looksLikeMarkup(body)) {
 		sn := changefeed.Sniff(body)
 		if sn.DTD && (mt == "application/xml" || mt == "text/xml" || sn.ResourceSync) {
-			return PublishResult{}, refuse(502, "invalid_topic",
+			return PublishResult{}, refuse(reasonInvalidTopic,
 				"the topic serves XML with a DOCTYPE (rule %s): the hub never passes on a DTD as %s", changefeed.RuleDTD, wire.Clip(contentType))
 		}
 		if sn.ResourceSync {
@@ -159,14 +158,14 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 // is if it is valid in Strict mode.
 func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
 	if err := checkCharset(contentType); err != nil {
-		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", wire.Clip(contentType))
+		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", wire.Clip(contentType))
 	}
 	if !isXML(contentType) {
 		contentType = "application/xml"
 	}
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
+		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
 	}
 	switch capa := doc.MD.Capability; {
 	case doc.Kind == changefeed.URLSet && capa == changefeed.CapChangeList:
@@ -176,7 +175,7 @@ func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, 
 		var pe *PublishError
 		if errors.As(err, &pe) && pe.Status == 400 {
 			// the Source's document is at fault, not the ping
-			return PublishResult{}, refuse(502, pe.Code, "the topic serves an invalid change notification: %s", pe.Msg)
+			return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid change notification: %s", pe.Msg)
 		}
 		if err != nil {
 			return PublishResult{}, err
@@ -184,7 +183,7 @@ func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, 
 		return h.commit(ctx, in)
 	}
 	if _, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody}); err != nil {
-		return PublishResult{}, refuse(502, "invalid_topic", "the topic serves an invalid ResourceSync document: %v", err)
+		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
 	}
 	return h.commit(ctx, incoming{ch: ch, body: body, contentType: contentType})
 }
@@ -204,7 +203,7 @@ func looksLikeMarkup(body []byte) bool {
 // notifications do not hold (changefeed.Fresh). Entries are split into
 // notifications of at most changefeed.DefaultMaxEntries.
 func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed.Document) (PublishResult, error) {
-	if err := h.checkNotFuture(doc, 502); err != nil {
+	if err := h.checkNotFuture(doc, reasonInvalidTopic); err != nil {
 		return PublishResult{}, err
 	}
 	// what the channel holds at its anchor, by identity: a change the
@@ -251,7 +250,7 @@ func (h *Hub) publishEntries(ctx context.Context, ch Channel, from, until time.T
 		if errors.As(err, &ve) {
 			// what the hub relays is valid in Strict mode; the Source's
 			// Change List is what made this notification invalid
-			return res, refuse(502, "invalid_topic", "the topic's Change List makes an invalid change notification: %v", err)
+			return res, refuse(reasonInvalidTopic, "the topic's Change List makes an invalid change notification: %v", err)
 		}
 		if err != nil {
 			return res, fmt.Errorf("encode notification: %w", err)
