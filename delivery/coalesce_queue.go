@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 // the threshold past the record, it counts the channel's records from the
 // record on (headers only, stopping past the threshold). Past it, the queue
 // is catching up: it delivers the run the record starts, coalesced
-// (CoalesceLog, with the subscription's filter applied to each
+// (logcache.CoalesceLog, with the subscription's filter applied to each
 // notification first), as one POST with Rshub-Seq (and the webhook-id's
 // sequence) the run's last sequence, and moves its cursor there only after
 // a 2xx. Retries resend the same body. When retries run out, every record
@@ -50,9 +51,9 @@ func (w *Webhooks) coalesceThreshold(sub hub.Subscription) int {
 
 // runFor returns the coalesced run that the queue delivers instead of rec,
 // or nil to deliver rec as it is.
-func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, channel string, rec wire.Record) (*CoalescedRun, error) {
+func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, channel string, rec wire.Record) (*logcache.CoalescedRun, error) {
 	threshold := q.w.coalesceThreshold(sub)
-	if threshold <= 0 || channel == "" || !coalescible(rec) || rec.Seq < cu.quietUntil {
+	if threshold <= 0 || channel == "" || !logcache.Coalescible(rec) || rec.Seq < cu.quietUntil {
 		return nil, nil
 	}
 	if !cu.on {
@@ -67,8 +68,8 @@ func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, c
 		cu.on = true
 		q.logger.Info("backlog over the coalescing threshold; catching up with coalesced notifications", "seq", rec.Seq, "threshold", threshold)
 	}
-	run, err := CoalesceLog(ctx, q.w.log, channel, rec.Seq, CoalesceOptions{MaxEntries: q.w.cfg.Coalesce.MaxEntries, Filter: sub.Filter})
-	if errors.Is(err, ErrNotCoalescible) {
+	run, err := logcache.CoalesceLog(ctx, q.w.log, channel, rec.Seq, logcache.CoalesceOptions{MaxEntries: q.w.cfg.Coalesce.MaxEntries, Filter: sub.Filter})
+	if errors.Is(err, logcache.ErrNotCoalescible) {
 		q.logger.Warn("run delivered one notification at a time", "from", run.First, "to", run.Last, "err", err)
 		cu.quietUntil = run.Last + 1
 		return nil, nil
@@ -96,7 +97,7 @@ func (q *queue) backlogOver(ctx context.Context, channel string, seq uint64, thr
 		return false, last, nil // fewer sequences than the threshold, whatever their channel
 	}
 	n := 0
-	err = readRecords(ctx, q.w.log, channel, seq, last, true, func(wire.Record) error {
+	err = logcache.ReadRange(ctx, q.w.log, channel, seq, last, true, func(wire.Record) error {
 		if n++; n > threshold {
 			return errRunEnd
 		}
@@ -113,7 +114,7 @@ func (q *queue) backlogOver(ctx context.Context, channel string, seq uint64, thr
 // moves on only once they are all stored. A log read that fails is retried
 // from the first record without its dead letter, like every read of the
 // queue, until it works or the queue stops.
-func (q *queue) deadLetterRun(ctx context.Context, channel string, run *CoalescedRun, n int, last attempt) result {
+func (q *queue) deadLetterRun(ctx context.Context, channel string, run *logcache.CoalescedRun, n int, last attempt) result {
 	w := q.w
 	now := w.cfg.Clock()
 	reason := fmt.Sprintf("coalesced delivery of %d notifications (%d to %d): %s", run.Records, run.First, run.Last, last.reason())
@@ -124,7 +125,7 @@ func (q *queue) deadLetterRun(ctx context.Context, channel string, run *Coalesce
 		}
 	}()
 	for from <= run.Last {
-		err := readRecords(ctx, w.log, channel, from, run.Last, true, func(rec wire.Record) error {
+		err := logcache.ReadRange(ctx, w.log, channel, from, run.Last, true, func(rec wire.Record) error {
 			d := hub.DeadLetter{
 				ID: deadLetterID(rec.Seq), SubID: q.id, Seq: rec.Seq, Attempts: n,
 				LastStatus: last.status, Reason: reason, Failed: now,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -320,7 +321,7 @@ func TestCoalesceLog_Runs(t *testing.T) {
 	text := e.appendBody(topic, name, 100000, "text/plain", []byte("x"))
 	after := src.publish(e, topic, name, 4)
 
-	run, err := CoalesceLog(e.ctx(), e.log, name, first, CoalesceOptions{})
+	run, err := logcache.CoalesceLog(e.ctx(), e.log, name, first, logcache.CoalesceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,15 +331,15 @@ func TestCoalesceLog_Runs(t *testing.T) {
 	if err := changefeed.Validate(run.Doc, changefeed.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	run, err = CoalesceLog(e.ctx(), e.log, name, text, CoalesceOptions{})
+	run, err = logcache.CoalesceLog(e.ctx(), e.log, name, text, logcache.CoalesceOptions{})
 	if err != nil || run.Records != 0 || run.Next != text {
 		t.Fatalf("from the text: %d records, next %d, err %v; want 0, %d", run.Records, run.Next, err, text)
 	}
-	run, err = CoalesceLog(e.ctx(), e.log, name, after, CoalesceOptions{})
+	run, err = logcache.CoalesceLog(e.ctx(), e.log, name, after, logcache.CoalesceOptions{})
 	if err != nil || run.Records != 1 || !run.End || run.Last != after {
 		t.Fatalf("last run: %d records to %d, end %v, err %v", run.Records, run.Last, run.End, err)
 	}
-	run, err = CoalesceLog(e.ctx(), e.log, name, first, CoalesceOptions{MaxEntries: 10})
+	run, err = logcache.CoalesceLog(e.ctx(), e.log, name, first, logcache.CoalesceOptions{MaxEntries: 10})
 	if err != nil || run.Records != 2 || len(run.Doc.Entries) > 10 {
 		t.Fatalf("limited run: %d records, %d entries, err %v; want 2 records", run.Records, len(run.Doc.Entries), err)
 	}

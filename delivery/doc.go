@@ -16,7 +16,7 @@
 //     matching entries; Atom subscriptions get notifications re-encoded as
 //     Atom.
 //   - Coalescing: a subscription far behind receives each run of change
-//     notifications as one (CoalesceLog), with its filter applied first.
+//     notifications as one (logcache.CoalesceLog), with its filter applied first.
 //   - Stats and wake-ups: an index of queues in trouble for the admin API
 //     and metrics, and a wake index that starts only the queues whose
 //     channel got new records.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
@@ -254,7 +255,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			st.cursor.Seq = rec.Seq // another topic's record in the shared log
 			continue
 		}
-		var run *CoalescedRun
+		var run *logcache.CoalescedRun
 		if channel != "" {
 			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); q.h.Report(ctx, opLog, err) != nil {
 				if !q.h.Backoff(ctx, opLog, 0) {

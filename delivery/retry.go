@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -29,7 +30,7 @@ const (
 // back while the host's circuit is open; time held back counts against
 // the schedule's MaxElapsed but not against its Attempts, so with no
 // MaxElapsed a notification waits for the host to come back.
-func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun) result {
+func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.CoalescedRun) result {
 	w := q.w
 	sched := w.cfg.Schedule
 	first := w.cfg.Clock()
@@ -139,7 +140,7 @@ func (q *queue) recordAttempt(a attempt, now time.Time) {
 
 // giveUp stores the dead letters of rec, or of every record of run when
 // it is not nil.
-func (q *queue) giveUp(ctx context.Context, rec wire.Record, run *CoalescedRun, n int, last attempt) result {
+func (q *queue) giveUp(ctx context.Context, rec wire.Record, run *logcache.CoalescedRun, n int, last attempt) result {
 	if run != nil {
 		return q.deadLetterRun(ctx, rec.Channel, run, n, last)
 	}

@@ -121,7 +121,7 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //   - Coalesced catch-up (Config.Coalesce): a subscription whose channel
 //     has more undelivered records than the threshold receives each run of
 //     consecutive change notifications as one coalesced notification
-//     covering the run's window (CoalesceLog), with Rshub-Seq the run's
+//     covering the run's window (logcache.CoalesceLog), with Rshub-Seq the run's
 //     last sequence; the cursor moves there after a 2xx.
 //   - Attempts to one callback host share a concurrency limit (PerHost)
 //     and a circuit breaker; attempts held back by an open circuit do not

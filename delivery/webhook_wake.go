@@ -2,20 +2,9 @@ package delivery
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
-	"time"
 
-	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/internal/loophealth"
-)
-
-// Operations of the wake-up dispatcher whose failures the engine's health
-// follows.
-const (
-	opWakePosition = "finding the log's last sequence for wake-ups"
-	opWakeFollow   = "following the log for wake-ups"
+	"github.com/rshub/rshub/hub/logcache"
 )
 
 // wakeIndex is the webhook queues indexed by the log channel they read, so
@@ -30,7 +19,6 @@ type wakeIndex struct {
 	mu     sync.RWMutex
 	byChan map[string]map[*queue]struct{} // "" holds queues that read every channel
 	all    map[*queue]string              // queue → the channel it is indexed under
-	pos    uint64                         // last sequence followed; dispatcher only
 }
 
 func newWakeIndex() *wakeIndex {
@@ -105,107 +93,34 @@ func (x *wakeIndex) wakeAll() {
 	}
 }
 
-// dispatchWakes follows the log from its end until ctx ends, waking the
-// queues of each new record's channel. It reads the log on every change
+// dispatchWakes follows the log from its end until ctx ends, through a
+// logcache subscription, waking the queues of each new record's channel
+// once per batch read. The subscription reads the log on every change
 // signal and every Config.Reconcile, its one safety net for lost signals;
 // idle queues have no timer of their own.
 func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	x := w.wakes
-	if !w.wakePosition(ctx) {
+	sub := logcache.Subscribe(w.log, 0, logcache.Options{Poll: w.cfg.Reconcile, Name: "delivery: wake-ups", Health: w.h})
+	if !sub.SeekEnd(ctx) {
 		return
 	}
 	x.wakeAll() // queues that read the log before the position was found
-	tick := time.NewTicker(w.cfg.Reconcile)
-	defer tick.Stop()
-	failing := false
+	chans := map[string]struct{}{}
 	for {
-		changed := w.log.Changed() // taken before reading: no lost signal
-		if w.h.Report(ctx, opWakeFollow, w.wakeNew(ctx)) != nil {
-			if !w.h.Backoff(ctx, opWakeFollow, loophealth.EngineRetry) {
-				return
-			}
-			failing = true
-			continue
+		b, ok := sub.Next(ctx)
+		if !ok {
+			return
 		}
-		if failing {
-			failing = false
+		if b.Resumed { // the log failed: queues may have backed off meanwhile
 			x.wakeAll()
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-changed:
-		case <-tick.C:
+		for _, rec := range b.Records {
+			w.noteSeq(rec.Seq)
+			chans[rec.Channel] = struct{}{}
 		}
-	}
-}
-
-// wakePosition sets the dispatcher's position to the log's last sequence
-// once Next can see it (a cache in front of the log may lag its Bounds),
-// so that every later append is one the dispatcher reads. It reports false
-// when ctx ends first.
-func (w *Webhooks) wakePosition(ctx context.Context) bool {
-	tick := time.NewTicker(w.cfg.Reconcile)
-	defer tick.Stop()
-	for {
-		changed := w.log.Changed()
-		_, last, err := w.log.Bounds(ctx)
-		if err == nil && last > 0 {
-			_, err = w.log.Next(ctx, "", last)
-		}
-		if err != nil {
-			err = fmt.Errorf("delivery: wake-ups: %w", err)
-		}
-		if w.h.Report(ctx, opWakePosition, reached(err)) != nil {
-			if !w.h.Backoff(ctx, opWakePosition, loophealth.EngineRetry) {
-				return false
-			}
-			continue
-		}
-		if err == nil {
-			w.wakes.pos = last
-			return true
-		}
-		select { // not visible yet
-		case <-ctx.Done():
-			return false
-		case <-changed:
-		case <-tick.C:
-		}
-	}
-}
-
-// wakeNew reads every record after the dispatcher's position and wakes the
-// queues of their channels, each once per batch read.
-func (w *Webhooks) wakeNew(ctx context.Context) error {
-	x := w.wakes
-	chans := map[string]struct{}{}
-	defer func() {
 		if len(chans) > 0 {
-			x.wakeChannels(chans)
-		}
-	}()
-	for {
-		rec, err := w.log.Next(ctx, "", x.pos+1)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("delivery: wake-ups from %d: %w", x.pos+1, err)
-		}
-		if rec.Seq <= x.pos {
-			return fmt.Errorf("delivery: wake-ups from %d: log returned %d", x.pos+1, rec.Seq)
-		}
-		x.pos = rec.Seq
-		w.noteSeq(rec.Seq)
-		chans[rec.Channel] = struct{}{}
-		if len(chans) >= wakeBatch {
 			x.wakeChannels(chans)
 			clear(chans)
 		}
 	}
 }
-
-// wakeBatch is how many distinct channels a catch-up collects before it
-// wakes their queues, so that a long burst is announced in steps.
-const wakeBatch = 256

@@ -14,7 +14,8 @@ import (
 // Framework Notification channels (RSF-1): every channel has a companion
 // channel, named wire.FrameworkChannel(name) and hosted by the hub at
 // FrameworkTopic, on which the hub announces changes to the channel's
-// capability documents (package pull emits them) and the Source may
+// capability documents (package pull composes them and publishes them
+// through PublishFramework) and the Source may
 // publish its own framework notifications. The companion is not stored: it
 // is derived from its channel wherever the hub looks a channel up, so every
 // hub process of a cluster agrees on it, and it exists exactly as long as
@@ -31,13 +32,6 @@ func FrameworkTopic(hubURL, name string) string {
 	}
 	return originOf(hubURL) + p
 }
-
-// FrameworkKey is the idempotency key (wire.Record.Key) of a framework
-// notification body on topic, the key the hub gives any publish: a
-// notification derived from a list's identity has the same bytes, hence
-// the same key, on every hub process and after a restart, so the log
-// stores it once.
-func FrameworkKey(topic string, body []byte) string { return idempotencyKey(topic, body) }
 
 // originOf returns raw without its path, query and fragment ("" when it
 // does not parse).
@@ -167,10 +161,10 @@ func (h *Hub) checkFrameworkName(ctx context.Context, ch Channel) error {
 }
 
 // frameworkState returns the state of the framework channel whose hosted
-// topic is topic, caught up with the log first: the hub's pull mode
-// appends its framework notifications to the log directly, so the working
-// state learns of them here, and the hosted topic answers the latest one
-// (whichever hub process appended it). ok is false when topic is not a
+// topic is topic, caught up with the log first: the framework
+// notifications of pull mode may come through another hub process's
+// intake, so the working state learns of them here, and the hosted topic
+// answers the latest one (whichever hub process appended it). ok is false when topic is not a
 // framework channel's.
 func (h *Hub) frameworkState(ctx context.Context, topic string) (st ChannelState, ok bool, err error) {
 	ch, err := h.frameworkChannelForTopic(ctx, topic)

@@ -85,6 +85,13 @@ type incoming struct {
 	resourcesync string
 	rs           bool // a ResourceSync notification: continuity applies
 	entries      int
+	// key is the idempotency key; "" is that of the topic and body.
+	key string
+	// once, for a notification the hub composed (PublishFramework): a
+	// record of the channel after seq after with the same key is a
+	// duplicate too, not only the channel's last one.
+	once  bool
+	after uint64
 }
 
 // idempotencyKey identifies a notification by topic and exact bytes.
@@ -102,7 +109,10 @@ func idempotencyKey(topic string, body []byte) string {
 // continuity reset made through another hub is picked up (see freshState).
 func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	start := h.cfg.Now()
-	key := idempotencyKey(in.ch.Topic, in.body)
+	key := in.key
+	if key == "" {
+		key = idempotencyKey(in.ch.Topic, in.body)
+	}
 	unlock, err := h.lockChannel(ctx, commitKey(in.ch.Topic))
 	if err != nil {
 		return PublishResult{}, err
@@ -117,6 +127,15 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 	for attempt := 0; ; attempt++ {
 		if m.st.LastHash == key {
 			return PublishResult{Seq: m.st.LastSeq, Duplicate: true}, nil
+		}
+		if in.once {
+			seq, err := h.keyAfter(ctx, in.ch.Name, key, in.after, m.st.LastSeq)
+			if err != nil {
+				return PublishResult{}, unavailable("the log", err)
+			}
+			if seq > 0 {
+				return PublishResult{Seq: seq, Duplicate: true}, nil
+			}
 		}
 		var gap *Gap
 		if in.rs {

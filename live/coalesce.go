@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/delivery"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -37,9 +37,9 @@ func (s *session) coalescedReplay(cursor uint64) (uint64, error) {
 			}
 		default:
 		}
-		run, err := delivery.CoalesceLog(s.ctx, log, channel, cursor+1, delivery.CoalesceOptions{Filter: filter, To: seam})
+		run, err := logcache.CoalesceLog(s.ctx, log, channel, cursor+1, logcache.CoalesceOptions{Filter: filter, To: seam})
 		switch {
-		case errors.Is(err, delivery.ErrNotCoalescible):
+		case errors.Is(err, logcache.ErrNotCoalescible):
 			return cursor, nil
 		case err != nil:
 			return cursor, fmt.Errorf("session: coalesce from %d: %w: %w", cursor+1, errLog, err)

@@ -2,15 +2,13 @@ package live
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/changefeed"
-	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/internal/loophealth"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -71,105 +69,49 @@ func (r *liveRecord) frame(raw bool) *encodedFrame {
 	return *e
 }
 
-// Operations of the dispatcher whose failures its health follows.
-const (
-	opPosition = "websocket: finding the log's last sequence"
-	opFollow   = "websocket: following the log"
-)
-
-// dispatch follows the log until ctx ends and queues each new record,
-// encoded once, to every caught-up session that wants it. A log that fails
-// is retried with backoff until it works again, from the last record
-// fanned out.
+// dispatch follows the log through a logcache subscription from the log's
+// end until ctx ends, and queues each new record, encoded once, to every
+// caught-up session that wants it. The subscription retries a failing log
+// with backoff, reporting it to the transport's health, and goes on from
+// the last record fanned out.
 func (ls *Sessions) dispatch(ctx context.Context) {
-	log := ls.cfg.Log
-	poll := time.NewTicker(dispatchPoll)
-	defer poll.Stop()
-	if !ls.startPosition(ctx, poll.C) {
+	sub := logcache.Subscribe(ls.cfg.Log, 0, logcache.Options{Poll: dispatchPoll, Name: "websocket", Health: ls.h})
+	if !sub.SeekEnd(ctx) {
 		return
 	}
+	ls.mu.Lock()
+	ls.dispatched = sub.Position()
+	ls.mu.Unlock()
 	close(ls.ready)
 	for {
-		changed := log.Changed()
-		if ls.h.Report(ctx, opFollow, ls.dispatchNew(ctx)) != nil {
-			if !ls.h.Backoff(ctx, opFollow, loophealth.EngineRetry) {
-				return
-			}
-			continue
-		}
-		select {
-		case <-ctx.Done():
+		b, ok := sub.Next(ctx)
+		if !ok {
 			return
-		case <-changed:
-		case <-poll.C:
+		}
+		for _, rec := range b.Records {
+			ls.dispatchRecord(rec)
 		}
 	}
 }
 
-// startPosition sets the dispatcher's position to the log's last sequence
-// once Next can see it: sessions rely on every record up to the position
-// being visible to them (a cache in front of the log may lag the log's
-// Bounds). It reports false when ctx ends first.
-func (ls *Sessions) startPosition(ctx context.Context, poll <-chan time.Time) bool {
-	log := ls.cfg.Log
-	for {
-		changed := log.Changed()
-		_, last, err := log.Bounds(ctx)
-		if err == nil && last > 0 {
-			_, err = log.Next(ctx, "", last)
-		}
-		contact := err // hub.ErrNotFound: the log answered, the record is not visible yet
-		if errors.Is(err, hub.ErrNotFound) {
-			contact = nil
-		}
-		if ls.h.Report(ctx, opPosition, contact) != nil {
-			if !ls.h.Backoff(ctx, opPosition, loophealth.EngineRetry) {
-				return false
-			}
-			continue
-		}
-		if err == nil {
-			ls.mu.Lock()
-			ls.dispatched = last
-			ls.mu.Unlock()
-			return true
-		}
-		select { // not visible yet
-		case <-ctx.Done():
-			return false
-		case <-changed:
-		case <-poll:
-		}
-	}
-}
-
-// dispatchNew fans out every record after the dispatcher's position.
-func (ls *Sessions) dispatchNew(ctx context.Context) error {
+// dispatchRecord fans out rec, after a gap frame when records before it
+// were removed since the last one fanned out.
+func (ls *Sessions) dispatchRecord(rec wire.Record) {
 	next := ls.position() + 1
-	for {
-		rec, err := ls.cfg.Log.Next(ctx, "", next)
-		if errors.Is(err, hub.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		var gap *encodedFrame
-		if rec.Seq > next {
-			gap = &encodedFrame{kind: wire.FrameGap, id: wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq - 1},
-				json: wire.GapFrame(next, rec.Seq-1, "records removed from the log (retention), or quarantined as undecodable, before they were delivered live")}
-		}
-		lr := &liveRecord{rec: rec}
-		plain, raw := ls.liveCounts()
-		if plain > 0 { // encode outside the lock; sessions joining meanwhile encode lazily
-			lr.frame(false)
-		}
-		if raw > 0 {
-			lr.frame(true)
-		}
-		ls.fanOut(lr, gap)
-		next = rec.Seq + 1
+	var gap *encodedFrame
+	if rec.Seq > next {
+		gap = &encodedFrame{kind: wire.FrameGap, id: wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq - 1},
+			json: wire.GapFrame(next, rec.Seq-1, "records removed from the log (retention), or quarantined as undecodable, before they were delivered live")}
 	}
+	lr := &liveRecord{rec: rec}
+	plain, raw := ls.liveCounts()
+	if plain > 0 { // encode outside the lock; sessions joining meanwhile encode lazily
+		lr.frame(false)
+	}
+	if raw > 0 {
+		lr.frame(true)
+	}
+	ls.fanOut(lr, gap)
 }
 
 // fanOut queues lr (after gap, if any) to the live sessions that want it

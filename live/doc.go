@@ -16,7 +16,7 @@
 //   - Filters: prefix and change keep only matching entries of each
 //     notification (its window stays; hostile filters are refused with 400).
 //   - Coalescing: coalesce=1 replays one channel's backlog as one
-//     notification per run (package delivery's CoalesceLog).
+//     notification per run (logcache.CoalesceLog).
 //   - Slow consumers: each session has a bounded send queue; a session that
 //     lets it fill is closed with wire.CloseSlowConsumer and its resume
 //     cursor, as every session is at shutdown (CloseGoingAway).

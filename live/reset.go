@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -45,26 +46,18 @@ func (s *session) awaitLog(seq, first, last uint64) (uint64, uint64, error) {
 	if last >= seq || (s.req.epoch != "" && s.req.epoch != s.epoch) {
 		return first, last, nil
 	}
-	log := s.ls.cfg.Log
-	grace := time.NewTimer(aheadGrace)
-	defer grace.Stop()
-	for {
-		changed := log.Changed()
-		f, l, err := log.Bounds(s.ctx)
-		if err != nil {
-			return 0, 0, fmt.Errorf("session: bounds: %w: %w", errLog, err)
+	f, l := first, last
+	_, err := logcache.Await(s.ctx, s.ls.cfg.Log, aheadGrace, nil, func(bool) (bool, error) {
+		var err error
+		if f, l, err = s.ls.cfg.Log.Bounds(s.ctx); err != nil {
+			return false, fmt.Errorf("session: bounds: %w: %w", errLog, err)
 		}
-		if l >= seq {
-			return f, l, nil
-		}
-		select {
-		case <-changed:
-		case <-grace.C:
-			return f, l, nil
-		case <-s.ctx.Done():
-			return 0, 0, s.ctx.Err()
-		}
+		return l >= seq, nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
+	return f, l, nil
 }
 
 // reset tells the client that its cursor names no position of the log

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
@@ -301,26 +302,13 @@ func (s *session) replay() error {
 // dispatchPoll, and not past a failing read: replay goes on either way,
 // missing nothing.
 func (s *session) awaitVisible(seq uint64) {
-	log := s.ls.cfg.Log
-	bound := time.NewTimer(dispatchPoll)
-	defer bound.Stop()
-	for {
-		changed := log.Changed()
-		if _, err := log.Next(s.ctx, "", seq); !errors.Is(err, hub.ErrNotFound) {
-			return
+	_, _ = logcache.Await(s.ctx, s.ls.cfg.Log, dispatchPoll, s.ping.C, func(ping bool) (bool, error) {
+		if ping && s.writePing() != nil {
+			return true, nil
 		}
-		select {
-		case <-changed:
-		case <-bound.C:
-			return
-		case <-s.ctx.Done():
-			return
-		case <-s.ping.C:
-			if s.writePing() != nil {
-				return
-			}
-		}
-	}
+		visible, err := logcache.Visible(s.ctx, s.ls.cfg.Log, seq)
+		return visible || err != nil, nil
+	})
 }
 
 // replayFrom writes the wanted records after cursor until the log has no

@@ -127,7 +127,7 @@ func (p *process) buildPull(context.Context) error {
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
 	})
 	if err == nil {
-		p.pull.EnableFramework() // announce rotations on framework channels
+		p.pull.EnableFramework(p.hub) // announce rotations and channels on framework channels, through intake
 	}
 	return err
 }

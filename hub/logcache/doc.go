@@ -1,5 +1,5 @@
 // Package logcache keeps the newest records of a hub.Log in memory so that
-// many readers following the log — webhook queues, WebSocket sessions — are
+// many readers following the log — webhook queues, live sessions, pull mode — are
 // answered without a round trip to the log per reader and per record.
 //
 // A Cache wraps a hub.Log and is itself a hub.Log. One goroutine, Run,
@@ -11,23 +11,25 @@
 // only readers that fell behind the ring reach the underlying log.
 //
 // Changed is the cache's own signal: it is closed after the cache has
-// absorbed new records, so a reader woken by it finds them with Next.
-// Readers follow the usual hub.Log pattern:
+// absorbed new records. Readers do not wait on it themselves: the cache is
+// the log's only follower, and every reader follows the cache through a
+// Subscription (one channel or all, in order from a resumable position,
+// retrying a failing log and reporting its health) or waits for a
+// condition with Await:
 //
+//	sub := logcache.Subscribe(c, cursor, logcache.Options{Channel: channel})
 //	for {
-//		changed := c.Changed()
-//		rec, err := c.Next(ctx, channel, cursor+1)
-//		if errors.Is(err, hub.ErrNotFound) {
-//			select {
-//			case <-changed:
-//			case <-ctx.Done():
-//				return ctx.Err()
-//			}
-//			continue
+//		b, ok := sub.Next(ctx)
+//		if !ok {
+//			return ctx.Err()
 //		}
-//		...
-//		cursor = rec.Seq
+//		for _, rec := range b.Records {
+//			...
+//		}
 //	}
+//
+// CoalesceLog reads a run of a channel's change notifications as one, for
+// the readers that catch up coalesced.
 //
 // Records returned by Next share their Body with the cache and with every
 // other reader: callers must not modify it.

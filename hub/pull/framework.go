@@ -3,7 +3,9 @@ package pull
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
@@ -26,28 +28,36 @@ import (
 // for what its closing changed, the new list's from for its creation.
 //
 // The notification is a function of the log: its bytes, hence its
-// idempotency key (hub.FrameworkKey), depend only on the list's identity.
-// Sync notes each rotation it reads as pending and each framework record it
-// reads as done; once it has read to the log's end it appends what is still
-// pending. A hub that restarts reads the rotation and then the record that
-// announced it, so nothing is sent twice; a rotation that no process
-// announced before it stopped is announced by the next; two processes that
-// race store one record, the log deduplicating by key. Rotations caused by
+// idempotency key (hub.FrameworkNotification.Key), depend only on the
+// list's identity. Sync notes each rotation it reads as pending and each
+// framework record it reads as done; once it has read to the log's end it
+// publishes what is still pending through the hub's intake (Publisher),
+// telling it how far it read. A hub that restarts reads the rotation and
+// then the record that announced it, so nothing is sent twice; a rotation
+// that no process announced before it stopped is announced by the next;
+// two processes that race store one record, intake finding the key after
+// where the later one read (hub.Hub.PublishFramework). Rotations caused by
 // a record received more than FrameworkHorizon before the process read it
 // are history (a log older than the feature) and are not announced.
 
 // FrameworkHorizon is how old a rotation may be and still be announced.
 const FrameworkHorizon = time.Hour
 
-// fwEvent is a framework notification waiting to be appended.
+// Publisher stores the framework notifications a Pull composes through
+// the hub's intake, the one writer of the log; *hub.Hub implements it.
+type Publisher interface {
+	PublishFramework(ctx context.Context, n hub.FrameworkNotification) (hub.PublishResult, error)
+}
+
+// fwEvent is a framework notification waiting to be published.
 type fwEvent struct {
 	seq uint64 // the record that caused it
-	rec wire.Record
+	n   hub.FrameworkNotification
 }
 
 // frameworkState is what the index keeps for framework notifications.
 type frameworkState struct {
-	on      bool
+	pub     Publisher              // nil: framework notifications are off
 	pending map[string]fwEvent     // by idempotency key
 	seen    map[string]time.Time   // keys of the framework records read in the log, when received (framework_channels.go)
 	pruned  time.Time              // when seen was last pruned
@@ -65,11 +75,12 @@ type frameworkState struct {
 	nextBatch time.Time
 }
 
-// EnableFramework makes the Pull announce Change List rotations on each
-// channel's framework channel, appending to its log. Call it before Run.
-func (p *Pull) EnableFramework() {
+// EnableFramework makes the Pull announce Change List rotations, and
+// channels added and removed, on each channel's framework channel,
+// publishing through pub. Call it before Run.
+func (p *Pull) EnableFramework(pub Publisher) {
 	p.mu.Lock()
-	p.idx.fw.on = true
+	p.idx.fw.pub = pub
 	p.mu.Unlock()
 }
 
@@ -92,28 +103,26 @@ func (p *Pull) frameworkRecordLocked(rec wire.Record) bool {
 func (p *Pull) rotationLocked(rec wire.Record, closedBefore int) {
 	fw := &p.idx.fw
 	c := p.idx.chans[rec.Channel]
-	if !fw.on || c == nil || len(c.closed) <= closedBefore ||
+	if fw.pub == nil || c == nil || len(c.closed) <= closedBefore ||
 		(!rec.Received.IsZero() && time.Since(rec.Received) > FrameworkHorizon) {
 		return
 	}
-	out, ok := p.rotationNotification(rec.Channel, c.closed, c)
+	n, ok := p.rotationNotification(rec.Channel, c.closed, c)
 	if !ok {
 		return
 	}
 	if fw.pending == nil {
 		fw.pending = map[string]fwEvent{}
 	}
-	out.Received = rec.Received
-	fw.pending[out.Key] = fwEvent{seq: rec.Seq, rec: out}
+	fw.pending[n.Key()] = fwEvent{seq: rec.Seq, n: n}
 }
 
 // rotationNotification builds the framework notification of the last
 // list of closed having just closed.
-func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (wire.Record, bool) {
+func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (hub.FrameworkNotification, bool) {
 	topic := hub.FrameworkTopic(p.cfg.HubURL, name)
-	fwName, ok := wire.FrameworkChannel(name)
-	if topic == "" || !ok {
-		return wire.Record{}, false
+	if _, ok := wire.FrameworkChannel(name); topic == "" || !ok {
+		return hub.FrameworkNotification{}, false
 	}
 	l := closed[len(closed)-1]
 	until := changefeed.NewDateTime(l.Until)
@@ -153,23 +162,19 @@ func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (w
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", name, "err", err)
-		return wire.Record{}, false
+		return hub.FrameworkNotification{}, false
 	}
-	body := b.Bytes()
-	return wire.Record{
+	return hub.FrameworkNotification{
 		Topic:        topic,
-		Channel:      fwName,
-		ContentType:  "application/xml",
 		ResourceSync: p.capabilityURL(name),
-		Key:          hub.FrameworkKey(topic, body),
 		Entries:      len(doc.Entries),
-		Body:         body,
+		Body:         b.Bytes(),
 	}, true
 }
 
-// emitFramework appends the pending framework notifications, oldest cause
-// first; the caller holds syncMu and has read the log to its end. One that
-// fails stays pending for the next Sync.
+// emitFramework publishes the pending framework notifications, oldest
+// cause first; the caller holds syncMu and has read the log to its end.
+// One that fails stays pending for the next Sync.
 func (p *Pull) emitFramework(ctx context.Context) error {
 	p.mu.Lock()
 	var due []fwEvent
@@ -179,13 +184,12 @@ func (p *Pull) emitFramework(ctx context.Context) error {
 	p.mu.Unlock()
 	sortEvents(due)
 	for _, ev := range due {
-		rec := ev.rec
-		rec.Received = time.Now().UTC()
-		if _, _, err := p.log.Append(ctx, rec); err != nil {
-			return fmt.Errorf("pull: framework notification of %s: %w", rec.Channel, err)
+		key := ev.n.Key()
+		if err := p.publish(ctx, ev.n); err != nil {
+			return fmt.Errorf("pull: framework notification on %s: %w", ev.n.Topic, err)
 		}
 		p.mu.Lock()
-		delete(p.idx.fw.pending, rec.Key)
+		delete(p.idx.fw.pending, key)
 		p.mu.Unlock()
 	}
 	return p.announceChannels(ctx)
@@ -213,11 +217,30 @@ func (p *Pull) closedCountLocked(name string) int {
 // when the Pull announces on them (its Capability List then advertises it,
 // RSF-1), else "".
 func (p *Pull) frameworkTopic(name string) string {
-	p.mu.RLock()
-	on := p.idx.fw.on
-	p.mu.RUnlock()
-	if !on {
+	if p.publisher() == nil {
 		return ""
 	}
 	return hub.FrameworkTopic(p.cfg.HubURL, name)
+}
+
+// publisher returns the Publisher of framework notifications, nil when
+// they are off.
+func (p *Pull) publisher() Publisher {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.idx.fw.pub
+}
+
+// publish stores n through the Publisher, telling it how far the index
+// has read the log; a notification whose channel is gone meanwhile (the
+// hub answers 404) is dropped.
+func (p *Pull) publish(ctx context.Context, n hub.FrameworkNotification) error {
+	n.After = p.applied()
+	_, err := p.publisher().PublishFramework(ctx, n)
+	var pe *hub.PublishError
+	if errors.As(err, &pe) && pe.Status == http.StatusNotFound {
+		p.logger.Debug("framework notification dropped: its channel is gone", "topic", n.Topic)
+		return nil
+	}
+	return err
 }

@@ -83,14 +83,11 @@ func batchOf(t time.Time) time.Time { return t.UTC().Truncate(DescriptionBatch) 
 // batchReady returns when the batch of window b may be announced.
 func batchReady(b time.Time) time.Time { return b.Add(DescriptionBatch + batchSettle) }
 
-// announceChannels appends the announcements of recently added and
+// announceChannels publishes the announcements of recently added and
 // removed channels not yet in the log; the caller holds syncMu and has
 // read the log to its end.
 func (p *Pull) announceChannels(ctx context.Context) error {
-	p.mu.RLock()
-	on := p.idx.fw.on
-	p.mu.RUnlock()
-	if !on {
+	if p.publisher() == nil {
 		return nil
 	}
 	list, gen, err := p.listing(ctx, false)
@@ -247,34 +244,26 @@ func additionID(ch hub.Channel) string {
 	return ch.Name + "\x00" + ch.Created.UTC().Format(time.RFC3339Nano)
 }
 
-// announce appends the framework notification of changes on target's
-// framework channel (see frameworkNotification) unless the log holds it;
-// a target without a framework channel is skipped.
+// announce publishes the framework notification of changes on target's
+// framework channel (see frameworkNotification) unless the log is known to
+// hold its key; a target without a framework channel is skipped.
 func (p *Pull) announce(ctx context.Context, target string, changes []fwChange, salt string) error {
-	rec, ok := p.frameworkNotification(target, changes, salt)
+	n, ok := p.frameworkNotification(target, changes, salt)
 	if !ok {
 		return nil
 	}
-	if err := p.appendOnce(ctx, rec); err != nil {
-		return fmt.Errorf("on %s: %w", rec.Channel, err)
-	}
-	return nil
-}
-
-// appendOnce appends rec unless the log is known to hold its key.
-func (p *Pull) appendOnce(ctx context.Context, rec wire.Record) error {
+	key := n.Key()
 	p.mu.RLock()
-	_, done := p.idx.fw.seen[rec.Key]
+	_, done := p.idx.fw.seen[key]
 	p.mu.RUnlock()
 	if done {
 		return nil
 	}
-	rec.Received = time.Now().UTC()
-	if _, _, err := p.log.Append(ctx, rec); err != nil {
-		return fmt.Errorf("append: %w", err)
+	if err := p.publish(ctx, n); err != nil {
+		return fmt.Errorf("on %s: %w", n.Topic, err)
 	}
 	p.mu.Lock()
-	p.idx.fw.noteSeenLocked(rec.Key, rec.Received)
+	p.idx.fw.noteSeenLocked(key, p.now())
 	p.mu.Unlock()
 	return nil
 }
@@ -291,11 +280,11 @@ type fwChange struct {
 // target's framework channel; its idempotency key is that of its body and
 // salt (what the body does not say of the change). It reports false when
 // target has no framework channel.
-func (p *Pull) frameworkNotification(target string, changes []fwChange, salt string) (wire.Record, bool) {
+func (p *Pull) frameworkNotification(target string, changes []fwChange, salt string) (hub.FrameworkNotification, bool) {
 	topic := hub.FrameworkTopic(p.cfg.HubURL, target)
-	fwName, ok := wire.FrameworkChannel(target)
+	_, ok := wire.FrameworkChannel(target)
 	if _, isFw := wire.FrameworkParent(target); topic == "" || !ok || isFw {
-		return wire.Record{}, false
+		return hub.FrameworkNotification{}, false
 	}
 	doc := &changefeed.Document{Header: changefeed.Header{Kind: changefeed.URLSet, MD: md()}}
 	doc.MD.Capability = changefeed.CapFrameworkNotification
@@ -309,17 +298,14 @@ func (p *Pull) frameworkNotification(target string, changes []fwChange, salt str
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", target, "err", err)
-		return wire.Record{}, false
+		return hub.FrameworkNotification{}, false
 	}
-	body := b.Bytes()
-	return wire.Record{
+	return hub.FrameworkNotification{
 		Topic:        topic,
-		Channel:      fwName,
-		ContentType:  "application/xml",
 		ResourceSync: p.capabilityURL(target),
-		Key:          hub.FrameworkKey(topic, append(append([]byte(nil), body...), salt...)),
 		Entries:      len(doc.Entries),
-		Body:         body,
+		Body:         b.Bytes(),
+		Salt:         salt,
 	}, true
 }
 

@@ -39,7 +39,7 @@ func TestFramework_ChannelAdditionsAnnouncedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		pull.SetClock(p, clock.Now)
-		p.EnableFramework()
+		p.EnableFramework(e.intake(chs...))
 		if err := p.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestFramework_ChannelAddedAndRemovedTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		pull.SetClock(p, clock.Now)
-		p.EnableFramework()
+		p.EnableFramework(e.intake(a, b, c))
 		return p
 	}
 	syncAll := func(ps ...*pull.Pull) {
@@ -199,7 +199,7 @@ func TestFramework_BurstOfAdditionsBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	pull.SetClock(p, clock.Now)
-	p.EnableFramework()
+	p.EnableFramework(e.intake(chs...))
 	count := func() (records int, created map[string]int) {
 		created = map[string]int{}
 		for _, ch := range chs {

@@ -58,7 +58,7 @@ func checkFrameworkEntries(t *testing.T, rec wire.Record) {
 func TestFramework_RotationAnnouncedOnceAcrossRestarts(t *testing.T) {
 	cfg := pull.Config{Rotation: changefeed.Rotation{MaxEntries: 4}}
 	e := newEnv(t, cfg, "a")
-	e.pull.EnableFramework()
+	e.pull.EnableFramework(e.intake())
 	ctx := context.Background()
 	at := t0
 	publish := func(n int) {
@@ -119,7 +119,7 @@ func TestFramework_RotationAnnouncedOnceAcrossRestarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.EnableFramework()
+		p.EnableFramework(e.intake())
 		ps = append(ps, p)
 	}
 	for _, p := range ps {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/hub/pull"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
@@ -32,13 +34,14 @@ func (c channels) Channels(context.Context) ([]hub.Channel, error) { return c, n
 
 // env is a pull server on a real JetStream log.
 type env struct {
-	t    testing.TB
-	nc   *nats.Conn
-	log  *jslog.Log
-	pull *pull.Pull
-	srv  *httptest.Server
-	base string
-	n    int // notifications appended, for idempotency keys
+	t     testing.TB
+	nc    *nats.Conn
+	log   *jslog.Log
+	pull  *pull.Pull
+	srv   *httptest.Server
+	base  string
+	n     int      // notifications appended, for idempotency keys
+	chans channels // the channels the env's Pull lists
 }
 
 func newEnv(t testing.TB, cfg pull.Config, names ...string) *env {
@@ -75,7 +78,30 @@ func newEnvWith(t testing.TB, cfg pull.Config, wrap func(pull.RangeLog, pull.Cha
 		t.Fatal(err)
 	}
 	p.Register(mux)
-	return &env{t: t, nc: nc, log: l, pull: p, srv: srv, base: srv.URL}
+	return &env{t: t, nc: nc, log: l, pull: p, srv: srv, base: srv.URL, chans: chans}
+}
+
+// intake returns a hub on the env's log whose store (NATS KV) holds the
+// env's channels and chans: the writer through whose intake a Pull
+// publishes its framework notifications. Each call is one more hub
+// process sharing the log and the store.
+func (e *env) intake(chans ...hub.Channel) *hub.Hub {
+	e.t.Helper()
+	ctx := context.Background()
+	st, err := kvstore.Open(ctx, e.nc, kvstore.Config{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ch := range append(append([]hub.Channel(nil), e.chans...), chans...) {
+		if err := st.PutChannel(ctx, ch); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	h, err := hub.New(hub.Config{HubURL: hubURL, Store: st, Log: e.log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
 }
 
 // entries returns n change entries with datetimes spread over [from, until];

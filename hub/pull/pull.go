@@ -14,6 +14,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/wire"
 )
@@ -171,7 +172,6 @@ func (p *Pull) Run(ctx context.Context) error {
 	poll := time.NewTicker(Poll)
 	defer poll.Stop()
 	for {
-		changed := p.log.Changed()
 		if err := p.Sync(ctx); err != nil {
 			if !p.h.Backoff(ctx, opSync, loophealth.EngineRetry) {
 				return ctx.Err()
@@ -183,11 +183,14 @@ func (p *Pull) Run(ctx context.Context) error {
 		// by the loop even when no request or record comes
 		_, _ = p.channels(ctx, false)
 		p.warmClosed(ctx)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		case <-poll.C:
+		// wait for a record after those applied (a read that fails is
+		// for the next Sync to report)
+		after := p.applied()
+		if _, err := logcache.Await(ctx, p.log, 0, poll.C, func(polled bool) (bool, error) {
+			visible, err := logcache.Visible(ctx, p.log, after+1)
+			return polled || visible || err != nil, nil
+		}); err != nil {
+			return err
 		}
 	}
 }

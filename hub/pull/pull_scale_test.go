@@ -41,7 +41,7 @@ func newScaleEnv(b *testing.B, n int) *scaleEnv {
 	b.Helper()
 	names := channelNames(n)
 	e := &scaleEnv{env: newEnv(b, pull.Config{Rotation: changefeed.Rotation{MaxEntries: 4}}, names...), names: names, at: make([]time.Time, n)}
-	e.pull.EnableFramework()
+	e.pull.EnableFramework(e.intake())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = e.pull.Run(ctx); close(done) }()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -31,8 +32,8 @@ const syncCatchUp = 2 * time.Second
 // syncLocked is Sync; the caller holds syncMu. It reads to the log's last
 // sequence as its bounds give it when the Sync starts: a cache in front of
 // the log (hub/logcache) may not have absorbed an append acknowledged by
-// another writer yet, so a read that ends early waits for the cache's
-// signal and reads on, for at most syncCatchUp.
+// another writer yet, so a read that ends early waits for the cache to
+// absorb more and reads on, for at most syncCatchUp.
 func (p *Pull) syncLocked(ctx context.Context) error {
 	first, last, err := p.log.Bounds(ctx)
 	if err != nil {
@@ -49,32 +50,15 @@ func (p *Pull) syncLocked(ctx context.Context) error {
 	p.mu.Unlock()
 
 	seen := cursor
-	var deadline <-chan time.Time
-	for {
-		changed := p.log.Changed() // before reading: no lost signal
-		err = p.metadata(ctx, seen+1, func(rec wire.Record) error {
+	_, err = logcache.Await(ctx, p.log, syncCatchUp, nil, func(bool) (bool, error) {
+		err := p.metadata(ctx, seen+1, func(rec wire.Record) error {
 			seen = max(seen, rec.Seq)
 			return p.applyRecord(ctx, rec)
 		})
-		if err != nil {
-			return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
-		}
-		if seen >= last {
-			break
-		}
-		if deadline == nil {
-			t := time.NewTimer(syncCatchUp)
-			defer t.Stop()
-			deadline = t.C
-		}
-		select {
-		case <-changed:
-			continue
-		case <-deadline:
-		case <-ctx.Done():
-			return fmt.Errorf("pull: sync from %d: %w", cursor+1, ctx.Err())
-		}
-		break
+		return seen >= last, err
+	})
+	if err != nil {
+		return fmt.Errorf("pull: sync from %d: %w", cursor+1, err)
 	}
 	return p.emitFramework(ctx)
 }
@@ -173,4 +157,11 @@ func (p *Pull) forget(seq uint64) {
 	p.mu.Lock()
 	p.idx.prune(seq + 1)
 	p.mu.Unlock()
+}
+
+// applied returns the last sequence the index applied.
+func (p *Pull) applied() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.idx.cursor
 }
