@@ -78,7 +78,9 @@ func TestAttemptLog_RecordNeverWaitsForTheStore(t *testing.T) {
 	w := &gatedWriter{AttemptWriter: st, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	const maxPending = 100
 	l := hub.NewAttemptLog(w, hub.AttemptLogConfig{MaxPending: maxPending})
-	sub := func(i int) string { return hub.SubscriptionID("https://example.org/t", "https://cb.example/"+string(rune('a'+i%26))) }
+	sub := func(i int) string {
+		return hub.SubscriptionID("https://example.org/t", "https://cb.example/"+string(rune('a'+i%26)))
+	}
 	for i := range 10 {
 		l.Record(hub.Attempt{SubID: sub(i), Seq: uint64(i)})
 	}
