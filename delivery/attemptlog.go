@@ -16,7 +16,7 @@ type AttemptRecorder interface {
 }
 
 // responseDetail is what the attempt log keeps of a response other than
-// 2xx: the headers of hub.AttemptHeaders it has and its body's start.
+// 2xx: the headers hub.AttemptHeader keeps and its body's start.
 type responseDetail struct {
 	header map[string]string
 	body   []byte
@@ -26,12 +26,12 @@ type responseDetail struct {
 // its body; the caller drains the rest.
 func readDetail(resp *http.Response) *responseDetail {
 	d := &responseDetail{}
-	for _, name := range hub.AttemptHeaders {
-		if v := resp.Header.Get(name); v != "" {
+	for name, vs := range resp.Header {
+		if len(vs) > 0 && hub.AttemptHeader(name) {
 			if d.header == nil {
 				d.header = map[string]string{}
 			}
-			d.header[name] = v
+			d.header[name] = vs[0]
 		}
 	}
 	d.body, _ = io.ReadAll(io.LimitReader(resp.Body, hub.AttemptBodyLen))

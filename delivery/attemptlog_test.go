@@ -95,3 +95,19 @@ func TestWebhooks_AttemptLogRecordsEveryAttempt(t *testing.T) {
 		t.Errorf("attempt 3 of 4 has no next retry: %+v", down[1])
 	}
 }
+
+// BenchmarkWebhooks_DeliverToOneCallbackWithAttemptLog is
+// BenchmarkWebhooks_DeliverToOneCallback with every attempt recorded in the
+// attempt log and written to the store: what the log costs a delivery.
+//
+//	go test -run '^$' -bench 'DeliverToOneCallback' -benchtime 20000x -count 3 ./delivery/
+func BenchmarkWebhooks_DeliverToOneCallbackWithAttemptLog(b *testing.B) {
+	benchDeliverToOneCallback(b, func(e *env, cfg *Config) {
+		l := hub.NewAttemptLog(e.store, hub.AttemptLogConfig{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		b.Cleanup(func() { cancel(); <-done }) // the last write before the store closes
+		go func() { _ = l.Run(ctx); close(done) }()
+		cfg.Attempts = l
+	})
+}

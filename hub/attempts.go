@@ -20,8 +20,8 @@ type Attempt struct {
 	// Status is the callback's HTTP status, 0 when no response came.
 	Status    int     `json:"status"`
 	LatencyMS float64 `json:"latencyMs"` // how long the POST took
-	// Headers are the response headers of AttemptHeaders the callback
-	// sent, and Body the first AttemptBodyLen bytes of its body, for
+	// Headers are the response headers the callback sent that
+	// AttemptHeader keeps, and Body the first AttemptBodyLen bytes of its body, for
 	// answers other than 2xx (they say why a callback refuses).
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
@@ -47,11 +47,20 @@ const (
 	AttemptLogTTL = 7 * 24 * time.Hour
 )
 
-// AttemptHeaders are the response headers an attempt keeps, canonical.
-var AttemptHeaders = [...]string{"Content-Type", "Content-Length", "Retry-After", "Location", "Server", "Www-Authenticate", "X-Request-Id"}
+// AttemptHeader reports whether an attempt keeps the response header
+// name (canonical, as http.CanonicalHeaderKey makes it): Content-Type,
+// Content-Length, Retry-After, Location, Server, Www-Authenticate and
+// X-Request-Id.
+func AttemptHeader(name string) bool {
+	switch name {
+	case "Content-Type", "Content-Length", "Retry-After", "Location", "Server", "Www-Authenticate", "X-Request-Id":
+		return true
+	}
+	return false
+}
 
 // ClipAttempt returns a bounded as a store keeps it: the body cut to
-// AttemptBodyLen bytes, headers other than AttemptHeaders dropped, values
+// AttemptBodyLen bytes, headers AttemptHeader does not keep dropped, values
 // and the error cut, all valid UTF-8. It is idempotent.
 func ClipAttempt(a Attempt) Attempt {
 	a.Body = clipUTF8(a.Body, AttemptBodyLen)
@@ -67,11 +76,8 @@ func ClipAttempt(a Attempt) Attempt {
 	}
 	kept := make(map[string]string, len(a.Headers))
 	for k, v := range a.Headers {
-		k = http.CanonicalHeaderKey(k)
-		for _, name := range AttemptHeaders {
-			if k == name {
-				kept[k] = clipUTF8(v, attemptValueLen)
-			}
+		if k = http.CanonicalHeaderKey(k); AttemptHeader(k) {
+			kept[k] = clipUTF8(v, attemptValueLen)
 		}
 	}
 	if len(kept) == 0 {
