@@ -1,5 +1,6 @@
 // Package admin is the hub operator's HTTP API under /admin/: channels and
-// their continuity anchors, subscriptions, dead letters and their redrive,
+// their continuity anchors, subscriptions, their attempt logs, dead letters
+// and their redrive,
 // the webhook delivery engine's per-subscription health, and the follower's
 // status per followed channel (polls, bytes, errors, leniencies).
 //
@@ -71,6 +72,7 @@ type Store interface {
 	Subscription(ctx context.Context, id string) (hub.Subscription, error)
 	Subscriptions(ctx context.Context, topic string) ([]hub.Subscription, error)
 	DeadLetters(ctx context.Context, subID string) ([]hub.DeadLetter, error)
+	Attempts(ctx context.Context, subID string) ([]hub.Attempt, error)
 	SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error)
 	ShardVersions(ctx context.Context) ([]uint64, error)
 }
@@ -150,6 +152,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("DELETE /admin/subscriptions/{id}", a.handle(a.deleteSub))
 	mux.Handle("GET /admin/subscriptions/{id}/deadletters", a.handle(a.deadLetters))
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", a.handle(a.redrive))
+	mux.Handle("GET /admin/subscriptions/{id}/attempts", a.handle(a.attempts))
 	mux.Handle("GET /admin/deliveries", a.handle(a.deliveries))
 	mux.Handle("GET /admin/summary", a.handle(a.summary))
 	mux.Handle("GET /admin/follow", a.handle(a.follows))

@@ -36,6 +36,7 @@ const (
 	kindFailing    cursorKind = 'f' // the failing subscriptions, by ID
 	kindChannel    cursorKind = 'c' // channels, by topic
 	kindDeliveries cursorKind = 'd' // the delivery engine's queues, by subscription ID
+	kindAttempts   cursorKind = 'a' // a subscription's attempt log, newest first (attempts.go)
 )
 
 // cursor is where a page starts: in a shard walk, the shard and the last
@@ -91,6 +92,10 @@ func parseCursor(s string, want cursorKind) (cursor, error) {
 	case kindChannel:
 		if c.shard != 0 || after == "" || len(after) > hub.MaxTopicLen {
 			return cursor{}, badRequest("cursor %q names no channel", wire.Clip(s))
+		}
+	case kindAttempts:
+		if _, ok := parseAttemptKey(after); c.shard != 0 || !ok {
+			return cursor{}, badRequest("cursor %q names no attempt", wire.Clip(s))
 		}
 	}
 	return c, nil

@@ -20,6 +20,8 @@ func FuzzParseCursor(f *testing.F) {
 		{kind: kindFailing, after: "ffffffffffffffffffffffffffffffff"},
 		{kind: kindChannel, after: "http://example.com/dataset1/change/"},
 		{kind: kindDeliveries, after: "0123456789abcdef0123456789abcdef"},
+		{kind: kindAttempts, after: "1741942818000000000.19.1"},
+		{kind: kindAttempts, after: "0.0.0"},
 	} {
 		f.Add(c.String(), byte(c.kind))
 	}

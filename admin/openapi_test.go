@@ -174,6 +174,16 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID, "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/deadletters", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/subscriptions/"+sub.ID+"/deadletters/dl1/redrive", "", http.StatusCreated)
+	if err := f.store.AddAttempts(ctx, []hub.Attempt{
+		{SubID: sub.ID, Time: time.Now(), Seq: 1, Attempt: 1, Status: 503, LatencyMS: 1.5, Headers: map[string]string{"Retry-After": "7"},
+			Body: "busy", Error: "callback answered 503 Service Unavailable", NextRetry: time.Now().Add(time.Second)},
+		{SubID: sub.ID, Time: time.Now(), Seq: 1, Attempt: 2, Status: 204, LatencyMS: 0.4},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/attempts?limit=1", "", http.StatusOK)
+	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/attempts?status=5xx", "", http.StatusOK)
+	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/attempts?status=teapot", "", http.StatusBadRequest)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries?status=failing", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/summary", "", http.StatusOK)

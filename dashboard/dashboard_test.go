@@ -45,6 +45,8 @@ func TestDashboard_ServesThePageWithoutToken(t *testing.T) {
 		"/dashboard/continuity.js": "rshubContinuity",
 		"/dashboard/follow.js":     "Followed Sources",
 		"/dashboard/subs.js":       "rshubSubs",
+		"/dashboard/attempts.js":   "rshubAttempts",
+		"/dashboard/attempts.css":  "#att-panel",
 		"/dashboard/style.css":     "#feed",
 	} {
 		resp, body := get(t, srv.URL+path, "")

@@ -3,7 +3,10 @@
 // cannot connect from the page, its Server-Sent Events endpoint, whose
 // EventSource resumes by itself with Last-Event-ID), channels with their
 // publish rate, last until and gaps, subscriptions with their delivery
-// health and dead letters (with a redrive button each), and a throughput
+// health and dead letters (with a redrive button each), a dialog per
+// subscription with its attempt log (why deliveries fail: status, latency,
+// error, the callback's response headers and body start, next attempt;
+// filtered by status) and its dead letters to redrive, and a throughput
 // chart of the last minutes. Lists are paged as the admin API pages them:
 // the page reads one page of channels and of subscriptions (the failing
 // ones first) and one more per "Load more", narrows both with a search

@@ -14,7 +14,11 @@ import (
 // BenchmarkWebhooks_DeliverToOneCallback measures end-to-end delivery of
 // b.N records already in the log to one loopback callback, signed with
 // sha256, from the start of the engine until the last 2xx.
-func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
+func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) { benchDeliverToOneCallback(b, nil) }
+
+// benchDeliverToOneCallback runs BenchmarkWebhooks_DeliverToOneCallback
+// with edit applied to the engine's configuration, when not nil.
+func benchDeliverToOneCallback(b *testing.B, edit func(*env, *Config)) {
 	e := newEnv(b)
 	e.channel(topic, "feed")
 	var got atomic.Int64
@@ -34,6 +38,9 @@ func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
 	r.got = nil // keep memory flat: count only
 	r.mu.Unlock()
 	cfg := e.fastConfig()
+	if edit != nil {
+		edit(e, &cfg)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()

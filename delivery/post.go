@@ -21,10 +21,11 @@ const maxDrain = 64 << 10
 
 // attempt is the outcome of one POST.
 type attempt struct {
-	status    int   // HTTP status, 0 when no response
-	err       error // transport error or refusal, nil when a response came
-	permanent bool  // retrying cannot help (bad callback URL)
-	abandoned bool  // the engine stopped before an outcome
+	status    int             // HTTP status, 0 when no response
+	err       error           // transport error or refusal, nil when a response came
+	permanent bool            // retrying cannot help (bad callback URL)
+	abandoned bool            // the engine stopped before an outcome
+	detail    *responseDetail // of a response other than 2xx, for the attempt log
 }
 
 func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }
@@ -161,7 +162,11 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 		}
 		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}
+	a := attempt{status: resp.StatusCode}
+	if !a.ok() {
+		a.detail = readDetail(resp)
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()
-	return attempt{status: resp.StatusCode}
+	return a
 }

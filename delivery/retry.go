@@ -93,7 +93,9 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		default:
 			w.breakers.report(q.host, now, outcomeAbandon)
 		}
+		d, more := q.retryDelay(a, n, first, now)
 		q.recordAttempt(a, now)
+		q.logAttempt(out.Seq, n, a, took, now, d, more) // attemptlog.go
 		if a.ok() {
 			w.obs.Attempted("delivered", took, time.Since(rec.Received))
 			return resultDelivered
@@ -104,13 +106,6 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		}
 		w.obs.Attempted("failed", took, 0)
 		q.logger.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
-		if a.permanent {
-			return q.giveUp(ctx, rec, run, n, a)
-		}
-		d, more := sched.Delay(n, jitter())
-		if more && sched.MaxElapsed > 0 && now.Add(d).Sub(first) > sched.MaxElapsed {
-			more = false
-		}
 		if !more {
 			return q.giveUp(ctx, rec, run, n, a)
 		}
@@ -118,6 +113,21 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			return resultAbandoned
 		}
 	}
+}
+
+// retryDelay is how long after a failed attempt, the nth of a
+// notification first attempted at first, the next one is made, or more
+// false when none is (delivered, gone, permanent or the schedule ran out).
+func (q *queue) retryDelay(a attempt, n int, first, now time.Time) (d time.Duration, more bool) {
+	if a.ok() || a.gone() || a.permanent {
+		return 0, false
+	}
+	sched := q.w.cfg.Schedule
+	d, more = sched.Delay(n, jitter())
+	if more && sched.MaxElapsed > 0 && now.Add(d).Sub(first) > sched.MaxElapsed {
+		more = false
+	}
+	return d, more
 }
 
 // recordAttempt updates the subscription's statistics after an attempt.

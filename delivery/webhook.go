@@ -74,6 +74,9 @@ type Config struct {
 	Coalesce CoalesceConfig
 	// Observer receives every attempt's outcome, for metrics; optional.
 	Observer Observer
+	// Attempts receives a record of every attempt for the subscription's
+	// attempt log (a *hub.AttemptLog); optional. It must not block.
+	Attempts AttemptRecorder
 	Clock    func() time.Time // default time.Now; timers still run on real time
 }
 

@@ -46,7 +46,7 @@ type ConditionalLog interface {
 }
 
 // Store keeps the hub's state: channels and their progress, subscriptions,
-// delivery cursors, dead letters and ownership leases. Every implementation
+// delivery cursors, dead letters, attempt logs and ownership leases. Every implementation
 // passes the contract suite in hub/storetest.
 type Store interface {
 	PutChannel(ctx context.Context, ch Channel) error
@@ -68,7 +68,8 @@ type Store interface {
 	Subscription(ctx context.Context, id string) (Subscription, error)
 	// Subscriptions lists the subscriptions of topic (all when topic is ""), ordered by ID.
 	Subscriptions(ctx context.Context, topic string) ([]Subscription, error)
-	// DeleteSubscription removes the subscription, its cursor and its dead letters.
+	// DeleteSubscription removes the subscription, its cursor, its dead
+	// letters and its attempt log.
 	DeleteSubscription(ctx context.Context, id string) error
 	// SubscriptionsInShard lists the subscriptions whose ShardOf(ID) is
 	// shard, ordered by ID; an error when shard is not ValidShard.
@@ -88,6 +89,14 @@ type Store interface {
 	DeadLetters(ctx context.Context, subID string) ([]DeadLetter, error)
 	// DeleteDeadLetter removes one dead letter; ErrNotFound when absent.
 	DeleteDeadLetter(ctx context.Context, subID, id string) error
+
+	// AddAttempts appends each attempt, bounded by ClipAttempt, to the
+	// attempt log of its SubID, in the order given; a log keeps its newest
+	// AttemptLogLen and expires AttemptLogTTL after its last write.
+	AddAttempts(ctx context.Context, as []Attempt) error
+	// Attempts returns the attempt log of subID, newest first (empty, not
+	// ErrNotFound, when there is none).
+	Attempts(ctx context.Context, subID string) ([]Attempt, error)
 
 	// Claim takes or renews the expiring lease key for owner and reports
 	// whether owner holds it afterwards.

@@ -65,6 +65,7 @@ func (p *process) buildDelivery(context.Context) error {
 	p.tail = logcache.New(p.notifications, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
+	p.tries = hub.NewAttemptLog(p.store, hub.AttemptLogConfig{Logger: p.logger.With("component", "attempts")})
 	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{
 		HubURL:    p.hubURL,
 		Client:    p.client,
@@ -74,6 +75,7 @@ func (p *process) buildDelivery(context.Context) error {
 		PerHost:   s.PerHost,
 		Coalesce:  delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
 		Observer:  p.metrics,
+		Attempts:  p.tries,
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,
 		Owner:     owner,
@@ -145,6 +147,7 @@ func (p *process) buildLive(context.Context) error {
 	p.metrics.SetSources(metrics.Sources{
 		LogSize:            p.notifications.Size,
 		LogQuarantined:     p.notifications.QuarantinedTotal,
+		AttemptLog:         p.tries.Stats,
 		WebSockets:         p.live.WebSocketCount,
 		Events:             p.live.EventsCount,
 		WebSocketsRefused:  p.live.ProtocolClosed,

@@ -82,6 +82,7 @@ type process struct {
 	dash    *dashboard.Dashboard // nil without an admin token
 	obs     hub.Observer
 	hooks   *delivery.Webhooks
+	tries   *hub.AttemptLog // the webhook attempts, on their way to the store
 	hub     *hub.Hub
 	follow  *follow.Engine
 	pull    *pull.Pull
@@ -169,6 +170,7 @@ func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan erro
 		"log cache": p.tail.Run,
 		"hub":       p.hub.Run,
 		"webhooks":  p.hooks.Run,
+		"attempts":  p.tries.Run,
 		"pull mode": p.pull.Run,
 		"follow":    p.follow.Run,
 		"live":      p.live.Run,

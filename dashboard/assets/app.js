@@ -124,6 +124,13 @@
   const subs = window.rshubSubs({
     $, el, api, apiPage, enc, toast, AuthError, refresh, fmtAgo, fmtIn, isZeroTime,
     onAuthError: e => askToken(e.message),
+    openAttempts: sub => attempts.open(sub),
+  });
+
+  // The attempt log dialog (attempts.js), opened from a subscription.
+  const attempts = window.rshubAttempts({
+    $, el, api, apiPage, enc, AuthError, fmtTime, fmtAgo, fmtIn, isZeroTime,
+    onAuthError: e => askToken(e.message), redriveButton: subs.redriveButton,
   });
 
   // refresh reads the summary, the channels and subscriptions shown and

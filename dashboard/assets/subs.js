@@ -8,7 +8,7 @@
 // text, never as HTML.
 "use strict";
 window.rshubSubs = deps => {
-  const { $, el, api, apiPage, enc, toast, AuthError, onAuthError, refresh, fmtAgo, fmtIn, isZeroTime } = deps;
+  const { $, el, api, apiPage, enc, toast, AuthError, onAuthError, refresh, fmtAgo, fmtIn, isZeroTime, openAttempts } = deps;
   const PAGE = 100;         // subscriptions per page
   const FAILING_MAX = 100;  // failing subscriptions shown first
   const MAX_REQUESTS = 25;  // list requests per refresh (a search reads a bounded slice per request)
@@ -97,7 +97,7 @@ window.rshubSubs = deps => {
           el("div", { class: "sub" }, fmtAgo(d.lastAttempt) + (d.consecutiveFailures ? " · " + d.consecutiveFailures + " failures in a row" : "")));
       }
       rows.push(el("tr", { "data-sub-id": s.id, "data-state": ss, class: s.failingFirst ? "failing-first" : null },
-        el("td", {}, el("div", { class: "mono trunc", title: s.callback }, s.callback), el("div", { class: "sub mono" }, s.id.slice(0, 12))),
+        el("td", {}, el("div", { class: "mono trunc", title: s.callback }, s.callback), el("div", { class: "sub mono" }, s.id.slice(0, 12), attemptsButton(s))),
         el("td", {}, s.channel || el("span", { class: "sub", title: s.topic }, "(topic)")),
         el("td", {}, el("span", { class: "pill state " + (stateClass[ss] || "idle") }, ss)),
         last,
@@ -123,7 +123,16 @@ window.rshubSubs = deps => {
     return el("tr", { class: "deadletters", "data-sub-id": sub.id }, el("td", { colspan: "7" }, items));
   }
 
-  function redriveButton(sub, d) {
+  // attemptsButton opens the subscription's attempt log (attempts.js).
+  function attemptsButton(sub) {
+    const b = el("button", { class: "attempts", type: "button", title: "recent delivery attempts: why it fails, redrive" }, "Attempts…");
+    b.addEventListener("click", () => openAttempts(sub));
+    return b;
+  }
+
+  // redriveButton redrives dead letter d of sub, then refreshes the page
+  // and calls after, when given.
+  function redriveButton(sub, d, after) {
     const key = sub.id + "/" + d.id;
     const busy = st.redriving.has(key);
     const b = el("button", { class: "redrive", type: "button", title: "deliver seq " + d.seq + " to the callback again", disabled: busy }, busy ? "Redriving…" : "Redrive");
@@ -142,6 +151,7 @@ window.rshubSubs = deps => {
         st.redriving.delete(key);
       }
       refresh();
+      if (after) after();
     });
     return b;
   }
@@ -159,7 +169,7 @@ window.rshubSubs = deps => {
   });
 
   return {
-    load, render,
+    load, render, redriveButton,
     // setTotal takes the number of subscriptions from the summary.
     setTotal(n) { st.total = n; },
   };

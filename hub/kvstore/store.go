@@ -14,6 +14,7 @@
 //	shardver   key n                     written on every write to shard n: its revision is the shard's version
 //	members    key hubs                  owner -> heartbeat expiry of the hubs sharing the buckets
 //	follow     key D(topic)              value the topic and its follower status (package follow)
+//	attempts   key D(ID)                 value the subscription's attempt log, newest first; entries expire after hub.AttemptLogTTL
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose (topic URI, subscription ID, dead letter ID,
@@ -46,6 +47,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
@@ -90,7 +92,7 @@ type Store struct {
 type buckets struct {
 	gen                                                      uint64
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
-	subShards, shardVer, members, follow                     jetstream.KeyValue
+	subShards, shardVer, members, follow, attempts           jetstream.KeyValue
 	// deadStream is the dead bucket's stream and deadSubjects its subject
 	// prefix, for counting a subscription's dead letters without a scan.
 	deadStream   jetstream.Stream
@@ -207,13 +209,18 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 		{"channels", &b.channels}, {"chstate", &b.states}, {"subs", &b.subs},
 		{"subtopics", &b.subTopics}, {"cursors", &b.cursors}, {"dead", &b.dead}, {"leases", &b.leases},
 		{"subshards", &b.subShards}, {"shardver", &b.shardVer}, {"members", &b.members},
-		{"follow", &b.follow},
+		{"follow", &b.follow}, {"attempts", &b.attempts},
 	} {
 		name := cfg.Prefix + "_" + k.kind
+		var ttl time.Duration
+		if k.kind == "attempts" {
+			ttl = hub.AttemptLogTTL
+		}
 		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      name,
 			Description: "rshub " + k.kind,
 			History:     1,
+			TTL:         ttl,
 			Storage:     jetstream.FileStorage,
 			Replicas:    cfg.Replicas,
 		})

@@ -99,8 +99,8 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 	return out, nil
 }
 
-// DeleteSubscription removes the subscription, its cursor and its dead
-// letters. Deleting a missing subscription is not an error.
+// DeleteSubscription removes the subscription, its cursor, its dead
+// letters and its attempt log. Deleting a missing subscription is not an error.
 func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	k, err := key("subscription ID", id)
 	if err == nil {
@@ -133,6 +133,9 @@ func deleteSubscription(ctx context.Context, b *buckets, id, topic string) error
 		}
 	}
 	if err := deleteKey(ctx, b.cursors, id); err != nil {
+		return err
+	}
+	if err := deleteKey(ctx, b.attempts, id); err != nil {
 		return err
 	}
 	dead, err := keys(ctx, b.dead, id+".*")

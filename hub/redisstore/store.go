@@ -18,6 +18,7 @@
 //	<p>:members              zset   hub owner names, scored by heartbeat expiry (ms)
 //	<p>:chanver              string counter moved by every channel put and delete
 //	<p>:follow               hash   topic -> follower status (package follow)
+//	<p>:attempts:<D(subID)>  list   hub.Attempt, newest first; expires hub.AttemptLogTTL after its last write
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose never becomes part of a key name, only of hash

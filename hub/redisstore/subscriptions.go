@@ -84,8 +84,8 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]hub.Subscrip
 	return out, nil
 }
 
-// DeleteSubscription removes the subscription, its cursor and its dead
-// letters in one transaction. Deleting a missing subscription is not an
+// DeleteSubscription removes the subscription, its cursor, its dead
+// letters and its attempt log in one transaction. Deleting a missing subscription is not an
 // error.
 func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	sub, err := s.Subscription(ctx, id)
@@ -99,7 +99,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 			p.SRem(ctx, s.key("topicsubs", digest(sub.Topic)), id)
 		}
 		p.HDel(ctx, s.key("cursors"), id)
-		p.Del(ctx, s.key("deadseq", d), s.key("deadval", d))
+		p.Del(ctx, s.key("deadseq", d), s.key("deadval", d), s.key("attempts", d))
 		s.indexShard(ctx, p, id, false)
 		return nil
 	})

@@ -178,6 +178,10 @@ func testHostileSubscriptions(t *testing.T, s hub.Store) {
 		check(t, s.DeleteDeadLetter(ctx, key, key))
 		notFound(t, "second DeleteDeadLetter "+label(key), s.DeleteDeadLetter(ctx, key, key))
 		check(t, s.AddDeadLetter(ctx, d))
+		check(t, s.AddAttempts(ctx, []hub.Attempt{{SubID: key, Seq: uint64(i + 1), Error: key, Time: t0}}))
+		if as, err := s.Attempts(ctx, key); err != nil || len(as) != 1 || as[0].SubID != key {
+			t.Fatalf("Attempts(%s) = %d attempts (%v)", label(key), len(as), err)
+		}
 
 		check(t, s.DeleteSubscription(ctx, key))
 		_, err = s.Subscription(ctx, key)
@@ -186,6 +190,9 @@ func testHostileSubscriptions(t *testing.T, s hub.Store) {
 		notFound(t, "cursor of deleted subscription "+label(key), err)
 		if dl, err := s.DeadLetters(ctx, key); err != nil || len(dl) != 0 {
 			t.Fatalf("deleted subscription %s keeps %d dead letters (%v)", label(key), len(dl), err)
+		}
+		if as, err := s.Attempts(ctx, key); err != nil || len(as) != 0 {
+			t.Fatalf("deleted subscription %s keeps %d attempts (%v)", label(key), len(as), err)
 		}
 		alive(t, s, "DeleteSubscription", key)
 	}

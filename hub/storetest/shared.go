@@ -96,6 +96,13 @@ func Shared(t *testing.T, a, b hub.Store) {
 	if got, err := b.FollowStatus(ctx, "https://example.org/1"); err != nil || string(got) != `{"polls":7}` {
 		t.Fatalf("a store does not read the follow status the other wrote: %q, %v", got, err)
 	}
+	sub := hub.SubscriptionID("https://example.org/1", "https://cb.example/")
+	if err := a.AddAttempts(ctx, []hub.Attempt{{SubID: sub, Seq: 9, Status: 503, Time: time.Unix(2, 0).UTC()}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Attempts(ctx, sub); err != nil || len(got) != 1 || got[0].Seq != 9 {
+		t.Fatalf("a store does not read the attempt log the other wrote: %v, %v", got, err)
+	}
 }
 
 // sharedStateUpdates has two stores take turns incrementing one channel

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 	}
 	tests = append(tests, shardTests...)
 	tests = append(tests, followTests...)
+	tests = append(tests, attemptTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

@@ -50,6 +50,9 @@ type Sources struct {
 	// LogQuarantined counts the log's messages that never decode, which
 	// readers skip.
 	LogQuarantined func() uint64
+	// AttemptLog counts the webhook attempt records written to the store
+	// and those dropped (its buffer full or the store failing).
+	AttemptLog func() (written, dropped uint64)
 }
 
 // Metrics holds the hub's collectors in its own registry.
@@ -151,6 +154,7 @@ type gauges struct {
 	logMsgs, logBytes, logQuarantined    *prometheus.Desc
 	subStates, deadTotal                 *prometheus.Desc
 	subsHeld, subsRefused                *prometheus.Desc
+	attempts                             *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -168,11 +172,12 @@ func newGauges(src Sources) *gauges {
 		deadTotal:      prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
 		subsHeld:       prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
 		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
+		attempts:       prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts} {
 		ch <- d
 	}
 }
@@ -208,6 +213,11 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.subsHeld, prometheus.GaugeValue, float64(held))
 		ch <- prometheus.MustNewConstMetric(g.subsRefused, prometheus.CounterValue, float64(hubRefused), "hub")
 		ch <- prometheus.MustNewConstMetric(g.subsRefused, prometheus.CounterValue, float64(hostRefused), "callback_host")
+	}
+	if src.AttemptLog != nil {
+		written, dropped := src.AttemptLog()
+		ch <- prometheus.MustNewConstMetric(g.attempts, prometheus.CounterValue, float64(written), "written")
+		ch <- prometheus.MustNewConstMetric(g.attempts, prometheus.CounterValue, float64(dropped), "dropped")
 	}
 	if src.LogQuarantined != nil {
 		ch <- prometheus.MustNewConstMetric(g.logQuarantined, prometheus.CounterValue, float64(src.LogQuarantined()))

@@ -1,0 +1,84 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
+)
+
+// attemptLog is the value of a subscription's key in the attempts bucket.
+type attemptLog struct {
+	SubID    string        `json:"subscription"`
+	Attempts []hub.Attempt `json:"attempts"` // newest first
+}
+
+// AddAttempts appends each attempt to its subscription's log: one
+// compare-and-set of the log's key per subscription of as.
+func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
+	bySub := map[string][]hub.Attempt{}
+	var order []string
+	for _, a := range as {
+		if _, seen := bySub[a.SubID]; !seen {
+			order = append(order, a.SubID)
+		}
+		bySub[a.SubID] = append(bySub[a.SubID], hub.ClipAttempt(a))
+	}
+	var errs []error
+	for _, id := range order {
+		if err := s.addAttempts(ctx, id, bySub[id]); err != nil {
+			errs = append(errs, fmt.Errorf("kvstore: add attempts of %q: %w", wire.Clip(id), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addAttempts prepends as, oldest first, to the log of subID.
+func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt) error {
+	k, err := key("subscription ID", subID)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(as)
+	return s.do(ctx, func(ctx context.Context, b *buckets) error {
+		for range maxCASAttempts {
+			log := attemptLog{SubID: subID}
+			rev, err := getJSON(ctx, b.attempts, k, &log)
+			if err != nil && !errors.Is(err, hub.ErrNotFound) {
+				return err
+			}
+			log.Attempts = append(slices.Clip(as), log.Attempts...)
+			log.Attempts = log.Attempts[:min(len(log.Attempts), hub.AttemptLogLen)]
+			conflict, err := casJSON(ctx, b.attempts, k, rev, log)
+			if err != nil || !conflict {
+				return err
+			}
+		}
+		return errors.New("attempt log kept changing")
+	})
+}
+
+// Attempts returns the attempt log of subID, newest first.
+func (s *Store) Attempts(ctx context.Context, subID string) ([]hub.Attempt, error) {
+	var log attemptLog
+	k, err := key("subscription ID", subID)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, b.attempts, k, &log)
+			return err
+		})
+	}
+	if errors.Is(err, hub.ErrNotFound) {
+		return []hub.Attempt{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: attempts of %q: %w", wire.Clip(subID), err)
+	}
+	if log.Attempts == nil {
+		log.Attempts = []hub.Attempt{}
+	}
+	return log.Attempts, nil
+}

@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+)
+
+var attemptTests = []struct {
+	name string
+	fn   func(*testing.T, hub.Store)
+}{
+	{"Attempts_MissingIsEmpty", testAttemptsMissing},
+	{"Attempts_NewestFirstBoundedPerSubscription", testAttemptsBounded},
+	{"Attempts_EveryFieldBounded", testAttemptsClipped},
+	{"DeleteSubscription_RemovesAttemptLog", testAttemptsDeleted},
+}
+
+// attempt is the attempt i of subscription sub, a failure with a response.
+func attempt(sub string, i int) hub.Attempt {
+	return hub.Attempt{SubID: sub, Time: t0.Add(time.Duration(i) * time.Second), Seq: uint64(100 + i), Attempt: i%3 + 1,
+		Status: 500 + i%4, LatencyMS: 12.5, Headers: map[string]string{"Content-Type": "text/plain", "Retry-After": "30"},
+		Body: fmt.Sprintf("broken %d", i), Error: "callback answered 500 Internal Server Error", NextRetry: t0.Add(time.Minute)}
+}
+
+func testAttemptsMissing(t *testing.T, s hub.Store) {
+	as, err := s.Attempts(ctxT(t), hub.SubscriptionID(Topics[0], "https://cb.example/"))
+	check(t, err)
+	if as == nil || len(as) != 0 {
+		t.Fatalf("Attempts of an empty store = %#v, want an empty non-nil slice", as)
+	}
+	check(t, s.AddAttempts(ctxT(t), nil))
+}
+
+func testAttemptsBounded(t *testing.T, s hub.Store) {
+	ctx := ctxT(t)
+	a, b := hub.SubscriptionID(Topics[0], "https://a.example/"), hub.SubscriptionID(Topics[1], "https://b.example/")
+	total := hub.AttemptLogLen + 7
+	var wantA []hub.Attempt // oldest first
+	for start := 0; start < total; start += 20 {
+		var batch []hub.Attempt
+		for i := start; i < min(start+20, total); i++ {
+			batch = append(batch, attempt(a, i))
+			wantA = append(wantA, attempt(a, i))
+			if i%5 == 0 {
+				batch = append(batch, attempt(b, i))
+			}
+		}
+		check(t, s.AddAttempts(ctx, batch))
+	}
+	got, err := s.Attempts(ctx, a)
+	check(t, err)
+	if len(got) != hub.AttemptLogLen {
+		t.Fatalf("log holds %d attempts after %d, want the newest %d", len(got), total, hub.AttemptLogLen)
+	}
+	for i, g := range got {
+		same(t, fmt.Sprintf("attempt %d, newest first", i), g, wantA[total-1-i])
+	}
+	gotB, err := s.Attempts(ctx, b)
+	check(t, err)
+	if n := (total + 4) / 5; len(gotB) != n || gotB[0].Seq != attempt(b, 55).Seq || gotB[n-1].Seq != attempt(b, 0).Seq {
+		t.Fatalf("the other subscription's log holds %d attempts (%v), want its %d newest first", len(gotB), gotB, n)
+	}
+}
+
+func testAttemptsClipped(t *testing.T, s hub.Store) {
+	ctx := ctxT(t)
+	sub := hub.SubscriptionID(Topics[2], "https://c.example/")
+	a := attempt(sub, 1)
+	a.Body = strings.Repeat("é", hub.AttemptBodyLen) + "\xff"
+	a.Error = strings.Repeat("\xffx", 10<<10)
+	a.Headers = map[string]string{"retry-after": strings.Repeat("9", 100<<10), "Set-Cookie": "secret=1", "X-Evil\r\n": "x"}
+	a.Status = 1 << 20
+	check(t, s.AddAttempts(ctx, []hub.Attempt{a}))
+	got, err := s.Attempts(ctx, sub)
+	check(t, err)
+	if len(got) != 1 {
+		t.Fatalf("log holds %d attempts, want 1", len(got))
+	}
+	g := got[0]
+	same(t, "clipped attempt", g, hub.ClipAttempt(a))
+	if len(g.Body) > hub.AttemptBodyLen || len(g.Error) > 1024 || len(g.Headers) != 1 || len(g.Headers["Retry-After"]) > 1024 || g.Status != 0 {
+		t.Fatalf("attempt kept beyond its bounds: body %d, error %d bytes, headers %q, status %d", len(g.Body), len(g.Error), g.Headers, g.Status)
+	}
+	if same := hub.ClipAttempt(g); same.Body != g.Body || same.Error != g.Error || same.Headers["Retry-After"] != g.Headers["Retry-After"] {
+		t.Fatal("ClipAttempt is not idempotent")
+	}
+}
+
+func testAttemptsDeleted(t *testing.T, s hub.Store) {
+	ctx := ctxT(t)
+	sub := subscription(Topics[0], "https://d.example/hook")
+	other := subscription(Topics[0], "https://e.example/hook")
+	check(t, s.PutSubscription(ctx, sub))
+	check(t, s.PutSubscription(ctx, other))
+	check(t, s.AddAttempts(ctx, []hub.Attempt{attempt(sub.ID, 1), attempt(other.ID, 1), attempt(sub.ID, 2)}))
+	check(t, s.DeleteSubscription(ctx, sub.ID))
+	if as, err := s.Attempts(ctx, sub.ID); err != nil || len(as) != 0 {
+		t.Fatalf("deleted subscription keeps %d attempts (%v)", len(as), err)
+	}
+	if as, err := s.Attempts(ctx, other.ID); err != nil || len(as) != 1 {
+		t.Fatalf("deleting one subscription left the other %d attempts (%v), want 1", len(as), err)
+	}
+}
