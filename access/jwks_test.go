@@ -1,0 +1,163 @@
+package access
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/access/accesstest"
+)
+
+// jwkOf encodes a PEM public key as a JSON Web Key named kid.
+func jwkOf(t *testing.T, pemText, kid string) map[string]string {
+	t.Helper()
+	block, _ := pem.Decode([]byte(pemText))
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return map[string]string{"kty": "RSA", "kid": kid, "use": "sig", "n": enc(k.N.Bytes()), "e": enc(big.NewInt(int64(k.E)).Bytes())}
+	case *ecdsa.PublicKey:
+		raw, _ := k.Bytes()
+		return map[string]string{"kty": "EC", "kid": kid, "crv": "P-256", "x": enc(raw[1:33]), "y": enc(raw[33:])}
+	case ed25519.PublicKey:
+		return map[string]string{"kty": "OKP", "kid": kid, "crv": "Ed25519", "x": enc(k)}
+	}
+	t.Fatalf("key %T", pub)
+	return nil
+}
+
+// keySet is a JWKS URL whose answer a test changes.
+type keySet struct {
+	mu   sync.Mutex
+	body string
+	hang bool
+	hits int
+}
+
+func (s *keySet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	body, hang := s.body, s.hang
+	s.hits++
+	s.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return
+	}
+	_, _ = w.Write([]byte(body))
+}
+
+func (s *keySet) set(t *testing.T, keys ...map[string]string) {
+	b, err := json.Marshal(map[string]any{"keys": keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.body = string(b)
+	s.mu.Unlock()
+}
+
+func TestJWKS_VerifiesByKidAndFollowsRotation(t *testing.T) {
+	k := accesstest.NewKeys(t)
+	ks := &keySet{}
+	ks.set(t, jwkOf(t, k.RSA, "old"), map[string]string{"kty": "oct", "kid": "skipped", "k": "c2VjcmV0"})
+	srv := httptest.NewServer(ks)
+	defer srv.Close()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	v, err := New(Config{JWKSURL: srv.URL, Client: srv.Client(), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := accesstest.Mercure([]string{"*"}, nil, now.Add(time.Hour).Unix(), 0)
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, k.Mint(t, "RS256", map[string]any{"kid": "old"}, claims)); err != nil {
+		t.Fatalf("kid old: %v", err)
+	}
+	ec := k.Mint(t, "ES256", map[string]any{"kid": "new"}, claims)
+	if _, err := v.Verify(ctx, ec); err == nil || !strings.Contains(err.Error(), "no key") {
+		t.Fatalf("unknown kid: %v", err)
+	}
+	ks.set(t, jwkOf(t, k.EC, "new"), jwkOf(t, k.Ed25519, "ed"))
+	if _, err := v.Verify(ctx, ec); err == nil {
+		t.Fatal("an unknown kid read the set again within the refetch interval")
+	}
+	now = now.Add(JWKSRefetch)
+	if _, err := v.Verify(ctx, ec); err != nil {
+		t.Fatalf("rotated key: %v", err)
+	}
+	if _, err := v.Verify(ctx, k.Mint(t, "EdDSA", map[string]any{"kid": "ed"}, claims)); err != nil {
+		t.Fatalf("Ed25519 key: %v", err)
+	}
+	// a key set's RSA key verifies no HS256 token, whatever secret it was signed with
+	if _, err := v.Verify(ctx, k.Mint(t, "HS256", map[string]any{"kid": "new"}, claims)); err == nil {
+		t.Fatal("HS256 accepted with a key set")
+	}
+	if ks.hits != 2 {
+		t.Errorf("key set read %d times, want 2", ks.hits)
+	}
+}
+
+func TestJWKS_HostileKeySets(t *testing.T) {
+	k := accesstest.NewKeys(t)
+	token := k.Mint(t, "RS256", map[string]any{"kid": "a"}, accesstest.Mercure([]string{"*"}, nil, time.Now().Add(time.Hour).Unix(), 0))
+	for name, c := range map[string]struct {
+		body string
+		hang bool
+	}{
+		"times out":          {hang: true},
+		"garbage":            {body: "<html>not a key set</html>"},
+		"no usable key":      {body: `{"keys":[{"kty":"RSA","kid":"a","n":"!!","e":"AQAB"}]}`},
+		"small RSA key":      {body: `{"keys":[{"kty":"RSA","kid":"a","n":"AQAB","e":"AQAB"}]}`},
+		"EC point off curve": {body: `{"keys":[{"kty":"EC","kid":"a","crv":"P-256","x":"` + strings.Repeat("A", 43) + `","y":"` + strings.Repeat("A", 43) + `"}]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(&keySet{body: c.body, hang: c.hang})
+			defer srv.Close()
+			v, err := New(Config{JWKSURL: srv.URL, Client: srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := v.Verify(ctx, token); err == nil || !strings.Contains(err.Error(), "key set") {
+				t.Fatalf("got %v, want a refusal naming the key set", err)
+			}
+		})
+	}
+}
+
+// FuzzParseJWKS feeds hostile key sets to the parser: nothing panics and
+// every key kept verifies at least one algorithm.
+func FuzzParseJWKS(f *testing.F) {
+	f.Add(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"a","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}`)
+	f.Add(`{"keys":[{"kty":"EC","crv":"P-256","kid":"b","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","alg":"ES256"}]}`)
+	f.Add(`{"keys":[{"kty":"RSA","kid":"c","n":"AQAB","e":"AQAB","use":"enc"}]}`)
+	f.Add(`{"keys":"none"}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		keys, err := parseJWKS([]byte(body))
+		if err != nil {
+			return
+		}
+		for kid, k := range keys {
+			if len(k.algs) == 0 {
+				t.Fatalf("key %q verifies no algorithm", kid)
+			}
+		}
+	})
+}
