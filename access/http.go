@@ -107,3 +107,25 @@ func (v *Verifier) GrantFrom(ctx context.Context, r *http.Request) Grant {
 	}
 	return g
 }
+
+// Door is the check of every door that serves one channel: found says the
+// channel exists, private that it is private, topic is its topic. It
+// returns nil to serve a public channel (tokens are not looked at) or a
+// private one to a token covering topic; otherwise the Refusal, NotFound
+// when the caller shows no token or a token that verifies (the door then
+// answers as for a channel that does not exist, so that a caller cannot
+// tell the two apart), 401 for a token that does not verify, whether the
+// channel exists or not, and 403 for a token without the claim for an
+// existing private channel. A nil Verifier hides every private channel.
+func (v *Verifier) Door(ctx context.Context, r *http.Request, a Action, found, private bool, topic, skipBearer string) (Grant, *Refusal) {
+	notFound := &Refusal{Status: http.StatusNotFound, Reason: "no such channel"}
+	switch {
+	case found && !private:
+		return Grant{}, nil
+	case v == nil:
+		return Grant{}, notFound
+	case !found:
+		topic = ""
+	}
+	return v.Check(ctx, r, a, topic, skipBearer)
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -111,6 +112,13 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := h.ChannelByName(r.Context(), name)
+	if _, ref := h.cfg.Subscribers.Door(r.Context(), r, access.Subscribe, err == nil && ch.Hosted, ch.Private, ch.Topic, ""); ref != nil {
+		if !ref.NotFound() {
+			ref.Write(w)
+			return
+		}
+		err = ErrNotFound
+	}
 	if err != nil || !ch.Hosted {
 		plainError(w, http.StatusNotFound, "no hosted topic here")
 		return

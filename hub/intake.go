@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -33,6 +34,9 @@ type PublishError struct {
 	Status int
 	Code   string
 	Msg    string
+	// refusal, when set, is the token refusal the error stands for: its
+	// WWW-Authenticate header goes with the answer.
+	refusal *access.Refusal
 }
 
 func (e *PublishError) Error() string { return e.Msg }

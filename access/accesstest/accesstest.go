@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -34,15 +35,7 @@ type Keys struct {
 // missing.
 func NewKeys(t testing.TB) *Keys {
 	t.Helper()
-	for _, tool := range []string{"python3", "openssl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is needed to mint tokens outside Go: %v", tool, err)
-		}
-	}
-	k := &Keys{dir: t.TempDir(), Secret: "an HMAC secret of at least 32 bytes, for tests"}
-	if err := os.WriteFile(filepath.Join(k.dir, "secret"), []byte(k.Secret), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	k := NewSecret(t)
 	gen := map[string][]string{
 		"rsa":     {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"},
 		"ec":      {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"},
@@ -55,6 +48,32 @@ func NewKeys(t testing.TB) *Keys {
 		*pubs[name] = run(t, "openssl", "pkey", "-in", priv, "-pubout")
 	}
 	return k
+}
+
+// NewSecret makes only the HMAC secret (quicker: tests of the doors sign
+// with HS256); it skips the test when python3 or openssl is missing.
+func NewSecret(t testing.TB) *Keys {
+	t.Helper()
+	for _, tool := range []string{"python3", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is needed to mint tokens outside Go: %v", tool, err)
+		}
+	}
+	k := &Keys{dir: t.TempDir(), Secret: "an HMAC secret of at least 32 bytes, for tests"}
+	if err := os.WriteFile(filepath.Join(k.dir, "secret"), []byte(k.Secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Verifier returns a verifier of the HMAC secret.
+func (k *Keys) Verifier(t testing.TB) *access.Verifier {
+	t.Helper()
+	v, err := access.New(access.Config{Key: k.Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // Mint signs claims with alg: HS256/384/512 with the secret, RS256 or PS256
