@@ -209,7 +209,7 @@ func TestPrivate_HostedTopicHidden(t *testing.T) {
 		t.Fatalf("bad token: %d %v", s, h)
 	}
 	tok := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{ch.Topic}, nil, hour(), 0))
-	if s, _, h := get(ch.Topic+"?authorization="+tok); s != 204 || h.Get("Link") == "" {
+	if s, _, h := get(ch.Topic + "?authorization=" + tok); s != 204 || h.Get("Link") == "" {
 		t.Fatalf("reader: %d %v", s, h)
 	}
 }
