@@ -53,6 +53,13 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 	WSOrigins         string
 	WSToken           string
+	// SubscriberJWTKey and PublisherJWTKey verify the tokens of private
+	// channels' readers and publishers: an HMAC secret or a PEM public
+	// key; the JWKS URLs name key sets instead or as well (package access).
+	SubscriberJWTKey  string
+	SubscriberJWKSURL string
+	PublisherJWTKey   string
+	PublisherJWKSURL  string
 	RotateEntries     int
 	RotatePeriod      time.Duration
 	ClaimTTL          time.Duration

@@ -85,6 +85,10 @@ func (p *process) buildDelivery(context.Context) error {
 // buildHub makes the WebSub hub and creates the configured channels.
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
+	subscribers, publishers, err := p.verifiers()
+	if err != nil {
+		return err
+	}
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
 		Store:                   p.store,
@@ -101,6 +105,8 @@ func (p *process) buildHub(ctx context.Context) error {
 		CallbackCheck:           func(ctx context.Context, cb string) error { return p.policy.CheckTarget(ctx, nil, cb) },
 		Activator:               p.hooks,
 		Observer:                p.obs,
+		Subscribers:             subscribers,
+		Publishers:              publishers,
 		Home:                    home(p.dash != nil, p.hubURL),
 		Logger:                  p.logger.With("component", "hub"),
 	})
@@ -125,6 +131,7 @@ func (p *process) buildPull(context.Context) error {
 		Rotation:     changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
 		Logger:       p.logger.With("component", "pull"),
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
+		Readers:      p.hub.Subscribers(),
 	})
 	if err == nil {
 		p.pull.EnableFramework() // announce rotations on framework channels
@@ -139,6 +146,8 @@ func (p *process) buildLive(context.Context) error {
 		Log:            p.tail,
 		AllowedOrigins: splitList(p.cfg.WSOrigins),
 		Token:          p.cfg.WSToken,
+		Channels:       p.hub,
+		Readers:        p.hub.Subscribers(),
 		Logger:         p.logger.With("component", "websocket"),
 	})
 	hooks := p.hooks
