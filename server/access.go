@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/rshub/rshub/access"
 )
@@ -10,13 +11,15 @@ import (
 // publisher tokens (--subscriber-jwt-key, --subscriber-jwks-url,
 // --publisher-jwt-key, --publisher-jwks-url); a role without a key gets
 // nil, which verifies no token. Key sets are read through the guarded
-// client, so a JWKS URL on a private network must be in --allow-networks.
-func (p *process) verifiers() (subscribers, publishers *access.Verifier, err error) {
-	subscribers, err = access.New(access.Config{Key: p.cfg.SubscriberJWTKey, JWKSURL: p.cfg.SubscriberJWKSURL, Client: p.client})
+// client given (the process's guarded one), so a JWKS URL on a private
+// network must be in --allow-networks; Check makes them once with no key
+// set read, to refuse a bad key before anything starts.
+func (s Config) verifiers(client *http.Client) (subscribers, publishers *access.Verifier, err error) {
+	subscribers, err = access.New(access.Config{Key: s.SubscriberJWTKey, JWKSURL: s.SubscriberJWKSURL, Client: client})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subscriber-jwt-key/--subscriber-jwks-url: %w", err)
 	}
-	publishers, err = access.New(access.Config{Key: p.cfg.PublisherJWTKey, JWKSURL: p.cfg.PublisherJWKSURL, Client: p.client})
+	publishers, err = access.New(access.Config{Key: s.PublisherJWTKey, JWKSURL: s.PublisherJWKSURL, Client: client})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--publisher-jwt-key/--publisher-jwks-url: %w", err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -163,5 +164,6 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	return nil
+	_, _, err := s.verifiers(http.DefaultClient) // the keys, refused before anything starts
+	return err
 }

@@ -85,7 +85,7 @@ func (p *process) buildDelivery(context.Context) error {
 // buildHub makes the WebSub hub and creates the configured channels.
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
-	subscribers, publishers, err := p.verifiers()
+	subscribers, publishers, err := s.verifiers(p.client)
 	if err != nil {
 		return err
 	}
