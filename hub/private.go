@@ -103,16 +103,6 @@ func leaseUntil(lease int64, now, until time.Time) int64 {
 	return max(1, min(lease, left))
 }
 
-// CanRead reports whether the caller of r may read ch: a public channel
-// always, a private one with a subscriber token covering its topic. For
-// listings, which leave out what the caller may not read.
-func (h *Hub) CanRead(ctx context.Context, r *http.Request, ch Channel) bool {
-	if !ch.Private {
-		return true
-	}
-	return h.cfg.Subscribers.GrantFrom(ctx, r).Allows(access.Subscribe, ch.Topic)
-}
-
 // Subscribers returns the verifier of private channels' readers (nil when
 // none is configured), for the doors outside this package.
 func (h *Hub) Subscribers() *access.Verifier { return h.cfg.Subscribers }

@@ -37,9 +37,9 @@ func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *ws
 		return true
 	}
 	ctx := r.Context()
-	if req.all {
-		if access.TokenFrom(r, ls.cfg.Token) != "" && ls.cfg.Readers != nil {
-			if g, err := ls.cfg.Readers.Verify(ctx, access.TokenFrom(r, ls.cfg.Token)); err == nil {
+	if req.all { // a listing of every channel: a bad token shows no private one, as in the Source Description
+		if tok := access.TokenFrom(r, ls.cfg.Token); tok != "" && ls.cfg.Readers != nil {
+			if g, err := ls.cfg.Readers.Verify(ctx, tok); err == nil {
 				req.grant, req.expires = g, g.Expires
 			}
 		}
