@@ -92,7 +92,7 @@ func TestVerify_RefusesHostileTokens(t *testing.T) {
 }
 
 func TestVerify_LeewayOnExpAndNbf(t *testing.T) {
-	k := accesstest.NewKeys(t)
+	k := accesstest.NewSecret(t)
 	now := time.Now()
 	v := verifier(t, k.Secret)
 	for name, c := range map[string]map[string]any{
@@ -121,7 +121,7 @@ func TestNew_RefusesWeakOrPrivateKeys(t *testing.T) {
 }
 
 func TestCheck_AnswersOfADoor(t *testing.T) {
-	k := accesstest.NewKeys(t)
+	k := accesstest.NewSecret(t)
 	v := verifier(t, k.Secret)
 	exp := time.Now().Add(time.Hour).Unix()
 	reader := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{topic}, nil, exp, 0))
