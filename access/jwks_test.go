@@ -2,14 +2,7 @@ package access_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,28 +13,6 @@ import (
 	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/access/accesstest"
 )
-
-// jwkOf encodes a PEM public key as a JSON Web Key named kid.
-func jwkOf(t *testing.T, pemText, kid string) map[string]string {
-	t.Helper()
-	block, _ := pem.Decode([]byte(pemText))
-	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := base64.RawURLEncoding.EncodeToString
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		return map[string]string{"kty": "RSA", "kid": kid, "use": "sig", "n": enc(k.N.Bytes()), "e": enc(big.NewInt(int64(k.E)).Bytes())}
-	case *ecdsa.PublicKey:
-		raw, _ := k.Bytes()
-		return map[string]string{"kty": "EC", "kid": kid, "crv": "P-256", "x": enc(raw[1:33]), "y": enc(raw[33:])}
-	case ed25519.PublicKey:
-		return map[string]string{"kty": "OKP", "kid": kid, "crv": "Ed25519", "x": enc(k)}
-	}
-	t.Fatalf("key %T", pub)
-	return nil
-}
 
 // keySet is a JWKS URL whose answer a test changes.
 type keySet struct {
@@ -76,7 +47,7 @@ func (s *keySet) set(t *testing.T, keys ...map[string]string) {
 func TestJWKS_VerifiesByKidAndFollowsRotation(t *testing.T) {
 	k := accesstest.NewKeys(t)
 	ks := &keySet{}
-	ks.set(t, jwkOf(t, k.RSA, "old"), map[string]string{"kty": "oct", "kid": "skipped", "k": "c2VjcmV0"})
+	ks.set(t, accesstest.JWK(t, k.RSA, "old"), map[string]string{"kty": "oct", "kid": "skipped", "k": "c2VjcmV0"})
 	srv := httptest.NewServer(ks)
 	defer srv.Close()
 	now := time.Now()
@@ -94,7 +65,7 @@ func TestJWKS_VerifiesByKidAndFollowsRotation(t *testing.T) {
 	if _, err := v.Verify(ctx, ec); err == nil || !strings.Contains(err.Error(), "no key") {
 		t.Fatalf("unknown kid: %v", err)
 	}
-	ks.set(t, jwkOf(t, k.EC, "new"), jwkOf(t, k.Ed25519, "ed"))
+	ks.set(t, accesstest.JWK(t, k.EC, "new"), accesstest.JWK(t, k.Ed25519, "ed"))
 	if _, err := v.Verify(ctx, ec); err == nil {
 		t.Fatal("an unknown kid read the set again within the refetch interval")
 	}

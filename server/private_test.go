@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +128,31 @@ func TestPrivateChannel_BadKeyRefusesTheStart(t *testing.T) {
 	err := cfg.Check()
 	if err == nil || !strings.Contains(err.Error(), "--subscriber-jwt-key") {
 		t.Fatalf("start with a short HMAC secret: %v", err)
+	}
+}
+
+// --subscriber-jwks-url is read through the hub's guarded client: a token
+// signed with a key of the set (by kid) reads the private channel, one
+// naming a key the set lacks gets 401 (rotation is access's
+// TestJWKS_VerifiesByKidAndFollowsRotation).
+func TestPrivateChannel_KeySetURL(t *testing.T) {
+	k := accesstest.NewKeys(t)
+	keys := []map[string]string{accesstest.JWK(t, k.RSA, "one")}
+	set := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": keys})
+	}))
+	defer set.Close()
+	chans := filepath.Join(t.TempDir(), "channels.json")
+	if err := os.WriteFile(chans, []byte(`[{"name": "secret", "hosted": true, "trust": "open", "private": true}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := servertest.Start(t, nil, func(c *server.Config) { c.ChannelsFile, c.SubscriberJWKSURL = chans, set.URL })
+	capa := "http://" + st.Addr + wire.CapabilityListPath("secret")
+	claims := accesstest.Mercure([]string{"*"}, nil, time.Now().Add(time.Hour).Unix(), 0)
+	if s, b := get(t, capa, "Authorization", "Bearer "+k.Mint(t, "RS256", map[string]any{"kid": "one"}, claims)); s != 200 {
+		t.Fatalf("token of the set's key: %d %s", s, b)
+	}
+	if s, _ := get(t, capa, "Authorization", "Bearer "+k.Mint(t, "ES256", map[string]any{"kid": "three"}, claims)); s != 401 {
+		t.Fatalf("token of a key the set lacks: %d, want 401", s)
 	}
 }

@@ -5,8 +5,15 @@
 package accesstest
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,4 +145,27 @@ func (k *Keys) MintWithSecret(t testing.TB, secret string, claims any) string {
 		t.Fatal(err)
 	}
 	return run(t, "python3", "-c", mintScript, "HS256", f, "{}", string(p))
+}
+
+// JWK encodes a PEM public key (Keys.RSA, EC or Ed25519) as a JSON Web
+// Key named kid, for a key set a test serves.
+func JWK(t testing.TB, pemText, kid string) map[string]string {
+	t.Helper()
+	block, _ := pem.Decode([]byte(pemText))
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return map[string]string{"kty": "RSA", "kid": kid, "use": "sig", "n": enc(k.N.Bytes()), "e": enc(big.NewInt(int64(k.E)).Bytes())}
+	case *ecdsa.PublicKey:
+		raw, _ := k.Bytes()
+		return map[string]string{"kty": "EC", "kid": kid, "crv": "P-256", "x": enc(raw[1:33]), "y": enc(raw[33:])}
+	case ed25519.PublicKey:
+		return map[string]string{"kty": "OKP", "kid": kid, "crv": "Ed25519", "x": enc(k)}
+	}
+	t.Fatalf("key %T", pub)
+	return nil
 }
