@@ -17,6 +17,8 @@ require (
 require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/gofrs/flock v0.13.2
+	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/yosida95/uritemplate/v3 v3.0.2
 )
 
 require (

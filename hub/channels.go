@@ -173,8 +173,9 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return ch, fmt.Errorf("channel: %w", err)
 	}
+	wasPublic := true
 	if old, err := h.cfg.Store.Channel(ctx, ch.Topic); err == nil {
-		ch.Created = old.Created
+		ch.Created, wasPublic = old.Created, !old.Private
 	} else if !errors.Is(err, ErrNotFound) {
 		return ch, fmt.Errorf("channel: %w", err)
 	}
@@ -189,6 +190,11 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 	}
 	h.forgetChannel(ch.Topic)
 	h.names.put(ch)
+	if ch.Private && wasPublic {
+		if err := h.denyUnauthorized(ctx, ch); err != nil {
+			return ch, fmt.Errorf("channel: ending the subscriptions without a token: %w", err)
+		}
+	}
 	return ch, nil
 }
 

@@ -70,6 +70,7 @@ func (h *Hub) frameworkChannel(ctx context.Context, name string) (Channel, error
 		Hosted:         true,
 		Created:        p.Created,
 		DescribedBy:    p.DescribedBy,
+		Private:        p.Private, // its readers are the channel's
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -106,6 +107,13 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := h.ChannelByName(r.Context(), name)
+	if _, ref := h.cfg.Subscribers.Door(r.Context(), r, access.Subscribe, err == nil && ch.Hosted, ch.Private, ch.Topic, ""); ref != nil {
+		if !ref.NotFound() {
+			h.writeRefusal(w, tokenRefusal(ref))
+			return
+		}
+		err = ErrNotFound
+	}
 	if err != nil || !ch.Hosted {
 		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here"))
 		return

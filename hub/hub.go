@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/rshub/rshub/access"
 )
 
 // Activator is told when a subscription starts or stops receiving
@@ -71,6 +73,11 @@ type Config struct {
 	Home string
 	// VerifyWorkers bounds concurrent verifications (default 32).
 	VerifyWorkers int
+	// Subscribers and Publishers verify the tokens of private channels'
+	// readers and publishers (package access); nil verifies none, so a
+	// private channel is then served to no one and takes publishes only
+	// with its own token.
+	Subscribers, Publishers *access.Verifier
 	// Observer receives intake and subscription events (metrics); optional.
 	Observer Observer
 	Logger   *slog.Logger

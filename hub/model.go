@@ -62,6 +62,9 @@ type Channel struct {
 	// license, provenance); the Capability List and the Source
 	// Description's entry link to it with rel="describedby". "" when none.
 	DescribedBy string `json:"describedBy,omitempty"`
+	// Private hides the channel from every caller whose token's
+	// mercure.subscribe claim does not cover Topic (see private.go).
+	Private bool `json:"private,omitempty"`
 }
 
 // ChannelState is the mutable progress of a channel: how far its history
@@ -121,6 +124,10 @@ type Subscription struct {
 	// an Atom document of the notification's entries (the subscription's
 	// Topic is then the channel's feed URL; see feedtopic.go).
 	Format string `json:"format,omitempty"`
+	// Authorized says the subscriber showed a token covering the
+	// channel's topic; its lease ends with the token. A private channel
+	// keeps only authorized subscriptions.
+	Authorized bool `json:"authorized,omitempty"`
 }
 
 // Cursor is a destination's position: the last log sequence handled and the

@@ -51,7 +51,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(reasonUnknownChannel, "no channel for topic %s on this hub", wire.Clip(topic))
+		return PublishResult{}, h.noChannel(ctx, r, topic)
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
@@ -119,8 +119,12 @@ func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, cont
 	}, nil
 }
 
-// checkPublisher applies the channel's publisher trust.
+// checkPublisher applies the channel's publisher trust; a private
+// channel's is checkPrivatePublisher.
 func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) error {
+	if ch.Private {
+		return h.checkPrivatePublisher(ctx, r, ch)
+	}
 	switch ch.Trust {
 	case TrustOpen:
 		return nil

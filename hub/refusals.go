@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -33,6 +34,8 @@ const (
 	reasonFuture            reason = "future"
 	reasonUnauthorized      reason = "unauthorized"
 	reasonForbidden         reason = "forbidden"
+	reasonInvalidToken      reason = "invalid_token"
+	reasonInsufficientScope reason = "insufficient_scope"
 	reasonUnverifiedTopic   reason = "unverified_topic"
 	reasonUnknownChannel    reason = "unknown_channel"
 	reasonContinuity        reason = "continuity"
@@ -76,6 +79,8 @@ func refusalTable() []refusalRow {
 		{reasonFuture, http.StatusBadRequest, "times further ahead of the hub's clock than `--max-clock-skew`"},
 		{reasonUnauthorized, http.StatusUnauthorized, "the channel needs a publisher token and none was sent"},
 		{reasonForbidden, http.StatusForbidden, "a wrong publisher token, or a channel with no publisher trust"},
+		{reasonInvalidToken, http.StatusUnauthorized, "a private channel's publisher or subscriber JWT that does not verify (expired, bad signature, wrong key); `WWW-Authenticate` says why"},
+		{reasonInsufficientScope, http.StatusForbidden, "a valid JWT whose `mercure.publish` or `mercure.subscribe` claim does not cover the topic"},
 		{reasonUnverifiedTopic, http.StatusForbidden, "the topic's Link headers do not name it and this hub (verified-topic trust)"},
 		{reasonUnknownChannel, http.StatusNotFound, "no channel (or hosted topic) for this topic on this hub"},
 		{reasonContinuity, http.StatusConflict, "the notification overlaps or goes back before the channel's last one"},
@@ -107,6 +112,9 @@ type PublishError struct {
 	Status int
 	Code   string
 	Msg    string
+	// refusal, when set, is the token refusal the error stands for: its
+	// WWW-Authenticate header goes with the answer.
+	refusal *access.Refusal
 }
 
 func (e *PublishError) Error() string { return e.Msg }
@@ -131,10 +139,12 @@ func (h *Hub) writeRefusal(w http.ResponseWriter, err error) {
 		pe = refuse(reasonUnavailable, "%s did not answer: nothing was stored; retry in %d seconds", what, retryAfter)
 	}
 	h.obs.Rejected(pe.Code)
-	switch pe.Status {
-	case http.StatusUnauthorized:
+	switch {
+	case pe.refusal != nil:
+		pe.refusal.Header(w.Header())
+	case pe.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-	case http.StatusServiceUnavailable:
+	case pe.Status == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	plainError(w, pe.Status, pe.Msg)

@@ -31,6 +31,9 @@ type verifyJob struct {
 	scheme   string
 	filter   *changefeed.Filter
 	coalesce string
+	// authorized: the subscriber showed a token covering a private
+	// channel's topic (the lease then ends with the token)
+	authorized bool
 }
 
 // SubscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
@@ -156,6 +159,14 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		return
 	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
+	if req.Mode == "subscribe" {
+		authorized, until, ref := h.admitSubscriber(r.Context(), r, req.Topic)
+		if ref != nil {
+			h.writeRefusal(w, tokenRefusal(ref))
+			return
+		}
+		j.authorized, j.lease = authorized, leaseUntil(j.lease, h.cfg.Now(), until)
+	}
 	select {
 	case h.verifyq <- j:
 	default:
@@ -172,6 +183,9 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	logger := h.logger.With("mode", j.mode, "topic", wire.Clip(j.topic), "callback", wire.Clip(j.callback))
 	ch, format, err := h.resolveTopic(ctx, j.topic)
+	if err == nil && ch.Private && !j.authorized {
+		err = ErrNotFound // a private channel is a topic this hub does not serve, to a subscriber without a token
+	}
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
 		var pe *PublishError
@@ -231,6 +245,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Filter = j.filter
 	sub.Coalesce = j.coalesce
 	sub.Format = format
+	sub.Authorized = j.authorized
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)

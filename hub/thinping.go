@@ -59,15 +59,20 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 	}
 	ch, err := h.channelFor(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(reasonUnknownChannel, "no channel for this topic on this hub")
+		return PublishResult{}, h.noChannel(ctx, r, topic)
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
+	if ch.Private { // before anything that tells the channel exists
+		if err := h.checkPrivatePublisher(ctx, r, ch); err != nil {
+			return PublishResult{}, err
+		}
+	}
 	if ch.Follow != "" {
 		return PublishResult{}, refuse(reasonFollowed, "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
 	}
-	if ch.Trust == TrustToken {
+	if ch.Trust == TrustToken && !ch.Private {
 		if err := h.checkPublisher(ctx, r, ch); err != nil {
 			return PublishResult{}, err
 		}

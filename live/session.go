@@ -95,6 +95,9 @@ func (s *session) close(code int, reason string) {
 func (s *session) run() {
 	s.ping = time.NewTicker(s.ls.cfg.PingInterval)
 	defer s.finish()
+	if stop := s.expireWithToken(); stop != nil {
+		defer stop()
+	}
 	err := s.replay()
 	s.recovered() // a session that ends stalled stalls nothing any more
 	if err != nil {
@@ -141,6 +144,10 @@ func (s *session) writeQueued() error {
 	for _, f := range frames {
 		if err := s.ctx.Err(); err != nil {
 			return err
+		}
+		if f.lr != nil && s.hides(f.lr.rec.Channel) {
+			s.pos = f.pos
+			continue
 		}
 		if err := s.writeLive(f); err != nil {
 			s.close(0, "")
@@ -340,7 +347,7 @@ func (s *session) replayFrom(cursor uint64) (uint64, error) {
 			}
 		}
 		cursor = rec.Seq
-		if !s.wants(&rec) {
+		if !s.wants(&rec) || s.hides(rec.Channel) {
 			continue
 		}
 		b, err := notificationJSON(rec, s.req.raw, s.req.filter)

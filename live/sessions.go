@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
@@ -36,13 +37,18 @@ const (
 
 // Config configures the live sessions, over WebSocket and Server-Sent Events.
 type Config struct {
-	Log            hub.Log       // normally a *logcache.Cache
-	AllowedOrigins []string      // empty: same origin only; "*" allows any
-	Token          string        // if set, clients send it as ?token= or Authorization: Bearer
-	SendQueue      int           // live frames buffered per connection, default 256
-	PingInterval   time.Duration // default 30s; a client silent for 2× this is dropped
-	WriteTimeout   time.Duration // default 10s
-	Logger         *slog.Logger
+	Log            hub.Log  // normally a *logcache.Cache
+	AllowedOrigins []string // empty: same origin only; "*" allows any
+	Token          string   // if set, clients send it as ?token= or Authorization: Bearer
+	// Channels and Readers keep private channels (hub.Channel.Private)
+	// from sessions without a token covering them (private.go); with
+	// Channels nil every channel is served.
+	Channels     Channels
+	Readers      *access.Verifier
+	SendQueue    int           // live frames buffered per connection, default 256
+	PingInterval time.Duration // default 30s; a client silent for 2× this is dropped
+	WriteTimeout time.Duration // default 10s
+	Logger       *slog.Logger
 }
 
 // Sessions is the live-session engine: sessions that replay the log from a
@@ -147,6 +153,8 @@ type wsRequest struct {
 	raw       bool
 	filter    changefeed.Filter // entries the session wants; zero: all
 	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
+	grant     access.Grant      // what the session's token lets it read of private channels
+	expires   time.Time         // when the token expires, if it admitted a private channel
 }
 
 // add registers a new session unless the transport is shut down.
@@ -232,6 +240,9 @@ func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (
 			return req, false
 		}
 		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
+	}
+	if !ls.admitPrivate(w, r, &req) {
+		return req, false
 	}
 	ls.mu.Lock()
 	closed := ls.closed

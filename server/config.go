@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -53,6 +54,13 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 	WSOrigins         string
 	WSToken           string
+	// SubscriberJWTKey and PublisherJWTKey verify the tokens of private
+	// channels' readers and publishers: an HMAC secret or a PEM public
+	// key; the JWKS URLs name key sets instead or as well (package access).
+	SubscriberJWTKey  string
+	SubscriberJWKSURL string
+	PublisherJWTKey   string
+	PublisherJWKSURL  string
 	RotateEntries     int
 	RotatePeriod      time.Duration
 	ClaimTTL          time.Duration
@@ -156,5 +164,6 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	return nil
+	_, _, err := s.verifiers(http.DefaultClient) // the keys, refused before anything starts
+	return err
 }

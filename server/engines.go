@@ -87,6 +87,10 @@ func (p *process) buildDelivery(context.Context) error {
 // buildHub makes the WebSub hub and creates the configured channels.
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
+	subscribers, publishers, err := s.verifiers(p.client)
+	if err != nil {
+		return err
+	}
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
 		Store:                   p.store,
@@ -103,6 +107,8 @@ func (p *process) buildHub(ctx context.Context) error {
 		CallbackCheck:           func(ctx context.Context, cb string) error { return p.policy.CheckTarget(ctx, nil, cb) },
 		Activator:               p.hooks,
 		Observer:                p.obs,
+		Subscribers:             subscribers,
+		Publishers:              publishers,
 		Home:                    home(p.dash != nil, p.hubURL),
 		Logger:                  p.logger.With("component", "hub"),
 	})
@@ -127,6 +133,7 @@ func (p *process) buildPull(context.Context) error {
 		Rotation:     changefeed.Rotation{MaxEntries: p.cfg.RotateEntries, Period: p.cfg.RotatePeriod},
 		Logger:       p.logger.With("component", "pull"),
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
+		Readers:      p.hub.Subscribers(),
 	})
 	if err == nil {
 		p.pull.EnableFramework(p.hub) // announce rotations and channels on framework channels, through intake
@@ -141,6 +148,8 @@ func (p *process) buildLive(context.Context) error {
 		Log:            p.tail,
 		AllowedOrigins: splitList(p.cfg.WSOrigins),
 		Token:          p.cfg.WSToken,
+		Channels:       p.hub,
+		Readers:        p.hub.Subscribers(),
 		Logger:         p.logger.With("component", "websocket"),
 	})
 	hooks := p.hooks

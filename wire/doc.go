@@ -285,6 +285,8 @@
 //
 //	4008 CloseSlowConsumer     the session's send queue filled up   "slow consumer; resume with since=<N>"
 //	1001 CloseGoingAway        the hub is shutting down             "hub shutting down; resume with since=<N>"
+//	4401 CloseTokenExpired     the token that admitted the session  "token expired; resume with since=<N> and a new token"
+//	                           to a private channel expired
 //	1011 CloseInternalError    replay failed (not the log being     "replay failed; resume with since=<N>"
 //	                           unavailable)
 //	1003 CloseUnsupportedData  binary, or text that is not JSON     "binary messages are not accepted; …" / "text message is not JSON; …"
@@ -355,7 +357,8 @@
 //
 // with the WebSocket close code and reason of the same case: 4008 the
 // session's queue of live events filled up (a client too slow to read),
-// 1001 the hub is shutting down, 1011 replay failed. The end event has no
+// 1001 the hub is shutting down, 1011 replay failed, 4401 the token that
+// admitted the session to a private channel expired. The end event has no
 // id; since is the sequence of the last event with one. An EventSource then
 // reconnects by itself after the retry delay with that Last-Event-ID and
 // loses nothing; other clients reconnect with since=<since>.

@@ -45,6 +45,7 @@ const (
 	CloseMessageTooBig   = 1009 // the client sent a message over MaxClientMessage bytes
 	CloseInternalError   = 1011 // replay failed for a reason other than the log being unavailable
 	CloseSlowConsumer    = 4008 // the session's send queue filled up
+	CloseTokenExpired    = 4401 // the token that admitted the session to a private channel expired
 )
 
 // Session says where a WebSocket session starts and what it carries; its

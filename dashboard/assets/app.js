@@ -213,7 +213,7 @@
           gaps.length + (gaps.length === 1 ? " gap: " : " gaps, last: ") + fmtWindow(gaps[gaps.length - 1].from, gaps[gaps.length - 1].until));
       return el("tr", { "data-channel": c.name },
         el("td", {}, el("div", { class: "chan" }, el("strong", {}, c.name)), el("div", { class: "sub trunc", title: c.topic }, c.topic)),
-        el("td", {}, c.trust),
+        el("td", {}, c.trust + (c.private ? " · private" : "")),
         el("td", { class: "num" }, String(st.published || 0)),
         el("td", { class: "num" }, window.rshubChart.fmt(rate) + "/s"),
         el("td", { class: "mono nowrap", title: st.lastUntil || "" }, fmtTime(st.lastUntil)),

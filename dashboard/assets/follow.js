@@ -55,6 +55,7 @@
     el("input", { id: "follow-url", type: "url", class: "mono", placeholder: "Source URL (Source Description, Capability List or Change List)", required: "", autocomplete: "off" }),
     el("input", { id: "follow-interval", type: "text", placeholder: "poll interval (1m)", autocomplete: "off" }),
     el("select", { id: "follow-validation" }, el("option", { value: "strict" }, "strict"), el("option", { value: "lenient" }, "lenient")),
+    el("label", { title: "served only to subscriber tokens covering the channel's topic" }, el("input", { id: "follow-private", type: "checkbox" }), " private"),
     el("button", { type: "submit" }, "Follow"));
   card.append(el("h2", {}, "Followed Sources ", el("small", { id: "follow-count" })), table, form, msg);
 
@@ -100,6 +101,7 @@
       validation: document.getElementById("follow-validation").value };
     const iv = document.getElementById("follow-interval").value.trim();
     if (iv) ch.pollInterval = iv;
+    if (document.getElementById("follow-private").checked) ch.private = true;
     try { await api("../admin/channels", "POST", ch); form.reset(); showError(""); setTimeout(refresh, 300); }
     catch (e) { showError(e.message); }
   });

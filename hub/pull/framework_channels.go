@@ -94,6 +94,7 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pull: channel announcements: %w", err)
 	}
+	list = publicOnly(list) // a private channel is never announced (private.go)
 	now := p.now()
 	p.mu.Lock()
 	p.idx.fw.pruneLocked(now)

@@ -23,8 +23,7 @@ func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Ch
 		unavailable(w, "channels cannot be listed right now")
 		return hub.Channel{}, false
 	}
-	if !ok {
-		httpError(w, http.StatusNotFound, "no such channel")
+	if !p.admit(w, r, ch, ok) {
 		return hub.Channel{}, false
 	}
 	if sync {
@@ -43,6 +42,7 @@ func (p *Pull) serveDescription(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, "channels cannot be listed right now")
 		return
 	}
+	chans = p.visible(w, r, chans)
 	parts := []any{"description", p.cfgTag()}
 	for _, ch := range chans {
 		parts = append(parts, ch.Name, ch.DescribedBy)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
@@ -81,6 +82,9 @@ type Config struct {
 	// gone from its documents at once; changes made elsewhere show within
 	// ChannelsTTL.
 	LocalChanges func() uint64
+	// Readers verifies the tokens of private channels' readers; nil
+	// serves private channels to no one (private.go).
+	Readers *access.Verifier
 }
 
 // Pull derives pull-mode ResourceSync documents from the hub's log and

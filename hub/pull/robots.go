@@ -18,6 +18,7 @@ func (p *Pull) serveRobots(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, "channels cannot be listed right now")
 		return
 	}
+	chans = p.visible(w, r, chans)
 	parts := []any{"robots", p.cfgTag()}
 	for _, ch := range chans {
 		parts = append(parts, ch.Name)

@@ -72,7 +72,9 @@ func (p *Pull) serve(w http.ResponseWriter, r *http.Request, d doc) {
 	}
 	h.Set("Content-Type", d.ctype)
 	h.Set("ETag", etag)
-	h.Set("Cache-Control", d.cache)
+	if h.Get("Cache-Control") == "" { // a private channel's documents set theirs (private.go)
+		h.Set("Cache-Control", d.cache)
+	}
 	h.Set("Vary", "Accept-Encoding")
 	if d.link != "" {
 		h.Set("Link", d.link)

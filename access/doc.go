@@ -1,0 +1,18 @@
+// Package access decides who may read and who may publish a private
+// channel: it verifies JSON Web Tokens signed with the operator's key (an
+// HMAC secret, a PEM public key for RS256, ES256 or EdDSA, or the keys of a
+// JWKS URL) and reads their claims the way Mercure does,
+//
+//	{"mercure": {"subscribe": ["<selector>", …], "publish": ["<selector>", …]}}
+//
+// where a selector is "*", a topic URI, or an RFC 6570 URI template that
+// matches topic URIs. The hub's doors (WebSub subscribe, publish pings,
+// /ws, /events, pull-mode documents) call Check with the channel's topic and
+// answer with the Refusal it returns: 401 and an RFC 6750
+// WWW-Authenticate header for a missing, bad or expired token, 403 naming
+// the missing claim, 404 for a caller who shows no token at all (a private
+// channel is then indistinguishable from none).
+//
+// Everything but the JWKS fetch is pure; the fetch goes through the HTTP
+// client the caller gives (the SSRF-guarded one).
+package access

@@ -1,0 +1,145 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Defaults of a Verifier.
+const (
+	// DefaultLeeway is the clock skew allowed on exp and nbf.
+	DefaultLeeway = 10 * time.Second
+	// MaxTokenLen bounds a token: a longer one is refused unread.
+	MaxTokenLen = 8 << 10
+	// JWKSTTL is how long a fetched key set is used before it is read again.
+	JWKSTTL = 10 * time.Minute
+	// JWKSRefetch is the shortest time between two reads of a key set.
+	JWKSRefetch = 30 * time.Second
+	// JWKSTimeout bounds one read of a key set.
+	JWKSTimeout = 5 * time.Second
+)
+
+// Config says how tokens of one role (subscribers or publishers) are
+// verified: with Key, with the key set at JWKSURL, or with both.
+type Config struct {
+	// Key is an HMAC secret or a PEM public key (RS*, PS*, ES*, EdDSA).
+	Key string
+	// JWKSURL is the URL of a JSON Web Key Set, read through Client; a
+	// token's kid header names the key.
+	JWKSURL string
+	Client  *http.Client
+	// Leeway is the clock skew allowed on exp and nbf; 0 means DefaultLeeway.
+	Leeway time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Verifier verifies tokens and reads their grants. A nil *Verifier
+// verifies nothing: every token is refused.
+type Verifier struct {
+	static *key
+	set    *jwks
+	parser *jwt.Parser
+}
+
+// New returns the Verifier of cfg, or nil when cfg names no key.
+func New(cfg Config) (*Verifier, error) {
+	if cfg.Key == "" && cfg.JWKSURL == "" {
+		return nil, nil
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Leeway == 0 {
+		cfg.Leeway = DefaultLeeway
+	}
+	v := &Verifier{}
+	algs := []string{}
+	if cfg.Key != "" {
+		k, err := parseKey(cfg.Key)
+		if err != nil {
+			return nil, err
+		}
+		v.static = &k
+		algs = append(algs, k.algs...)
+	}
+	if cfg.JWKSURL != "" {
+		if cfg.Client == nil {
+			return nil, errors.New("a JWKS URL needs an HTTP client")
+		}
+		v.set = &jwks{url: cfg.JWKSURL, client: cfg.Client, ttl: JWKSTTL, refetch: JWKSRefetch, timeout: JWKSTimeout, now: cfg.Now}
+		algs = append(algs, "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+	}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(algs), // never "none", never an algorithm no key verifies
+		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithTimeFunc(cfg.Now),
+	)
+	return v, nil
+}
+
+// Verify checks raw's signature, alg, exp and nbf and returns its grant.
+// The error says why a token is refused, in words fit for an RFC 6750
+// error_description.
+func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
+	if v == nil {
+		return Grant{}, errors.New("this hub verifies no tokens")
+	}
+	if len(raw) > MaxTokenLen {
+		return Grant{}, fmt.Errorf("the token is longer than %d bytes", MaxTokenLen)
+	}
+	var claims Claims
+	_, err := v.parser.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
+		return v.keyFor(ctx, t)
+	})
+	if err != nil {
+		return Grant{}, describe(err)
+	}
+	g, err := GrantOf(&claims)
+	if err != nil {
+		return Grant{}, fmt.Errorf("bad claims: %w", err)
+	}
+	return g, nil
+}
+
+// keyFor picks the key that verifies t: the key set's key named by kid
+// when the token names one and a set is configured, else the static key;
+// the key must verify t's algorithm.
+func (v *Verifier) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
+	alg := t.Method.Alg()
+	kid, _ := t.Header["kid"].(string)
+	if v.set != nil && (kid != "" || v.static == nil) {
+		k, err := v.set.lookup(ctx, kid)
+		if err != nil {
+			return nil, err
+		}
+		return k.verifies(alg)
+	}
+	if v.static == nil {
+		return nil, errors.New("no key")
+	}
+	return v.static.verifies(alg)
+}
+
+// describe turns a parse error into a short reason that repeats nothing
+// of the token but its algorithm and kid (clipped).
+func describe(err error) error {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return errors.New("the token has expired")
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return errors.New("the token is not valid yet")
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return errors.New("the token is malformed")
+	}
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return errors.New(msg)
+}

@@ -1,0 +1,92 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/rshub/rshub/access"
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
+)
+
+// Private channels (hub.Channel.Private) in live sessions. A session
+// naming a private channel needs a token whose mercure.subscribe claim
+// covers the channel's topic (access.TokenFrom: the "authorization" query
+// parameter, the mercureAuthorization cookie, or Authorization: Bearer
+// when it is not the --ws-token): a bad token is refused with 401, a
+// verified one without the claim with 403; without a token the channel is
+// treated as one that does not exist yet (the session opens and receives
+// nothing of it). A channels=* session receives the private channels its
+// token covers. Every record is checked when written, so a channel made
+// private stops reaching the sessions it is no longer for; a session a
+// token admitted to a private channel ends when the token expires, with
+// wire.CloseTokenExpired (the Server-Sent Events end event carries the
+// same code).
+
+// Channels finds a channel by name; *hub.Hub implements it.
+type Channels interface {
+	ChannelByName(ctx context.Context, name string) (hub.Channel, error)
+}
+
+// admitPrivate checks the session's token against the private channels it
+// names and records its grant in req; it answers a refused request itself.
+func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *wsRequest) bool {
+	if ls.cfg.Channels == nil {
+		return true
+	}
+	ctx := r.Context()
+	if req.all { // a listing of every channel: a bad token shows no private one, as in the Source Description
+		if tok := access.TokenFrom(r, ls.cfg.Token); tok != "" && ls.cfg.Readers != nil {
+			if g, err := ls.cfg.Readers.Verify(ctx, tok); err == nil {
+				req.grant, req.expires = g, g.Expires
+			}
+		}
+		return true
+	}
+	for _, name := range req.channels {
+		ch, err := ls.cfg.Channels.ChannelByName(ctx, name)
+		found := err == nil
+		if err != nil && !errors.Is(err, hub.ErrNotFound) {
+			http.Error(w, "the hub's state store did not answer; retry", http.StatusServiceUnavailable)
+			return false
+		}
+		g, ref := ls.cfg.Readers.Door(ctx, r, access.Subscribe, found, ch.Private, ch.Topic, ls.cfg.Token)
+		switch {
+		case ref == nil && ch.Private:
+			req.grant, req.expires = g, g.Expires
+		case ref != nil && !ref.NotFound():
+			ref.Write(w)
+			return false
+		}
+	}
+	return true
+}
+
+// hides reports whether the session may not receive records of channel:
+// a private channel its token does not cover. A channel the hub cannot
+// look up right now is hidden (a private channel must never leak); one
+// that does not exist (any more) is not.
+func (s *session) hides(channel string) bool {
+	if s.ls.cfg.Channels == nil {
+		return false
+	}
+	ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, channel)
+	if err != nil {
+		return !errors.Is(err, hub.ErrNotFound)
+	}
+	return ch.Private && !s.req.grant.Allows(access.Subscribe, ch.Topic)
+}
+
+// expireWithToken closes the session when the token that admitted it to a
+// private channel expires; it returns the timer's stop, or nil.
+func (s *session) expireWithToken() func() bool {
+	if s.req.expires.IsZero() {
+		return nil
+	}
+	t := time.AfterFunc(time.Until(s.req.expires), func() {
+		s.close(wire.CloseTokenExpired, "token expired; resume with since=%d and a new token")
+	})
+	return t.Stop
+}
