@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/internal/netguard"
@@ -74,7 +77,10 @@ type Config struct {
 	Coalesce CoalesceConfig
 	// Observer receives every attempt's outcome, for metrics; optional.
 	Observer Observer
-	Clock    func() time.Time // default time.Now; timers still run on real time
+	// Tracer makes a span of each attempt (trace.go); default a no-op
+	// tracer, which still carries a record's trace context to the POST.
+	Tracer trace.Tracer
+	Clock  func() time.Time // default time.Now; timers still run on real time
 }
 
 // Default settings of Config.
@@ -189,6 +195,9 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.Tracer{}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now

@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Activator is told when a subscription starts or stops receiving
@@ -73,7 +76,10 @@ type Config struct {
 	VerifyWorkers int
 	// Observer receives intake and subscription events (metrics); optional.
 	Observer Observer
-	Logger   *slog.Logger
+	// Tracer makes the intake spans (trace.go); default a no-op tracer,
+	// which still carries a Source's trace context into the log.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -136,6 +142,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.MaxChannelStates <= 0 {
 		cfg.MaxChannelStates = DefaultMaxChannelStates
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.Tracer{}
 	}
 	if cfg.VerifyWorkers <= 0 {
 		cfg.VerifyWorkers = 32

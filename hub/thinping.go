@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -29,10 +32,13 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 		plainError(w, http.StatusBadRequest, "hub.mode=publish needs hub.url or hub.topic")
 		return
 	}
+	ctx, span := h.startIntake(r, "thin")
+	defer span.End()
 	var out strings.Builder
 	for _, topic := range topics {
-		res, err := h.thinPing(r.Context(), r, topic)
+		res, err := h.thinPing(ctx, r, topic)
 		if err != nil {
+			endSpan(span, err)
 			var pe *PublishError
 			if errors.As(err, &pe) {
 				pe.Msg = wire.Clip(topic) + ": " + pe.Msg
@@ -102,10 +108,14 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	if memo.lastModified != "" {
 		req.Header.Set("If-Modified-Since", memo.lastModified)
 	}
+	_, span := h.cfg.Tracer.Start(ctx, spanFetch, trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End() // ends once the body is read
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
+		endSpan(span, err)
 		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
 		return PublishResult{Unchanged: true}, nil

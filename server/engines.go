@@ -77,6 +77,7 @@ func (p *process) buildDelivery(context.Context) error {
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,
 		Owner:     owner,
+		Tracer:    p.tracing.Tracer("delivery"),
 		Logger:    p.logger.With("component", "webhooks"),
 	})
 	return nil
@@ -102,6 +103,7 @@ func (p *process) buildHub(ctx context.Context) error {
 		Activator:               p.hooks,
 		Observer:                p.obs,
 		Home:                    home(p.dash != nil, p.hubURL),
+		Tracer:                  p.tracing.Tracer("hub"),
 		Logger:                  p.logger.With("component", "hub"),
 	})
 	if err != nil {
@@ -139,6 +141,7 @@ func (p *process) buildLive(context.Context) error {
 		Log:            p.tail,
 		AllowedOrigins: splitList(p.cfg.WSOrigins),
 		Token:          p.cfg.WSToken,
+		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
 	})
 	hooks := p.hooks
