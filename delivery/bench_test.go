@@ -14,7 +14,12 @@ import (
 // BenchmarkWebhooks_DeliverToOneCallback measures end-to-end delivery of
 // b.N records already in the log to one loopback callback, signed with
 // sha256, from the start of the engine until the last 2xx.
-func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
+func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) { benchDeliver(b, nil, "") }
+
+// benchDeliver is BenchmarkWebhooks_DeliverToOneCallback with the engine's
+// Config changed by configure (when not nil) and the records carrying
+// traceparent.
+func benchDeliver(b *testing.B, configure func(*Config), traceparent string) {
 	e := newEnv(b)
 	e.channel(topic, "feed")
 	var got atomic.Int64
@@ -25,7 +30,7 @@ func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
 		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
-		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
+		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body, TraceParent: traceparent}
 		if _, _, err := e.log.Append(ctx, rec); err != nil {
 			b.Fatal(err)
 		}
@@ -34,6 +39,9 @@ func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) {
 	r.got = nil // keep memory flat: count only
 	r.mu.Unlock()
 	cfg := e.fastConfig()
+	if configure != nil {
+		configure(&cfg)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
