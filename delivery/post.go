@@ -72,7 +72,7 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wir
 	// the hub's cursor for this notification, so a destination can resume
 	// over any transport (WebSocket since=, NATS start sequence) from it
 	req.Header.Set(wire.HeaderSeq, strconv.FormatUint(rec.Seq, 10))
-	injectTrace(ctx, req.Header)
+	injectTrace(ctx, req.Header, rec)
 	if err := w.sign(req.Header, sub, rec); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
@@ -19,11 +21,16 @@ const spanPost = "rshub.webhook.post"
 
 // startAttempt starts the span of one delivery attempt of rec to sub, a
 // child of the record's trace context (the publish's intake). The POST
-// carries the span's context (injectTrace): the attempt's own span when
-// tracing is on, the record's context unchanged when it is off.
+// carries the span's context (injectTrace). With tracing off (a no-op
+// Tracer) it starts nothing, at no cost, and the POST carries the record's
+// context as stored.
 func (w *Webhooks) startAttempt(ctx context.Context, sub hub.Subscription, rec wire.Record) (context.Context, trace.Span, time.Time) {
+	if _, off := w.cfg.Tracer.(noop.Tracer); off {
+		return ctx, trace.SpanFromContext(context.Background()), time.Time{} // the shared no-op span
+	}
 	if rec.TraceParent != "" {
-		ctx = propagation.TraceContext{}.Extract(ctx, wire.TraceCarrier{Rec: &rec})
+		tc := wire.Record{TraceParent: rec.TraceParent, TraceState: rec.TraceState} // not &rec: rec would escape on every call
+		ctx = propagation.TraceContext{}.Extract(ctx, wire.TraceCarrier{Rec: &tc})
 	}
 	ctx, span := w.cfg.Tracer.Start(ctx, spanPost, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
@@ -50,7 +57,16 @@ func endAttempt(span trace.Span, a attempt, start time.Time) {
 }
 
 // injectTrace sets the traceparent and tracestate headers of a delivery
-// from ctx's span.
-func injectTrace(ctx context.Context, h map[string][]string) {
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+// of rec: from ctx's span, or rec's as stored when ctx has none.
+func injectTrace(ctx context.Context, h http.Header, rec wire.Record) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+		return
+	}
+	if rec.TraceParent != "" { // canonical keys, set without canonicalising them again
+		h["Traceparent"] = []string{rec.TraceParent}
+		if rec.TraceState != "" {
+			h["Tracestate"] = []string{rec.TraceState}
+		}
+	}
 }

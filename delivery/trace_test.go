@@ -1,13 +1,17 @@
 package delivery
 
 import (
+	"context"
+	"net/http"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -114,6 +118,37 @@ func BenchmarkWebhooks_Tracing(b *testing.B) {
 					cfg.Tracer = tp.Tracer("delivery")
 				}
 			}, recordTP)
+		})
+	}
+}
+
+// BenchmarkWebhooks_AttemptTracing measures what tracing adds to one
+// delivery attempt, the network aside: the span started from the
+// record's context, the headers set, the span ended. "none" is a record
+// without trace context and tracing off; "off" carries the traceparent
+// with a no-op tracer; "on" records and batches every span.
+func BenchmarkWebhooks_AttemptTracing(b *testing.B) {
+	sub := hub.Subscription{ID: "sub", Callback: "http://127.0.0.1:1/cb"}
+	for _, c := range []struct {
+		name string
+		tp   string
+		on   bool
+	}{{"none", "", false}, {"off", recordTP, false}, {"on", recordTP, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			w := &Webhooks{cfg: Config{Tracer: noop.Tracer{}}}
+			if c.on {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				w.cfg.Tracer = tp.Tracer("delivery")
+			}
+			rec := wire.Record{Channel: "feed", Seq: 1, TraceParent: c.tp, TraceState: recordTS}
+			h := http.Header{}
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, span, start := w.startAttempt(context.Background(), sub, rec)
+				injectTrace(ctx, h, rec)
+				endAttempt(span, attempt{status: 200}, start)
+			}
 		})
 	}
 }
