@@ -33,12 +33,13 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 		return
 	}
 	ctx, span := h.startIntake(r, "thin")
-	defer span.End()
+	var failed error
+	defer func() { endSpan(span, failed) }()
 	var out strings.Builder
 	for _, topic := range topics {
 		res, err := h.thinPing(ctx, r, topic)
 		if err != nil {
-			endSpan(span, err)
+			failed = err
 			var pe *PublishError
 			if errors.As(err, &pe) {
 				pe.Msg = wire.Clip(topic) + ": " + pe.Msg
@@ -109,12 +110,12 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 		req.Header.Set("If-Modified-Since", memo.lastModified)
 	}
 	_, span := h.cfg.Tracer.Start(ctx, spanFetch, trace.WithSpanKind(trace.SpanKindClient))
-	defer span.End() // ends once the body is read
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
 		endSpan(span, err)
 		return PublishResult{}, refuse(502, "fetch", "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
+	defer span.End() // once the body is read
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
