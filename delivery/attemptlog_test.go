@@ -102,12 +102,12 @@ func TestWebhooks_AttemptLogRecordsEveryAttempt(t *testing.T) {
 //
 //	go test -run '^$' -bench 'DeliverToOneCallback' -benchtime 20000x -count 3 ./delivery/
 func BenchmarkWebhooks_DeliverToOneCallbackWithAttemptLog(b *testing.B) {
-	benchDeliverToOneCallback(b, func(e *env, cfg *Config) {
+	benchDeliver(b, func(e *env, cfg *Config) {
 		l := hub.NewAttemptLog(e.store, hub.AttemptLogConfig{})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		b.Cleanup(func() { cancel(); <-done }) // the last write before the store closes
 		go func() { _ = l.Run(ctx); close(done) }()
 		cfg.Attempts = l
-	})
+	}, "")
 }

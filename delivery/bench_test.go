@@ -14,11 +14,12 @@ import (
 // BenchmarkWebhooks_DeliverToOneCallback measures end-to-end delivery of
 // b.N records already in the log to one loopback callback, signed with
 // sha256, from the start of the engine until the last 2xx.
-func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) { benchDeliverToOneCallback(b, nil) }
+func BenchmarkWebhooks_DeliverToOneCallback(b *testing.B) { benchDeliver(b, nil, "") }
 
-// benchDeliverToOneCallback runs BenchmarkWebhooks_DeliverToOneCallback
-// with edit applied to the engine's configuration, when not nil.
-func benchDeliverToOneCallback(b *testing.B, edit func(*env, *Config)) {
+// benchDeliver is BenchmarkWebhooks_DeliverToOneCallback with the engine's
+// Config changed by configure (when not nil) and the records carrying
+// traceparent.
+func benchDeliver(b *testing.B, configure func(*env, *Config), traceparent string) {
 	e := newEnv(b)
 	e.channel(topic, "feed")
 	var got atomic.Int64
@@ -29,7 +30,7 @@ func benchDeliverToOneCallback(b *testing.B, edit func(*env, *Config)) {
 		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
-		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
+		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body, TraceParent: traceparent}
 		if _, _, err := e.log.Append(ctx, rec); err != nil {
 			b.Fatal(err)
 		}
@@ -38,8 +39,8 @@ func benchDeliverToOneCallback(b *testing.B, edit func(*env, *Config)) {
 	r.got = nil // keep memory flat: count only
 	r.mu.Unlock()
 	cfg := e.fastConfig()
-	if edit != nil {
-		edit(e, &cfg)
+	if configure != nil {
+		configure(e, &cfg)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

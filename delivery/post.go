@@ -73,6 +73,7 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wir
 	// the hub's cursor for this notification, so a destination can resume
 	// over any transport (WebSocket since=, NATS start sequence) from it
 	req.Header.Set(wire.HeaderSeq, strconv.FormatUint(rec.Seq, 10))
+	injectTrace(ctx, req.Header, rec)
 	if err := w.sign(req.Header, sub, rec); err != nil {
 		return nil, err
 	}
@@ -135,7 +136,9 @@ func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec wire.Record) er
 // post makes one delivery attempt of rec to sub. With grace, a request in
 // flight when ctx ends gets cfg.Grace more to finish; without, ctx bounds
 // it. An attempt cut short by ctx is abandoned: it has no outcome.
-func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace bool) attempt {
+func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace bool) (a attempt) {
+	ctx, span, start := w.startAttempt(ctx, sub, rec) // trace.go
+	defer func() { endAttempt(span, a, start) }()
 	rctx := ctx
 	if grace {
 		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -162,7 +165,7 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 		}
 		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}
-	a := attempt{status: resp.StatusCode}
+	a = attempt{status: resp.StatusCode}
 	if !a.ok() {
 		a.detail = readDetail(resp)
 	}

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/internal/netguard"
@@ -77,7 +80,10 @@ type Config struct {
 	// Attempts receives a record of every attempt for the subscription's
 	// attempt log (a *hub.AttemptLog); optional. It must not block.
 	Attempts AttemptRecorder
-	Clock    func() time.Time // default time.Now; timers still run on real time
+	// Tracer makes a span of each attempt (trace.go); default a no-op
+	// tracer, which still carries a record's trace context to the POST.
+	Tracer trace.Tracer
+	Clock  func() time.Time // default time.Now; timers still run on real time
 }
 
 // Default settings of Config.
@@ -192,6 +198,9 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.Tracer{}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now

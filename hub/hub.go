@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/access"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Activator is told when a subscription starts or stops receiving
@@ -80,7 +82,10 @@ type Config struct {
 	Subscribers, Publishers *access.Verifier
 	// Observer receives intake and subscription events (metrics); optional.
 	Observer Observer
-	Logger   *slog.Logger
+	// Tracer makes the intake spans (trace.go); default a no-op tracer,
+	// which still carries a Source's trace context into the log.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -143,6 +148,9 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if cfg.MaxChannelStates <= 0 {
 		cfg.MaxChannelStates = DefaultMaxChannelStates
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.Tracer{}
 	}
 	if cfg.VerifyWorkers <= 0 {
 		cfg.VerifyWorkers = 32

@@ -107,7 +107,11 @@ func idempotencyKey(topic string, body []byte) string {
 // advances the channel state. Intake on one channel is serialised within the
 // process; across processes the conditional append keeps it serial, and a
 // continuity reset made through another hub is picked up (see freshState).
-func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
+func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err error) {
+	var traced wire.Record // the trace context of the caller's span, stored with the record
+	traceRecord(ctx, &traced)
+	ctx, span := h.cfg.Tracer.Start(ctx, spanCommit)
+	defer func() { endSpan(span, err) }()
 	start := h.cfg.Now()
 	key := in.key
 	if key == "" {
@@ -175,6 +179,8 @@ func (h *Hub) commit(ctx context.Context, in incoming) (PublishResult, error) {
 			Key:          key,
 			Entries:      in.entries,
 			Body:         in.body,
+			TraceParent:  traced.TraceParent,
+			TraceState:   traced.TraceState,
 		}
 		seq, dup, err := h.append(ctx, rec, m.st.LastSeq)
 		if errors.Is(err, ErrConflict) && attempt < 5 {

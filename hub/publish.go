@@ -23,8 +23,9 @@ const topicCheckTTL = 10 * time.Minute
 // with Link rel="self" (topic) and rel="hub" (this hub), and answers 200 only
 // once the log holds it.
 func (h *Hub) handleFatPing(w http.ResponseWriter, r *http.Request, contentType string) {
-	ctx := r.Context()
+	ctx, span := h.startIntake(r, "fat")
 	res, err := h.fatPing(ctx, r, contentType)
+	endSpan(span, err)
 	if err != nil {
 		h.writeRefusal(w, err)
 		return
@@ -73,7 +74,9 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	} else if fw {
 		notification = h.frameworkNotification
 	}
+	_, span := h.cfg.Tracer.Start(ctx, spanValidate)
 	in, err := notification(ch, body, contentType, rs)
+	endSpan(span, err)
 	if err != nil {
 		return PublishResult{}, err
 	}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -28,10 +31,14 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 		h.writeRefusal(w, refuse(reasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
 		return
 	}
+	ctx, span := h.startIntake(r, "thin")
+	var failed error
+	defer func() { endSpan(span, failed) }()
 	var out strings.Builder
 	for _, topic := range topics {
-		res, err := h.thinPing(r.Context(), r, topic)
+		res, err := h.thinPing(ctx, r, topic)
 		if err != nil {
+			failed = err
 			var pe *PublishError
 			if errors.As(err, &pe) {
 				pe.Msg = wire.Clip(topic) + ": " + pe.Msg
@@ -106,10 +113,14 @@ func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	if memo.lastModified != "" {
 		req.Header.Set("If-Modified-Since", memo.lastModified)
 	}
+	_, span := h.cfg.Tracer.Start(ctx, spanFetch, trace.WithSpanKind(trace.SpanKindClient))
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
+		endSpan(span, err)
 		return PublishResult{}, refuse(reasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
+	defer span.End() // once the body is read
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
 		return PublishResult{Unchanged: true}, nil

@@ -26,6 +26,8 @@ func notificationJSON(rec wire.Record, raw bool, filter changefeed.Filter) ([]by
 		ContentType: rec.ContentType,
 		Received:    wire.FrameTime(rec.Received),
 		Entries:     []wire.Entry{},
+		TraceParent: rec.TraceParent,
+		TraceState:  rec.TraceState,
 	}
 	if rec.IsXML() {
 		body := rec.Body

@@ -169,13 +169,15 @@ func (s *session) writeLive(f liveFrame) error {
 		if err != nil {
 			return err
 		}
-		return s.out.frame(wire.FrameNotification, wire.Cursor{Epoch: f.lr.rec.Epoch, Seq: f.pos}, b)
+		return s.sendTraced(&f.lr.rec, func() error {
+			return s.out.frame(wire.FrameNotification, wire.Cursor{Epoch: f.lr.rec.Epoch, Seq: f.pos}, b)
+		})
 	default:
 		e := f.lr.frame(s.req.raw)
 		if e == nil {
 			return fmt.Errorf("session: seq %d could not be encoded", f.pos)
 		}
-		return s.out.encoded(e)
+		return s.sendTraced(&f.lr.rec, func() error { return s.out.encoded(e) })
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/access"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
@@ -48,6 +50,7 @@ type Config struct {
 	SendQueue    int           // live frames buffered per connection, default 256
 	PingInterval time.Duration // default 30s; a client silent for 2× this is dropped
 	WriteTimeout time.Duration // default 10s
+	Tracer       trace.Tracer  // when set, a span of each live notification sent (trace.go)
 	Logger       *slog.Logger
 }
 

@@ -223,12 +223,15 @@ type wsMsg struct {
 		Length   *int64 `json:"length"`
 		Type     string `json:"type"`
 	} `json:"entries"`
-	XML     *string `json:"xml"`
-	Body    *string `json:"body"`
-	Error   string  `json:"error"`
-	From2   uint64  `json:"missing_from_seq"`
-	To      uint64  `json:"missing_to_seq"`
-	Message string  `json:"message"`
+	XML   *string `json:"xml"`
+	Body  *string `json:"body"`
+	Error string  `json:"error"`
+	// the record's W3C trace context
+	TraceParent string `json:"traceparent"`
+	TraceState  string `json:"tracestate"`
+	From2       uint64 `json:"missing_from_seq"`
+	To          uint64 `json:"missing_to_seq"`
+	Message     string `json:"message"`
 }
 
 // read returns the next frame, failing the test after wsTimeout.

@@ -67,6 +67,11 @@ type Config struct {
 	StartupTimeout    time.Duration
 	Reconcile         time.Duration
 	Owner             string
+	// OTelEndpoint is the OTLP/HTTP collector traces go to; empty uses the
+	// OTEL_EXPORTER_OTLP_* variables, and with none tracing is off.
+	// OTelSample is the share of new traces recorded (internal/telemetry).
+	OTelEndpoint string
+	OTelSample   float64
 }
 
 // Defaults returns the settings cmd/hub starts from: a hub on
@@ -100,6 +105,7 @@ func Defaults() Config {
 		MaxSubscriptionsPerHost: hub.DefaultMaxSubscriptionsPerHost,
 		MaxClockSkew:            5 * time.Minute,
 		UnhealthyAfter:          2 * time.Minute,
+		OTelSample:              1,
 	}
 }
 
@@ -121,6 +127,9 @@ func (s Config) withDefaults() Config {
 	}
 	if s.UnhealthyAfter == 0 {
 		s.UnhealthyAfter = d.UnhealthyAfter
+	}
+	if s.OTelSample == 0 {
+		s.OTelSample = d.OTelSample
 	}
 	return s
 }
@@ -158,6 +167,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--max-clock-skew must be positive, got %v", s.MaxClockSkew)
 	case s.UnhealthyAfter < 0:
 		return fmt.Errorf("--unhealthy-after must be positive, got %v", s.UnhealthyAfter)
+	case s.OTelSample <= 0 || s.OTelSample > 1:
+		return fmt.Errorf("--otel-sample must be more than 0 and at most 1, got %g (to trace nothing, leave --otel-endpoint unset)", s.OTelSample)
 	case s.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)
 	}

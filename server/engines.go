@@ -79,6 +79,7 @@ func (p *process) buildDelivery(context.Context) error {
 		ClaimTTL:  s.ClaimTTL,
 		Reconcile: s.Reconcile,
 		Owner:     owner,
+		Tracer:    p.tracing.Tracer("delivery"),
 		Logger:    p.logger.With("component", "webhooks"),
 	})
 	return nil
@@ -110,6 +111,7 @@ func (p *process) buildHub(ctx context.Context) error {
 		Subscribers:             subscribers,
 		Publishers:              publishers,
 		Home:                    home(p.dash != nil, p.hubURL),
+		Tracer:                  p.tracing.Tracer("hub"),
 		Logger:                  p.logger.With("component", "hub"),
 	})
 	if err != nil {
@@ -150,6 +152,7 @@ func (p *process) buildLive(context.Context) error {
 		Token:          p.cfg.WSToken,
 		Channels:       p.hub,
 		Readers:        p.hub.Subscribers(),
+		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
 	})
 	hooks := p.hooks

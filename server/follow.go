@@ -23,6 +23,7 @@ func (p *process) buildFollow(context.Context) error {
 		Reconcile: p.cfg.Reconcile,
 		Owner:     owner,
 		Observer:  p.metrics,
+		Tracer:    p.tracing.Tracer("follow"),
 		Logger:    p.logger.With("component", "follow"),
 	})
 	p.follow = e

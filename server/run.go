@@ -21,6 +21,7 @@ import (
 	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/telemetry"
 	"github.com/rshub/rshub/live"
 )
 
@@ -42,6 +43,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	defer p.close()
 	for _, step := range []func(context.Context) error{
 		p.listen,
+		p.buildTracing,
 		p.connectNATS,
 		p.openLog,
 		p.openStore,
@@ -89,6 +91,7 @@ type process struct {
 	live    *live.Sessions
 	health  *health
 	srv     *http.Server
+	tracing *telemetry.Tracing
 }
 
 // onClose adds fn to what close runs.

@@ -89,6 +89,17 @@
 //	Rshub-Resourcesync  the rel="resourcesync" link the Source sent, if any
 //	Rshub-Entries       number of <url> entries of a ResourceSync
 //	                    notification, decimal; absent when 0 or unknown
+//	traceparent         the W3C trace context of the notification's intake
+//	tracestate          (HeaderTraceParent, HeaderTraceState); absent when none
+//
+// The trace context comes from the publish request's traceparent and
+// tracestate headers (a fat or a thin ping; a followed Source's poll starts
+// its own trace). Only a well-formed one is kept (CleanTrace: a version-00
+// traceparent; a tracestate of at most 32 members in MaxTraceState bytes);
+// a malformed one is dropped, never stored. Every webhook delivery carries
+// it as traceparent and tracestate headers (the delivery attempt's own span
+// when the hub exports traces), every notification frame as its
+// traceparent and tracestate fields, whether or not the hub exports traces.
 //
 // A value of Nats-Msg-Id, Rshub-Topic, Rshub-Channel, Content-Type or
 // Rshub-Resourcesync that is not printable ASCII without leading or
@@ -226,6 +237,8 @@
 //     the frame is still sent.
 //   - xml (XML content) or body (other content, as text; bytes that are not
 //     UTF-8 become U+FFFD) only with raw=1.
+//   - traceparent and tracestate, the notification's W3C trace context (see
+//     NATS), absent when it has none.
 //
 // A gap frame:
 //

@@ -26,11 +26,13 @@ type Notification struct {
 	From        string  `json:"from,omitempty"`  // RFC 3339 in UTC (FrameTime), absent when unknown
 	Until       string  `json:"until,omitempty"` // same
 	ContentType string  `json:"content_type"`
-	Received    string  `json:"received,omitempty"` // same
-	Entries     []Entry `json:"entries"`            // never null: [] when none
-	XML         *string `json:"xml,omitempty"`      // the stored XML body, with raw=1
-	Body        *string `json:"body,omitempty"`     // another stored body as text, with raw=1
-	Error       string  `json:"error,omitempty"`    // why an XML body gave no entries
+	Received    string  `json:"received,omitempty"`    // same
+	Entries     []Entry `json:"entries"`               // never null: [] when none
+	XML         *string `json:"xml,omitempty"`         // the stored XML body, with raw=1
+	Body        *string `json:"body,omitempty"`        // another stored body as text, with raw=1
+	Error       string  `json:"error,omitempty"`       // why an XML body gave no entries
+	TraceParent string  `json:"traceparent,omitempty"` // the record's W3C trace context (Record.TraceParent)
+	TraceState  string  `json:"tracestate,omitempty"`
 }
 
 // Entry is one <url> entry of a ResourceSync notification, as the Source

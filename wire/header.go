@@ -76,6 +76,9 @@ func EncodeRecord(rec Record) Header {
 	if rec.Entries > 0 {
 		set(HeaderEntries, strconv.Itoa(rec.Entries))
 	}
+	tp, ts := CleanTrace(rec.TraceParent, rec.TraceState)
+	set(HeaderTraceParent, tp)
+	set(HeaderTraceState, ts)
 	return h
 }
 
@@ -114,6 +117,8 @@ func DecodeRecord(subject string, hdr Header, data []byte, seq uint64) (Record, 
 	if rec.Channel == "" {
 		rec.Channel = SubjectChannel(subject)
 	}
+	// a malformed trace context is dropped, not an undecodable record
+	rec.TraceParent, rec.TraceState = CleanTrace(hdr.Get(HeaderTraceParent), hdr.Get(HeaderTraceState))
 	var err error
 	if rec.From, err = parseTimeHeader(hdr, HeaderFrom); err != nil {
 		return Record{}, err

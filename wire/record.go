@@ -23,6 +23,11 @@ type Record struct {
 	Key          string    `json:"key"`     // idempotency key
 	Entries      int       `json:"entries"` // <url> entries of a ResourceSync notification (0 otherwise)
 	Body         []byte    `json:"-"`
+	// TraceParent and TraceState are the W3C trace context of the
+	// notification's intake (CleanTrace: well-formed or ""), carried into
+	// every delivery of it.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 	// Epoch is the identity of the log the record was read from (see
 	// Cursor), not stored with it; "" for a log without one.
 	Epoch string `json:"-"`

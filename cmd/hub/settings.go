@@ -76,6 +76,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.DurationVar(&s.Reconcile, "reconcile", d.Reconcile, "how often each hub re-lists subscriptions to start, stop or take over deliveries")
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", d.StartupTimeout, "how long to wait at start for NATS JetStream and Redis to be ready")
 	fs.StringVar(&s.Owner, "owner", "", "this hub's identity in delivery ownership claims; stable across restarts so a restarted hub resumes its own deliveries at once (default host name and listen address)")
+	fs.StringVar(&s.OTelEndpoint, "otel-endpoint", "", "OTLP/HTTP collector to export traces to, e.g. http://127.0.0.1:4318 (/v1/traces is added to a URL without a path); empty uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, and with neither tracing is off (traceparent is still carried from publish to delivery)")
+	fs.Float64Var(&s.OTelSample, "otel-sample", d.OTelSample, "share of new traces recorded when tracing, more than 0 and at most 1; a publish's sampled traceparent flag is followed")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
 		return s, err

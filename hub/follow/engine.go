@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 )
@@ -85,7 +88,10 @@ type Config struct {
 	Owner    string
 	ClaimTTL time.Duration
 	Observer Observer
-	Logger   *slog.Logger
+	// Tracer makes a span of each poll, the root of the trace of what it
+	// publishes; default a no-op tracer.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 	// Dir is where followers of Resource-List-only Sources keep the
 	// snapshot of the last list read, one file per channel (package
 	// rldiff); default: a directory Run makes in the system's temporary
@@ -145,6 +151,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.Tracer{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -10,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 )
@@ -156,7 +160,12 @@ func (f *follower) turn(ctx context.Context, timing Timing) (time.Duration, bool
 	if err != nil {
 		pollErr = fmt.Errorf("claim: %w", err)
 	} else {
-		pollErr = f.poll(ctx)
+		pctx, span := f.e.cfg.Tracer.Start(ctx, "rshub.follow.poll", trace.WithNewRoot(),
+			trace.WithAttributes(attribute.String("rshub.channel", f.ch.Name)))
+		if pollErr = f.poll(pctx); pollErr != nil {
+			span.SetStatus(codes.Error, clip(pollErr.Error()))
+		}
+		span.End()
 	}
 	if ctx.Err() != nil {
 		return 0, false

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 )
@@ -27,6 +29,7 @@ type fakeHub struct {
 	at     []changefeed.Entry // entries published at the anchor
 	got    []string
 	gaps   []hub.Gap
+	traces []trace.SpanContext // the span of each publish's context
 }
 
 func (h *fakeHub) Continuity(context.Context, hub.Channel) (hub.ChannelState, error) {
@@ -42,9 +45,10 @@ func (h *fakeHub) FollowAnchor(ctx context.Context, ch hub.Channel) (hub.Channel
 	return st, slices.Clone(h.at), true, nil
 }
 
-func (h *fakeHub) PublishFollowed(_ context.Context, _ hub.Channel, f hub.Followed) (hub.PublishResult, error) {
+func (h *fakeHub) PublishFollowed(ctx context.Context, _ hub.Channel, f hub.Followed) (hub.PublishResult, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.traces = append(h.traces, trace.SpanContextFromContext(ctx))
 	if len(f.Entries) == 0 {
 		return hub.PublishResult{Unchanged: true, Seq: h.seq}, nil
 	}
