@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need when it is missing: redis-server, curl (the
-# README's walkthrough and the cluster script use it) and chromium from
-# Debian's packages (chromium is skipped with RSHUB_NO_BROWSER set).
+# README's walkthrough and the cluster script use it), openssl and python3
+# (the private-channel tests mint their tokens outside Go with them) and
+# chromium from Debian's packages (chromium is skipped with RSHUB_NO_BROWSER
+# set).
 # Runs apt-get directly when root and through sudo otherwise, waits up to
 # RSHUB_APT_LOCK_TIMEOUT seconds (default 600) for a dpkg lock another
 # apt-get holds, and does nothing when both are already installed.
@@ -10,6 +12,8 @@ set -euo pipefail
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 if [ "${RSHUB_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi

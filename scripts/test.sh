@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test of rshub. Installs what the tests need when it is
-# missing: redis-server and chromium from Debian's packages (scripts/deps.sh),
-# staticcheck from the Go module proxy. NATS needs nothing: the tests embed
+# missing: redis-server, curl, openssl, python3 and chromium from Debian's
+# packages (scripts/deps.sh), staticcheck from the Go module proxy. NATS needs nothing: the tests embed
 # nats-server.
 set -euo pipefail
 cd "$(dirname "$0")/.."

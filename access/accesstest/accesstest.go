@@ -38,7 +38,7 @@ type Keys struct {
 }
 
 // NewKeys makes a secret and an RSA, a P-256 and an Ed25519 key pair in a
-// temporary directory; it skips the test when python3 or openssl is
+// temporary directory; it fails the test when python3 or openssl is
 // missing.
 func NewKeys(t testing.TB) *Keys {
 	t.Helper()
@@ -58,12 +58,13 @@ func NewKeys(t testing.TB) *Keys {
 }
 
 // NewSecret makes only the HMAC secret (quicker: tests of the doors sign
-// with HS256); it skips the test when python3 or openssl is missing.
+// with HS256); it fails the test when python3 or openssl is missing
+// (scripts/deps.sh installs both).
 func NewSecret(t testing.TB) *Keys {
 	t.Helper()
 	for _, tool := range []string{"python3", "openssl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is needed to mint tokens outside Go: %v", tool, err)
+			t.Fatalf("%s is needed to mint tokens outside Go (scripts/deps.sh installs it): %v", tool, err)
 		}
 	}
 	k := &Keys{dir: t.TempDir(), Secret: "an HMAC secret of at least 32 bytes, for tests"}

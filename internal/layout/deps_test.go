@@ -63,7 +63,7 @@ func TestDeps_AptGet(t *testing.T) {
 				t.Errorf("call %q: want it to wait for the dpkg lock", c)
 			}
 		}
-		for _, pkg := range []string{"install", "redis-server", "curl", "chromium"} {
+		for _, pkg := range []string{"install", "redis-server", "curl", "openssl", "python3", "chromium"} {
 			if !strings.Contains(calls[1], pkg) {
 				t.Errorf("install call %q: want %s", calls[1], pkg)
 			}
@@ -76,7 +76,7 @@ func TestDeps_AptGet(t *testing.T) {
 			t.Fatalf("deps.sh failed: %s", out)
 		}
 		want := []string{"sudo apt-get", "apt-get -o DPkg::Lock::Timeout=5 update -qq", "sudo apt-get",
-			"apt-get -o DPkg::Lock::Timeout=5 install -y -qq --no-install-recommends redis-server curl"}
+			"apt-get -o DPkg::Lock::Timeout=5 install -y -qq --no-install-recommends redis-server curl openssl python3"}
 		if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("calls = %q, want %q", calls, want)
 		}
@@ -89,7 +89,7 @@ func TestDeps_AptGet(t *testing.T) {
 	})
 	t.Run("nothing missing, nothing run", func(t *testing.T) {
 		out, ok, calls := depsRun(t, map[string]string{"id": `echo 0`, "apt-get": stubAptGet,
-			"redis-server": stubTrue, "curl": stubTrue, "chromium": stubTrue})
+			"redis-server": stubTrue, "curl": stubTrue, "openssl": stubTrue, "python3": stubTrue, "chromium": stubTrue})
 		if !ok || len(calls) != 0 {
 			t.Fatalf("ok=%v calls=%q out=%q: want no apt-get", ok, calls, out)
 		}
