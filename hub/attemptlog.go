@@ -19,13 +19,13 @@ type AttemptLogConfig struct {
 	// Flush is how often the records taken are written (default 1s).
 	Flush time.Duration
 	// MaxPending bounds the records held between writes (default
-	// DefaultAttemptPending); beyond it new records are dropped and counted.
+	// defaultAttemptPending); beyond it new records are dropped and counted.
 	MaxPending int
 	Logger     *slog.Logger // default slog.Default()
 }
 
-// DefaultAttemptPending is the default AttemptLogConfig.MaxPending.
-const DefaultAttemptPending = 8192
+// defaultAttemptPending is the default AttemptLogConfig.MaxPending.
+const defaultAttemptPending = 8192
 
 // AttemptLog takes the delivery engine's attempt records and writes them
 // to the store in batches, off the delivery path: Record only appends to
@@ -52,7 +52,7 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 		cfg.Flush = time.Second
 	}
 	if cfg.MaxPending <= 0 {
-		cfg.MaxPending = DefaultAttemptPending
+		cfg.MaxPending = defaultAttemptPending
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

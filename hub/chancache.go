@@ -134,9 +134,9 @@ func (h *Hub) ChannelChanges() uint64 { return h.chanVer.changes.Load() }
 // drop reports whether the idle sweep drops c at now, given the channels
 // version last read: c can no longer be used (it is older than
 // channelCacheTTL and was not read under that version), or was read
-// ChannelIdle ago (a busy channel's definition is then read again, an idle
+// channelIdle ago (a busy channel's definition is then read again, an idle
 // one's is forgotten).
 func (c cachedChannel) drop(ver string, now time.Time) bool {
 	age := now.Sub(c.fetched)
-	return age >= ChannelIdle || (age >= channelCacheTTL && (c.ver == "" || c.ver != ver))
+	return age >= channelIdle || (age >= channelCacheTTL && (c.ver == "" || c.ver != ver))
 }

@@ -33,10 +33,10 @@ func ValidChannelName(name string) bool {
 	return true
 }
 
-// NameForTopic derives a channel name from a topic URI: a readable slug of
+// nameForTopic derives a channel name from a topic URI: a readable slug of
 // its host and path followed by a short hash, so distinct topics never share
 // a name.
-func NameForTopic(topic string) string {
+func nameForTopic(topic string) string {
 	var b strings.Builder
 	dash := false
 	src := topic
@@ -64,8 +64,8 @@ func NameForTopic(topic string) string {
 	return slug + "-" + hex.EncodeToString(sum[:4])
 }
 
-// HostedTopic returns the topic URI of a channel the hub hosts itself.
-func (h *Hub) HostedTopic(name string) string {
+// hostedTopic returns the topic URI of a channel the hub hosts itself.
+func (h *Hub) hostedTopic(name string) string {
 	return h.origin() + wire.TopicPath(name)
 }
 
@@ -77,29 +77,29 @@ func (h *Hub) origin() string {
 	return u.String()
 }
 
-// CheckChannel normalises and validates a channel definition: the one
+// checkChannel normalises and validates a channel definition: the one
 // rule set of every door that creates a channel (the admin API, the
 // --channels file, --open-topics and followed channels). The name must
-// pass CheckNewChannelName (a channel with a topic and no name gets
-// NameForTopic's); the topic and every URL must be absolute
+// pass checkNewChannelName (a channel with a topic and no name gets
+// nameForTopic's); the topic and every URL must be absolute
 // http(s) URLs within MaxTopicLen, without user info and with a host
 // netguard.CheckHost accepts, so a channel that can be created can be
 // published to and subscribed to; trust must be given, except that a
 // token alone means trust token.
-func (h *Hub) CheckChannel(ch Channel) (Channel, error) {
+func (h *Hub) checkChannel(ch Channel) (Channel, error) {
 	ch, err := checkFollow(ch)
 	if err != nil {
 		return ch, err
 	}
 	if ch.Name == "" && !ch.Hosted && ch.Topic != "" {
-		ch.Name = NameForTopic(ch.Topic)
+		ch.Name = nameForTopic(ch.Topic)
 	}
-	if err := CheckNewChannelName(ch.Name); err != nil {
+	if err := checkNewChannelName(ch.Name); err != nil {
 		return ch, err
 	}
 	if ch.Hosted {
 		if ch.Topic == "" {
-			ch.Topic = h.HostedTopic(ch.Name)
+			ch.Topic = h.hostedTopic(ch.Name)
 		}
 		if ch.CapabilityList == "" {
 			ch.CapabilityList = h.origin() + wire.CapabilityListPath(ch.Name)
@@ -160,7 +160,7 @@ func checkTopic(what, raw string) error {
 // PutChannel validates and stores a channel, refusing a name already used by
 // another topic.
 func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
-	ch, err := h.CheckChannel(ch)
+	ch, err := h.checkChannel(ch)
 	if err != nil {
 		return ch, fmt.Errorf("channel: %w: %w", ErrChannelRefused, err)
 	}
@@ -201,7 +201,7 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 // PutChannel's refusals, for callers that answer each differently from a
 // store that does not answer.
 var (
-	// ErrChannelRefused: the definition breaks a rule (see CheckChannel).
+	// ErrChannelRefused: the definition breaks a rule (see checkChannel).
 	ErrChannelRefused = errors.New("refused")
 	// ErrChannelTaken: the name belongs to another topic's channel.
 	ErrChannelTaken = errors.New("taken")

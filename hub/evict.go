@@ -9,7 +9,7 @@ import (
 // What the hub keeps per channel, and what bounds it:
 //
 //   - states, the working channel states (state.go): at most
-//     MaxChannelStates, and none idle for longer than ChannelIdle; the
+//     MaxChannelStates, and none idle for longer than channelIdle; the
 //     least recently used are dropped first. A dropped state is loaded
 //     again from the store and caught up with the log on next use, exactly
 //     as after a restart, so continuity checks, gaps and resets do not
@@ -19,7 +19,7 @@ import (
 //   - dirty, the topics of changed states: a subset of states.
 //   - chanCache, channel definitions read from the store: entries older
 //     than channelCacheTTL and not read under the store's current channels
-//     version are useless and dropped, as are those read ChannelIdle ago;
+//     version are useless and dropped, as are those read channelIdle ago;
 //     beyond MaxChannelStates some are dropped (they are read again).
 //   - topicOK, verified topics: dropped when their check expires, and
 //     beyond MaxChannelStates (the topic is checked again).
@@ -31,16 +31,16 @@ import (
 // every channel of a hub at DefaultMaxOpenChannels to stay in memory.
 const DefaultMaxChannelStates = 16384
 
-// ChannelIdle is how long a channel's working state stays in memory
+// channelIdle is how long a channel's working state stays in memory
 // without being used.
-const ChannelIdle = 10 * time.Minute
+const channelIdle = 10 * time.Minute
 
 // idleSweepEvery is how often the hub looks for idle channels; the bound
 // on their number is kept at every flush.
 const idleSweepEvery = 30 * time.Second
 
-// ChannelMemory counts what the hub keeps in memory per channel.
-type ChannelMemory struct {
+// channelMemory counts what the hub keeps in memory per channel.
+type channelMemory struct {
 	States      int // working channel states
 	Dirty       int // of which changed since their last write to the store
 	Definitions int // cached channel definitions
@@ -49,11 +49,11 @@ type ChannelMemory struct {
 	Locks       int // channels with a request in flight
 }
 
-// ChannelMemory reports the sizes of the hub's per-channel memory.
-func (h *Hub) ChannelMemory() ChannelMemory {
+// channelMemory reports the sizes of the hub's per-channel memory.
+func (h *Hub) channelMemory() channelMemory {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return ChannelMemory{
+	return channelMemory{
 		States:      len(h.states),
 		Dirty:       len(h.dirty),
 		Definitions: len(h.chanCache),
@@ -119,7 +119,7 @@ func trimMap[V any](m map[string]V, limit int) {
 }
 
 // stateVictimsLocked returns the topics of the working states to drop:
-// those idle for ChannelIdle, and when there are more than limit, the
+// those idle for channelIdle, and when there are more than limit, the
 // least recently used down to seven eighths of limit (so that the sort is
 // paid once per many new channels). The caller holds mu.
 func (h *Hub) stateVictimsLocked(now time.Time, limit int) []string {
@@ -136,7 +136,7 @@ func (h *Hub) stateVictimsLocked(now time.Time, limit int) []string {
 	if len(uses) > limit {
 		drop = len(uses) - limit*7/8
 	}
-	for drop < len(uses) && now.Sub(uses[drop].at) >= ChannelIdle {
+	for drop < len(uses) && now.Sub(uses[drop].at) >= channelIdle {
 		drop++
 	}
 	out := make([]string, drop)

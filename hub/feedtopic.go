@@ -32,9 +32,9 @@ func (h *Hub) feedBase() string {
 	return u.String()
 }
 
-// FeedChannel returns the name of the channel whose Atom feed URL is
+// feedChannel returns the name of the channel whose Atom feed URL is
 // topic, or "" when topic is not a feed URL of this hub.
-func (h *Hub) FeedChannel(topic string) string {
+func (h *Hub) feedChannel(topic string) string {
 	base := h.feedBase()
 	if base == "" {
 		return ""
@@ -62,7 +62,7 @@ func (h *Hub) FeedChannel(topic string) string {
 // format of its deliveries: a channel's feed URL resolves to that channel
 // with FormatAtom, any other topic as channelFor resolves it.
 func (h *Hub) resolveTopic(ctx context.Context, topic string) (Channel, string, error) {
-	if name := h.FeedChannel(topic); name != "" {
+	if name := h.feedChannel(topic); name != "" {
 		ch, err := h.ChannelByName(ctx, name)
 		if err != nil {
 			return Channel{}, "", fmt.Errorf("hub: feed topic %s: %w", wire.Clip(topic), err)

@@ -21,7 +21,7 @@ const (
 )
 
 // PollEvery returns the channel's poll interval: PollInterval parsed, or
-// DefaultPollInterval when it is empty or invalid (CheckChannel refuses an
+// DefaultPollInterval when it is empty or invalid (checkChannel refuses an
 // invalid one).
 func (ch Channel) PollEvery() time.Duration {
 	d, err := time.ParseDuration(ch.PollInterval)
@@ -68,7 +68,7 @@ func checkFollow(ch Channel) (Channel, error) {
 	if ch.Topic == "" {
 		ch.Hosted = true
 		if ch.Name == "" {
-			ch.Name = NameForTopic(ch.Follow)
+			ch.Name = nameForTopic(ch.Follow)
 		}
 	}
 	if ch.Trust == "" && ch.Token == "" {

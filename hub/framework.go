@@ -143,7 +143,7 @@ func (h *Hub) isFrameworkChannel(ctx context.Context, ch Channel) (bool, error) 
 }
 
 // checkFrameworkName refuses a channel whose framework channel's name is
-// taken by a stored channel. CheckNewChannelName refuses every name ending
+// taken by a stored channel. checkNewChannelName refuses every name ending
 // in wire.FrameworkSuffix, so only a channel stored before that rule can
 // take it; the check covers such stores.
 func (h *Hub) checkFrameworkName(ctx context.Context, ch Channel) error {

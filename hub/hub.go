@@ -32,7 +32,7 @@ type Config struct {
 	// should refuse non-global addresses and never follow redirects
 	// (internal/netguard); http.DefaultClient is NOT a safe choice.
 	Client *http.Client
-	// Leases bounds granted leases; zero means DefaultLeasePolicy.
+	// Leases bounds granted leases; zero means defaultLeasePolicy.
 	Leases LeasePolicy
 	// MaxBody limits publish bodies and fetched topics (default 10 MiB).
 	MaxBody int64
@@ -42,7 +42,7 @@ type Config struct {
 	// MaxClockSkew is how far ahead of the hub's clock a notification's
 	// from, until or change times may lie (a Source's clock may run a
 	// little fast); later ones are refused, since they would become the
-	// channel's continuity anchor. Zero means DefaultMaxClockSkew (5 min).
+	// channel's continuity anchor. Zero means defaultMaxClockSkew (5 min).
 	MaxClockSkew time.Duration
 	// OpenTopics lets a subscription or a thin ping name a topic the hub
 	// does not know: an open channel is created for it (a public hub).
@@ -60,7 +60,7 @@ type Config struct {
 	MaxSubscriptionsPerHost int
 	// MaxChannelStates bounds the channels whose working state and cached
 	// definition the hub keeps in memory (see evict.go): beyond it, and
-	// after ChannelIdle without a publish, the least recently used are
+	// after channelIdle without a publish, the least recently used are
 	// dropped and loaded again from the store and the log when next used.
 	// Zero means DefaultMaxChannelStates.
 	MaxChannelStates int
@@ -129,7 +129,7 @@ func New(cfg Config) (*Hub, error) {
 		return nil, fmt.Errorf("hub: hub URL %q must be an absolute http(s) URL", cfg.HubURL)
 	}
 	if cfg.Leases == (LeasePolicy{}) {
-		cfg.Leases = DefaultLeasePolicy()
+		cfg.Leases = defaultLeasePolicy()
 	}
 	if err := cfg.Leases.Validate(); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)

@@ -15,9 +15,9 @@ import (
 // maxGaps bounds the gaps kept per channel; older ones are dropped.
 const maxGaps = 100
 
-// DefaultMaxClockSkew is how far ahead of the hub's clock a notification's
+// defaultMaxClockSkew is how far ahead of the hub's clock a notification's
 // times may lie when Config.MaxClockSkew is zero.
-const DefaultMaxClockSkew = 5 * time.Minute
+const defaultMaxClockSkew = 5 * time.Minute
 
 // appendTimeout bounds one append to the log: a log that does not answer
 // makes the publish fail with 503 instead of holding it (and the channel).
@@ -54,7 +54,7 @@ func (h *Hub) maxClockSkew() time.Duration {
 	if h.cfg.MaxClockSkew > 0 {
 		return h.cfg.MaxClockSkew
 	}
-	return DefaultMaxClockSkew
+	return defaultMaxClockSkew
 }
 
 // checkNotFuture refuses with r a document with a from, until or

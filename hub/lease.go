@@ -13,9 +13,9 @@ type LeasePolicy struct {
 	Max     int64
 }
 
-// DefaultLeasePolicy stays inside ResourceSync's guidance of 300 s to
+// defaultLeasePolicy stays inside ResourceSync's guidance of 300 s to
 // 2,678,400 s and uses WebSub's suggested default of ten days.
-func DefaultLeasePolicy() LeasePolicy {
+func defaultLeasePolicy() LeasePolicy {
 	return LeasePolicy{Min: 300, Default: 864000, Max: 2678400}
 }
 

@@ -14,7 +14,7 @@ func TestFormatLinks_RoundTrip(t *testing.T) {
 }
 
 func TestLeasePolicy_Grant(t *testing.T) {
-	p := DefaultLeasePolicy()
+	p := defaultLeasePolicy()
 	cases := []struct {
 		ask  string
 		want int64
@@ -39,19 +39,19 @@ func TestAppendQuery_KeepsExistingParameters(t *testing.T) {
 		"http://c/cb?a=1#frag": "http://c/cb?a=1&hub.mode=x#frag",
 	}
 	for in, want := range cases {
-		if got := AppendQuery(in, map[string][]string{"hub.mode": {"x"}}); got != want {
-			t.Errorf("AppendQuery(%q) = %q, want %q", in, got, want)
+		if got := appendQuery(in, map[string][]string{"hub.mode": {"x"}}); got != want {
+			t.Errorf("appendQuery(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestNameForTopic_SlugAndDistinct(t *testing.T) {
-	a := NameForTopic("http://example.com/dataset1/change/")
-	b := NameForTopic("http://example.com/dataset1/change")
+	a := nameForTopic("http://example.com/dataset1/change/")
+	b := nameForTopic("http://example.com/dataset1/change")
 	if !ValidChannelName(a) || !ValidChannelName(b) || a == b {
 		t.Fatalf("names %q %q", a, b)
 	}
-	if n := NameForTopic("http://ÿ/"); !ValidChannelName(n) {
+	if n := nameForTopic("http://ÿ/"); !ValidChannelName(n) {
 		t.Fatalf("name %q", n)
 	}
 }
@@ -62,8 +62,8 @@ func FuzzParseSubscription(f *testing.F) {
 	f.Add("subscribe", "ftp://t/", "http://u:p@c/", "", "-1")
 	f.Fuzz(func(t *testing.T, mode, topic, callback, secret, lease string) {
 		form := map[string][]string{"hub.mode": {mode}, "hub.topic": {topic}, "hub.callback": {callback}, "hub.secret": {secret}, "hub.lease_seconds": {lease}}
-		p := DefaultLeasePolicy()
-		r, err := ParseSubscription(form, p)
+		p := defaultLeasePolicy()
+		r, err := parseSubscription(form, p)
 		if err != nil {
 			return
 		}

@@ -25,9 +25,9 @@ import (
 // Lookups by name keep accepting any ValidChannelName, so a channel stored
 // before this rule can still be read and deleted.
 
-// CheckNewChannelName returns why name cannot be given to a new channel,
+// checkNewChannelName returns why name cannot be given to a new channel,
 // or nil.
-func CheckNewChannelName(name string) error {
+func checkNewChannelName(name string) error {
 	const rule = "names are 1-64 characters of A-Z a-z 0-9 - _, starting and ending with a letter or digit"
 	if name == "" {
 		return fmt.Errorf("a channel name is required (%s)", rule)

@@ -13,7 +13,7 @@ func FuzzCheckNewChannelName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		if CheckNewChannelName(name) != nil {
+		if checkNewChannelName(name) != nil {
 			return
 		}
 		if !ValidChannelName(name) || strings.ContainsAny(name, ".*> ") || !alnum(name[0]) || !alnum(name[len(name)-1]) || strings.HasSuffix(name, "-framework") || reservedName(name) {

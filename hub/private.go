@@ -89,7 +89,7 @@ func (h *Hub) admitSubscriber(ctx context.Context, r *http.Request, topic string
 
 // peekTopic finds the channel of a topic or feed URL without creating one.
 func (h *Hub) peekTopic(ctx context.Context, topic string) (Channel, error) {
-	if name := h.FeedChannel(topic); name != "" {
+	if name := h.feedChannel(topic); name != "" {
 		return h.ChannelByName(ctx, name)
 	}
 	return h.lookupChannel(ctx, topic)

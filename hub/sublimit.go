@@ -59,7 +59,7 @@ func (h *Hub) SubscriptionLimitStats() SubscriptionLimitStats {
 // admitSubscription refuses a new subscription beyond the limits (a
 // *PublishError) and otherwise counts it; an error of the store is
 // returned as unavailable.
-func (h *Hub) admitSubscription(ctx context.Context, req SubscriptionRequest) error {
+func (h *Hub) admitSubscription(ctx context.Context, req subscriptionRequest) error {
 	if !h.cfg.OpenTopics || req.Mode != "subscribe" {
 		return nil
 	}

@@ -36,8 +36,8 @@ type verifyJob struct {
 	authorized bool
 }
 
-// SubscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
-type SubscriptionRequest struct {
+// subscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
+type subscriptionRequest struct {
 	Mode     string
 	Topic    string
 	Callback string
@@ -48,10 +48,10 @@ type SubscriptionRequest struct {
 	Coalesce string             // wire.ParamCoalesce; "" is the hub's setting
 }
 
-// ParseSubscription checks a subscribe or unsubscribe form against WebSub
+// parseSubscription checks a subscribe or unsubscribe form against WebSub
 // §5.1 and the lease policy. Unknown parameters are ignored.
-func ParseSubscription(form url.Values, leases LeasePolicy) (SubscriptionRequest, error) {
-	r := SubscriptionRequest{
+func parseSubscription(form url.Values, leases LeasePolicy) (subscriptionRequest, error) {
+	r := subscriptionRequest{
 		Mode:     form.Get("hub.mode"),
 		Topic:    form.Get("hub.topic"),
 		Callback: form.Get("hub.callback"),
@@ -141,7 +141,7 @@ func checkHTTPURL(raw string) error {
 // handleSubscription answers a subscribe/unsubscribe request: 202 and a
 // verification of intent queued, or 4xx with the reason.
 func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form url.Values) {
-	req, err := ParseSubscription(form, h.cfg.Leases)
+	req, err := parseSubscription(form, h.cfg.Leases)
 	if err != nil {
 		h.writeRefusal(w, refuse(reasonSubscription, "%v", err))
 		return
@@ -300,7 +300,7 @@ func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
 func (h *Hub) callbackGET(ctx context.Context, callback string, q url.Values, limit int) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	target := AppendQuery(callback, q)
+	target := appendQuery(callback, q)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("callback request: %w", err)
@@ -318,9 +318,9 @@ func (h *Hub) callbackGET(ctx context.Context, callback string, q url.Values, li
 	return body, resp.StatusCode, nil
 }
 
-// AppendQuery appends q to rawURL's query string, keeping the parameters it
+// appendQuery appends q to rawURL's query string, keeping the parameters it
 // already has (WebSub §5.3: existing parameters are not overwritten).
-func AppendQuery(rawURL string, q url.Values) string {
+func appendQuery(rawURL string, q url.Values) string {
 	frag := ""
 	if i := strings.IndexByte(rawURL, '#'); i >= 0 {
 		rawURL, frag = rawURL[:i], rawURL[i:]

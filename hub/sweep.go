@@ -12,11 +12,11 @@ import (
 // before the sweep forgets it.
 const expiredKept = 24 * time.Hour
 
-// ShardHolder is an Activator that holds part of the subscription space,
+// shardHolder is an Activator that holds part of the subscription space,
 // as the webhook engine of hubs sharing a store does (a shard at a time,
 // see Shards): the lease sweep then covers only its shards, so the hubs
 // split the sweep as they split delivery.
-type ShardHolder interface {
+type shardHolder interface {
 	// Shards returns the shards held now.
 	Shards() []int
 }
@@ -82,10 +82,10 @@ func (h *Hub) sweepDue(ctx context.Context, swept *[Shards]sweptShard) error {
 	return nil
 }
 
-// SweepOnce expires every subscription whose lease has ended, reading one
+// sweepOnce expires every subscription whose lease has ended, reading one
 // shard at a time: every shard, or those of the Activator when it is a
-// ShardHolder.
-func (h *Hub) SweepOnce(ctx context.Context) {
+// shardHolder.
+func (h *Hub) sweepOnce(ctx context.Context) {
 	for _, n := range h.sweepShards() {
 		if ctx.Err() != nil {
 			return
@@ -98,7 +98,7 @@ func (h *Hub) SweepOnce(ctx context.Context) {
 
 // sweepShards returns the shards this hub sweeps.
 func (h *Hub) sweepShards() []int {
-	if sh, ok := h.cfg.Activator.(ShardHolder); ok {
+	if sh, ok := h.cfg.Activator.(shardHolder); ok {
 		return sh.Shards()
 	}
 	shards := make([]int, Shards)

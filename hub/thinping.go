@@ -90,14 +90,14 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		return PublishResult{}, err
 	}
 	defer unlock()
-	return h.FetchTopic(ctx, ch)
+	return h.fetchTopic(ctx, ch)
 }
 
-// FetchTopic fetches a channel's topic URI (conditionally, with the ETag and
+// fetchTopic fetches a channel's topic URI (conditionally, with the ETag and
 // Last-Modified seen before) and publishes what is new: a Change List's new
 // entries as change notifications, a change-notification payload as it is,
 // any other content verbatim with its own Content-Type.
-func (h *Hub) FetchTopic(ctx context.Context, ch Channel) (PublishResult, error) {
+func (h *Hub) fetchTopic(ctx context.Context, ch Channel) (PublishResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ch.Topic, nil)
