@@ -181,6 +181,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err e
 			Body:         in.body,
 			TraceParent:  traced.TraceParent,
 			TraceState:   traced.TraceState,
+			Private:      in.ch.Private,
 		}
 		seq, dup, err := h.append(ctx, rec, m.st.LastSeq)
 		if errors.Is(err, ErrConflict) && attempt < 5 {

@@ -64,17 +64,21 @@ func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *ws
 	return true
 }
 
-// hides reports whether the session may not receive records of channel:
-// a private channel its token does not cover. A channel the hub cannot
-// look up right now is hidden (a private channel must never leak); one
-// that does not exist (any more) is not.
-func (s *session) hides(channel string) bool {
+// hides reports whether the session may not receive rec: a private
+// channel's record its token does not cover. A channel the hub cannot look
+// up right now is hidden (a private channel must never leak); the records
+// of one that does not exist (any more) are hidden when they were stored
+// while it was private.
+func (s *session) hides(rec *wire.Record) bool {
 	if s.ls.cfg.Channels == nil {
 		return false
 	}
-	ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, channel)
-	if err != nil {
-		return !errors.Is(err, hub.ErrNotFound)
+	ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, rec.Channel)
+	switch {
+	case errors.Is(err, hub.ErrNotFound):
+		return rec.Private && !s.req.grant.Allows(access.Subscribe, rec.Topic)
+	case err != nil:
+		return true
 	}
 	return ch.Private && !s.req.grant.Allows(access.Subscribe, ch.Topic)
 }

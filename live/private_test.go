@@ -162,3 +162,33 @@ func TestPrivate_ChannelMadePrivateStopsReachingTokenlessSessions(t *testing.T) 
 		}
 	}
 }
+
+// The records a private channel stored stay private after the channel is
+// deleted: a tokenless channels=* session replaying the log gets a deleted
+// public channel's records but not a deleted private one's, which a token
+// covering its topic still reads.
+func TestPrivate_DeletedPrivateChannelStaysPrivateInReplay(t *testing.T) {
+	e, _, k := privateWSEnv(t)
+	exp := time.Now().Add(time.Hour).Unix()
+	reader := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{topicOf("gone")}, nil, exp, 0))
+	secret := changeNotification("gone", 1)
+	secret.Private = true
+	e.append(secret)
+	last := e.append(changeNotification("deleted", 1)) // neither channel exists any more
+	for _, c := range []struct {
+		name, query string
+		want        string
+	}{
+		{"no token", query("channels", "*", "since", "0"), "deleted"},
+		{"a token for its topic", query("channels", "*", "since", "0", "authorization", reader), "gone,deleted"},
+	} {
+		conn, resp, err := e.dial(c.query, nil, 0)
+		if err != nil {
+			t.Fatalf("%s: %v (%d)", c.name, err, statusOf(resp))
+		}
+		if got := strings.Join(notificationsOf(readUntil(t, conn, last)), ","); got != c.want {
+			t.Errorf("%s: notifications of %s, want %s", c.name, got, c.want)
+		}
+		conn.Close()
+	}
+}

@@ -145,7 +145,7 @@ func (s *session) writeQueued() error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		if f.lr != nil && s.hides(f.lr.rec.Channel) {
+		if f.lr != nil && s.hides(&f.lr.rec) {
 			s.pos = f.pos
 			continue
 		}
@@ -349,7 +349,7 @@ func (s *session) replayFrom(cursor uint64) (uint64, error) {
 			}
 		}
 		cursor = rec.Seq
-		if !s.wants(&rec) || s.hides(rec.Channel) {
+		if !s.wants(&rec) || s.hides(&rec) {
 			continue
 		}
 		b, err := notificationJSON(rec, s.req.raw, s.req.filter)

@@ -89,6 +89,7 @@
 //	Rshub-Resourcesync  the rel="resourcesync" link the Source sent, if any
 //	Rshub-Entries       number of <url> entries of a ResourceSync
 //	                    notification, decimal; absent when 0 or unknown
+//	Rshub-Private       "1" when the channel was private when it was stored
 //	traceparent         the W3C trace context of the notification's intake
 //	tracestate          (HeaderTraceParent, HeaderTraceState); absent when none
 //

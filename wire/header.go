@@ -21,6 +21,7 @@ const (
 	HeaderReceived     = "Rshub-Received"     // when the hub accepted it, RFC 3339 with nanoseconds
 	HeaderResourceSync = "Rshub-Resourcesync" // rel="resourcesync" link the Source sent
 	HeaderEntries      = "Rshub-Entries"      // <url> entries, decimal
+	HeaderPrivate      = "Rshub-Private"      // "1": stored while its channel was private
 	// HeaderSeq carries the log sequence of a record: on each webhook
 	// delivery (the subscriber's cursor) and on the answer to a publish.
 	HeaderSeq = "Rshub-Seq"
@@ -76,6 +77,9 @@ func EncodeRecord(rec Record) Header {
 	if rec.Entries > 0 {
 		set(HeaderEntries, strconv.Itoa(rec.Entries))
 	}
+	if rec.Private {
+		set(HeaderPrivate, "1")
+	}
 	tp, ts := CleanTrace(rec.TraceParent, rec.TraceState)
 	set(HeaderTraceParent, tp)
 	set(HeaderTraceState, ts)
@@ -117,6 +121,7 @@ func DecodeRecord(subject string, hdr Header, data []byte, seq uint64) (Record, 
 	if rec.Channel == "" {
 		rec.Channel = SubjectChannel(subject)
 	}
+	rec.Private = hdr.Get(HeaderPrivate) == "1"
 	// a malformed trace context is dropped, not an undecodable record
 	rec.TraceParent, rec.TraceState = CleanTrace(hdr.Get(HeaderTraceParent), hdr.Get(HeaderTraceState))
 	var err error

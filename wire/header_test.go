@@ -16,7 +16,7 @@ func TestEncodeRecord_Golden(t *testing.T) {
 		Until:       time.Date(2024, 1, 1, 0, 1, 0, 500, time.UTC),
 		ContentType: "application/xml", ResourceSync: "https://example.org/capabilitylist.xml",
 		Received: time.Date(2024, 1, 1, 0, 1, 2, 123456789, time.UTC), Key: "k-1", Entries: 3,
-		Body: []byte("<urlset/>"),
+		Body: []byte("<urlset/>"), Private: true,
 	}
 	want := Header{
 		"Nats-Msg-Id":        {"k-1"},
@@ -28,6 +28,7 @@ func TestEncodeRecord_Golden(t *testing.T) {
 		"Rshub-Received":     {"2024-01-01T00:01:02.123456789Z"},
 		"Rshub-Resourcesync": {"https://example.org/capabilitylist.xml"},
 		"Rshub-Entries":      {"3"},
+		"Rshub-Private":      {"1"},
 	}
 	if got := EncodeRecord(rec); !reflect.DeepEqual(got, want) {
 		t.Fatalf("EncodeRecord\n got %v\nwant %v", got, want)

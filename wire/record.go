@@ -28,6 +28,10 @@ type Record struct {
 	// every delivery of it.
 	TraceParent string `json:"traceparent,omitempty"`
 	TraceState  string `json:"tracestate,omitempty"`
+	// Private is set when the channel was private when the record was
+	// stored: live sessions keep it from readers without a token covering
+	// Topic even after the channel is deleted.
+	Private bool `json:"-"`
 	// Epoch is the identity of the log the record was read from (see
 	// Cursor), not stored with it; "" for a log without one.
 	Epoch string `json:"-"`
