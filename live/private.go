@@ -65,22 +65,20 @@ func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *ws
 }
 
 // hides reports whether the session may not receive rec: a private
-// channel's record its token does not cover. A channel the hub cannot look
-// up right now is hidden (a private channel must never leak); the records
-// of one that does not exist (any more) are hidden when they were stored
-// while it was private.
+// channel's record its token does not cover. The channel's privacy now
+// decides; when the channel does not exist any more, or the hub cannot
+// look it up right now (its store is down: live sessions go on from the
+// log), the record's own mark decides (wire.Record.Private: the channel
+// was private when the record was stored).
 func (s *session) hides(rec *wire.Record) bool {
 	if s.ls.cfg.Channels == nil {
 		return false
 	}
-	ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, rec.Channel)
-	switch {
-	case errors.Is(err, hub.ErrNotFound):
-		return rec.Private && !s.req.grant.Allows(access.Subscribe, rec.Topic)
-	case err != nil:
-		return true
+	private, topic := rec.Private, rec.Topic
+	if ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, rec.Channel); err == nil {
+		private, topic = ch.Private, ch.Topic
 	}
-	return ch.Private && !s.req.grant.Allows(access.Subscribe, ch.Topic)
+	return private && !s.req.grant.Allows(access.Subscribe, topic)
 }
 
 // expireWithToken closes the session when the token that admitted it to a

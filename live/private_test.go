@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,13 +18,17 @@ import (
 
 // channelSet is a live.Channels a test changes.
 type channelSet struct {
-	mu sync.Mutex
-	m  map[string]hub.Channel
+	mu   sync.Mutex
+	m    map[string]hub.Channel
+	down bool // the store does not answer
 }
 
 func (c *channelSet) ChannelByName(_ context.Context, name string) (hub.Channel, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.down {
+		return hub.Channel{}, errors.New("the store does not answer")
+	}
 	ch, ok := c.m[name]
 	if !ok {
 		return hub.Channel{}, hub.ErrNotFound
@@ -190,5 +195,25 @@ func TestPrivate_DeletedPrivateChannelStaysPrivateInReplay(t *testing.T) {
 			t.Errorf("%s: notifications of %s, want %s", c.name, got, c.want)
 		}
 		conn.Close()
+	}
+}
+
+// While the hub's store does not answer, live sessions go on from the log:
+// a public channel's records still reach a tokenless session, and a record
+// stored while its channel was private does not.
+func TestPrivate_StoreDownLiveGoesOnAndPrivateRecordsStayHidden(t *testing.T) {
+	e, chans, _ := privateWSEnv(t)
+	all := e.mustDial(query("channels", "*"))
+	read(t, all) // live
+	chans.mu.Lock()
+	chans.down = true
+	chans.mu.Unlock()
+	secret := changeNotification("secret", 1)
+	secret.Private = true
+	e.append(secret)
+	e.append(changeNotification("pub", 1))
+	last := e.append(changeNotification("other", 1))
+	if got := strings.Join(notificationsOf(readUntil(t, all, last)), ","); got != "pub,other" {
+		t.Fatalf("with the store down: notifications of %s, want pub,other", got)
 	}
 }
