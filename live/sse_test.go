@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rshub/rshub/hub/jslog"
@@ -65,48 +64,18 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 func TestEvents_SeamUnderConcurrentAppendsHasNoLossNoDuplicate(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
-	var mu sync.Mutex
-	var appended []wire.Record
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range total {
-			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
-			seq, _, err := e.log.Append(e.ctx, rec)
-			if err != nil {
-				t.Errorf("append %d: %v", i, err)
-				return
-			}
-			rec.Seq = seq
-			mu.Lock()
-			appended = append(appended, rec)
-			mu.Unlock()
-			if i == 100 {
-				close(started)
-			}
-		}
-	}()
-	<-started
-	mu.Lock()
-	cursor := appended[50].Seq
-	mu.Unlock()
+	cursor, wait := e.appendConcurrently(t, total)
 	clients := map[string]*sseClient{}
 	for _, chans := range []string{"*", "a", "a,c"} {
 		clients[chans] = e.mustOpenEvents(query("channels", chans, "since", fmt.Sprint(cursor)), nil)
 		clients[chans].start()
 	}
-	<-done
+	appended := wait()
 	if t.Failed() {
 		return
 	}
 	for chans, c := range clients {
-		var want []uint64
-		for _, r := range appended {
-			if r.Seq > cursor && (chans == "*" || strings.Contains(chans, r.Channel)) {
-				want = append(want, r.Seq)
-			}
-		}
+		want := seqsAfter(appended, cursor, chans)
 		evs := c.until(want[len(want)-1])
 		if got := eventSeqs(evs); !slices.Equal(got, want) {
 			t.Errorf("channels=%s: got %d notifications, want %d after %d, exactly once in order", chans, len(got), len(want), cursor)

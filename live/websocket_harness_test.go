@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,4 +319,50 @@ func query(kv ...string) string {
 func testenv_Eventually(t *testing.T, cond func() bool) {
 	t.Helper()
 	testenv.Eventually(t, wsTimeout, cond)
+}
+
+// appendConcurrently appends total change notifications, to channels a, b
+// and c in turn, from a goroutine. It returns once 101 are in, with the
+// sequence of the 51st as a cursor, and wait, which waits for the rest and
+// returns every record appended.
+func (e *wsEnv) appendConcurrently(t *testing.T, total int) (cursor uint64, wait func() []wire.Record) {
+	var mu sync.Mutex
+	var appended []wire.Record
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range total {
+			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
+			seq, _, err := e.log.Append(e.ctx, rec)
+			if err != nil {
+				t.Errorf("append %d: %v", i, err)
+				return
+			}
+			rec.Seq = seq
+			mu.Lock()
+			appended = append(appended, rec)
+			mu.Unlock()
+			if i == 100 {
+				close(started)
+			}
+		}
+	}()
+	<-started
+	mu.Lock()
+	cursor = appended[50].Seq
+	mu.Unlock()
+	return cursor, func() []wire.Record { <-done; return appended }
+}
+
+// seqsAfter are the sequences, in order, of the records after cursor on
+// chans ("*" or a comma-separated list of channels).
+func seqsAfter(recs []wire.Record, cursor uint64, chans string) []uint64 {
+	var want []uint64
+	for _, r := range recs {
+		if r.Seq > cursor && (chans == "*" || strings.Contains(chans, r.Channel)) {
+			want = append(want, r.Seq)
+		}
+	}
+	return want
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,47 +68,17 @@ func TestWebSocket_NoCursorStartsLive(t *testing.T) {
 func TestWebSocket_SeamUnderConcurrentPublishing(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
-	var mu sync.Mutex
-	var appended []wire.Record
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range total {
-			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
-			seq, _, err := e.log.Append(e.ctx, rec)
-			if err != nil {
-				t.Errorf("append %d: %v", i, err)
-				return
-			}
-			rec.Seq = seq
-			mu.Lock()
-			appended = append(appended, rec)
-			mu.Unlock()
-			if i == 100 {
-				close(started)
-			}
-		}
-	}()
-	<-started
-	mu.Lock()
-	cursor := appended[50].Seq
-	mu.Unlock()
+	cursor, wait := e.appendConcurrently(t, total)
 	clients := map[string]*websocket.Conn{}
 	for _, chans := range []string{"*", "a", "a,c"} {
 		clients[chans] = e.mustDial(query("channels", chans, "since", fmt.Sprint(cursor)))
 	}
-	<-done
+	appended := wait()
 	if t.Failed() {
 		return
 	}
 	for chans, c := range clients {
-		var want []uint64
-		for _, r := range appended {
-			if r.Seq > cursor && (chans == "*" || bytes.Contains([]byte(chans), []byte(r.Channel))) {
-				want = append(want, r.Seq)
-			}
-		}
+		want := seqsAfter(appended, cursor, chans)
 		frames := readUntil(t, c, want[len(want)-1])
 		if got := seqs(frames); !slices.Equal(got, want) {
 			t.Errorf("channels=%s: got %d notifications, want %d after %d, exactly once in order (got %v...)",
