@@ -19,6 +19,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -187,24 +188,8 @@ func (e *wsEnv) append(rec wire.Record) uint64 {
 	return seq
 }
 
+// wsBase is the until of hubtest.Record 0.
 var wsBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// changeNotification is a ResourceSync notification of channel whose
-// until is minute i after wsBase, with one entry.
-func changeNotification(channel string, i int) wire.Record {
-	from, until := wsBase.Add(time.Duration(i-1)*time.Minute), wsBase.Add(time.Duration(i)*time.Minute)
-	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="change-notification" from="%s" until="%s"/>
-  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
-</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
-		until.Format(time.RFC3339), until.Format(time.RFC3339))
-	return wire.Record{
-		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
-		From: from, Until: until, ContentType: "application/xml",
-		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
-	}
-}
 
 // wsMsg is any frame the hub sends.
 type wsMsg struct {
@@ -333,7 +318,7 @@ func (e *wsEnv) appendConcurrently(t *testing.T, total int) (cursor uint64, wait
 	go func() {
 		defer close(done)
 		for i := range total {
-			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
+			rec := hubtest.Record([]string{"a", "b", "c"}[i%3], i+1)
 			seq, _, err := e.log.Append(e.ctx, rec)
 			if err != nil {
 				t.Errorf("append %d: %v", i, err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // Do sends req with the headers given as name, value pairs and returns
@@ -63,4 +65,23 @@ func MustTime(s string) time.Time {
 		panic(err)
 	}
 	return t
+}
+
+// Record is the i-th change notification of channel as the log holds it,
+// with one entry: its until is minute i of 2024 (UTC), its from the minute
+// before, and its idempotency key unique.
+func Record(channel string, i int) wire.Record {
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, until := base.Add(time.Duration(i-1)*time.Minute), base.Add(time.Duration(i)*time.Minute)
+	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="change-notification" from="%s" until="%s"/>
+  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
+</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
+		until.Format(time.RFC3339), until.Format(time.RFC3339))
+	return wire.Record{
+		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
+		From: from, Until: until, ContentType: "application/xml",
+		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
+	}
 }
