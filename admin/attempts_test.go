@@ -14,7 +14,7 @@ import (
 // seedAttempts stores n attempts of sub, oldest first: statuses cycle
 // through 500, 404, no response and 204.
 func (f *fixture) seedAttempts(sub string, n int) []hub.Attempt {
-	f.t.Helper()
+	f.T.Helper()
 	t0 := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 	var as []hub.Attempt
 	for i := range n {
@@ -25,8 +25,8 @@ func (f *fixture) seedAttempts(sub string, n int) []hub.Attempt {
 		}
 		as = append(as, a)
 	}
-	if err := f.store.AddAttempts(context.Background(), as); err != nil {
-		f.t.Fatal(err)
+	if err := f.Store.AddAttempts(context.Background(), as); err != nil {
+		f.T.Fatal(err)
 	}
 	return as
 }
@@ -90,7 +90,7 @@ func TestAttempts_PagedNewestFirstByStatus(t *testing.T) {
 	// but its time is older
 	newer := hub.Attempt{SubID: id, Time: seeded[len(seeded)-1].Time.Add(time.Second), Seq: 99, Attempt: 1, Status: 204}
 	skewed := hub.Attempt{SubID: id, Time: seeded[0].Time, Seq: 100, Attempt: 1, Status: 204}
-	if err := f.store.AddAttempts(context.Background(), []hub.Attempt{newer, skewed}); err != nil {
+	if err := f.Store.AddAttempts(context.Background(), []hub.Attempt{newer, skewed}); err != nil {
 		t.Fatal(err)
 	}
 	rest, _ := walkPages[hub.Attempt](f, next)

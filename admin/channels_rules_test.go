@@ -17,7 +17,7 @@ func TestPutChannel_HostileDefinitionsRefused(t *testing.T) {
 			t.Errorf("%s: %d %.200s, want 400", c.Why, status, body)
 		}
 	}
-	if chs, err := f.store.Channels(context.Background()); err != nil || len(chs) != 0 {
+	if chs, err := f.Store.Channels(context.Background()); err != nil || len(chs) != 0 {
 		t.Fatalf("store holds %d channels (%v), want none", len(chs), err)
 	}
 }

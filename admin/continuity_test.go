@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 
@@ -19,14 +20,14 @@ import (
 
 // continuity reads GET /admin/channels/{name}/continuity.
 func (f *fixture) continuity(name string) admin.ContinuityView {
-	f.t.Helper()
+	f.T.Helper()
 	status, body := f.adminDo(http.MethodGet, "/admin/channels/"+name+"/continuity", "")
 	if status != http.StatusOK {
-		f.t.Fatalf("GET continuity: %d %q", status, body)
+		f.T.Fatalf("GET continuity: %d %q", status, body)
 	}
 	var v admin.ContinuityView
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		f.t.Fatalf("continuity JSON %q: %v", body, err)
+		f.T.Fatalf("continuity JSON %q: %v", body, err)
 	}
 	return v
 }
@@ -35,16 +36,16 @@ func (f *fixture) continuity(name string) admin.ContinuityView {
 // sequence and the gaps; lists are [] when empty.
 func TestAdminContinuity_ShowsAnchorAndGaps(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	status, raw := f.adminDo(http.MethodGet, "/admin/channels/"+ch.Name+"/continuity", "")
 	if status != 200 || !strings.Contains(raw, `"gaps": []`) || !strings.Contains(raw, `"resets": []`) || !strings.Contains(raw, `"anchored": false`) {
 		t.Fatalf("new channel: %d %s", status, raw)
 	}
-	f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
-	f.postXML(notif("change-notification", t2, t3), links(ch.Topic, f.url))
+	f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL))
+	f.PostXML(hubtest.Notif("change-notification", t2, t3), hubtest.Links(ch.Topic, f.URL))
 	v := f.continuity(ch.Name)
-	if !v.Anchored || !v.LastUntil.Equal(mustTime(t3)) || v.LastSeq != 2 || v.Published != 2 || len(v.Gaps) != 1 ||
-		!v.Gaps[0].From.Equal(mustTime(t1)) || v.Channel != ch.Name || v.Topic != ch.Topic || v.MaxClockSkew != 300 {
+	if !v.Anchored || !v.LastUntil.Equal(hubtest.MustTime(t3)) || v.LastSeq != 2 || v.Published != 2 || len(v.Gaps) != 1 ||
+		!v.Gaps[0].From.Equal(hubtest.MustTime(t1)) || v.Channel != ch.Name || v.Topic != ch.Topic || v.MaxClockSkew != 300 {
 		t.Fatalf("continuity %+v", v)
 	}
 }
@@ -55,26 +56,26 @@ func TestAdminContinuity_ShowsAnchorAndGaps(t *testing.T) {
 func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
 	logs := &testenv.Buffer{}
 	f := newFixture(t, func(c *hub.Config, _ *admin.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	f.postXML(notif("change-notification", t0, t2), links(ch.Topic, f.url))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.PostXML(hubtest.Notif("change-notification", t0, t2), hubtest.Links(ch.Topic, f.URL))
 	// the Source lost its state and starts again from t0
-	status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+	status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL))
 	if status != 409 || !strings.Contains(resp, "/admin/channels/"+ch.Name+"/continuity") {
 		t.Fatalf("before the reset: %d %q, want 409 pointing at the continuity endpoint", status, resp)
 	}
 	status, raw := f.adminDo(http.MethodPost, "/admin/channels/"+ch.Name+"/continuity/reset", "")
 	var v admin.ContinuityView
 	if status != 200 || json.Unmarshal([]byte(raw), &v) != nil || v.Anchored || len(v.Resets) != 1 ||
-		!v.Resets[0].PrevUntil.Equal(mustTime(t2)) || !v.Resets[0].Until.IsZero() || v.Resets[0].Seq != 1 || v.Resets[0].Gen != 1 {
+		!v.Resets[0].PrevUntil.Equal(hubtest.MustTime(t2)) || !v.Resets[0].Until.IsZero() || v.Resets[0].Seq != 1 || v.Resets[0].Gen != 1 {
 		t.Fatalf("reset: %d %s", status, raw)
 	}
-	if status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); status != 200 || strings.Contains(resp, "gap") {
+	if status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); status != 200 || strings.Contains(resp, "gap") {
 		t.Fatalf("after the reset: %d %q, want 200 as the first", status, resp)
 	}
 	// recorded in the state the admin API shows, and logged
 	_, raw = f.adminDo(http.MethodGet, "/admin/channels/"+ch.Name, "")
 	var cv admin.ChannelView
-	if err := json.Unmarshal([]byte(raw), &cv); err != nil || len(cv.State.Resets) != 1 || !cv.State.LastUntil.Equal(mustTime(t1)) {
+	if err := json.Unmarshal([]byte(raw), &cv); err != nil || len(cv.State.Resets) != 1 || !cv.State.LastUntil.Equal(hubtest.MustTime(t1)) {
 		t.Fatalf("channel view %s: %v", raw, err)
 	}
 	if l := logs.String(); !strings.Contains(l, "continuity anchor reset") || !strings.Contains(l, "previous_until="+t2) {
@@ -86,18 +87,18 @@ func TestAdminContinuity_ResetClearsAnchor(t *testing.T) {
 // must start at T.
 func TestAdminContinuity_ResetToInstant(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	f.postXML(notif("change-notification", t0, t3), links(ch.Topic, f.url))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.PostXML(hubtest.Notif("change-notification", t0, t3), hubtest.Links(ch.Topic, f.URL))
 	if status, raw := f.adminDo(http.MethodPost, "/admin/channels/"+ch.Name+"/continuity/reset", `{"until": "`+t1+`"}`); status != 200 {
 		t.Fatalf("reset: %d %s", status, raw)
 	}
-	if v := f.continuity(ch.Name); !v.Anchored || !v.LastUntil.Equal(mustTime(t1)) || v.LastSeq != 1 {
+	if v := f.continuity(ch.Name); !v.Anchored || !v.LastUntil.Equal(hubtest.MustTime(t1)) || v.LastSeq != 1 {
 		t.Fatalf("after reset: %+v", v)
 	}
-	if status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); status != 409 {
+	if status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); status != 409 {
 		t.Fatalf("[t0, t1] before the anchor: %d %q, want 409", status, resp)
 	}
-	if status, resp := f.postXML(notif("change-notification", t1, t2), links(ch.Topic, f.url)); status != 200 || strings.Contains(resp, "gap") {
+	if status, resp := f.PostXML(hubtest.Notif("change-notification", t1, t2), hubtest.Links(ch.Topic, f.URL)); status != 200 || strings.Contains(resp, "gap") {
 		t.Fatalf("[t1, t2] from the anchor: %d %q", status, resp)
 	}
 }
@@ -105,8 +106,8 @@ func TestAdminContinuity_ResetToInstant(t *testing.T) {
 // A reset the hub cannot do is refused with a reason and changes nothing.
 func TestAdminContinuity_ResetRefusals(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL))
 	reset := "/admin/channels/" + ch.Name + "/continuity/reset"
 	for _, tc := range []struct {
 		name, path, body string
@@ -127,13 +128,13 @@ func TestAdminContinuity_ResetRefusals(t *testing.T) {
 			if status != tc.status || !strings.Contains(resp, tc.want) {
 				t.Fatalf("got %d %q, want %d mentioning %q", status, resp, tc.status, tc.want)
 			}
-			if v := f.continuity(ch.Name); !v.LastUntil.Equal(mustTime(t1)) || len(v.Resets) != 0 {
+			if v := f.continuity(ch.Name); !v.LastUntil.Equal(hubtest.MustTime(t1)) || len(v.Resets) != 0 {
 				t.Fatalf("a refused reset changed the state: %+v", v)
 			}
 		})
 	}
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+reset, nil)
-	if status, _ := do(t, req); status != http.StatusUnauthorized {
+	req, _ := http.NewRequest(http.MethodPost, f.Server.URL+reset, nil)
+	if status, _ := hubtest.Do(t, req); status != http.StatusUnauthorized {
 		t.Fatalf("without the admin token: %d, want 401", status)
 	}
 }
@@ -144,7 +145,7 @@ func TestAdminContinuity_ResetRefusals(t *testing.T) {
 // afterwards starts from it.
 func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 	a := newFixture(t)
-	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	ch := a.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	frozen := time.Now()
 	newHub := func() (*hub.Hub, func(string) (int, string)) {
 		mux := http.NewServeMux()
@@ -152,7 +153,7 @@ func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 		t.Cleanup(srv.Close)
 		// a frozen clock: the hub never compares with the store because
 		// time passed, only because a notification looks out of order
-		h, err := hub.New(hub.Config{HubURL: a.url, Store: a.store, Log: a.log, Client: http.DefaultClient,
+		h, err := hub.New(hub.Config{HubURL: a.URL, Store: a.Store, Log: a.Log, Client: http.DefaultClient,
 			Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return frozen }})
 		if err != nil {
 			t.Fatal(err)
@@ -161,8 +162,8 @@ func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 		return h, func(body string) (int, string) {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/xml")
-			req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
-			return do(t, req)
+			req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.URL, ""))
+			return hubtest.Do(t, req)
 		}
 	}
 	reset := func(body, wantPrev string) {
@@ -173,38 +174,38 @@ func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 		}
 	}
 	b, postB := newHub() // b has no Run: its state reaches the store only when the test flushes it
-	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != 200 {
+	if s, r := a.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, a.URL)); s != 200 {
 		t.Fatalf("A: %d %q", s, r)
 	}
-	if s, r := postB(notif("change-notification", t1, t3)); s != 200 {
+	if s, r := postB(hubtest.Notif("change-notification", t1, t3)); s != 200 {
 		t.Fatalf("B: %d %q", s, r)
 	}
 	// A catches up with B's notification from the log before resetting
 	reset(`{"until": "`+t1+`"}`, t3)
 	// B still believes t3: it applies the reset before refusing
-	if s, r := postB(notif("change-notification", t1, t2)); s != 200 {
+	if s, r := postB(hubtest.Notif("change-notification", t1, t2)); s != 200 {
 		t.Fatalf("B after the reset through A: %d %q", s, r)
 	}
 	// a second reset, while B's working state is changed and not yet stored
 	reset("", t2)
 	b.FlushStates(context.Background())
-	st, err := a.store.ChannelState(context.Background(), ch.Topic)
+	st, err := a.Store.ChannelState(context.Background(), ch.Topic)
 	if err != nil || !st.LastUntil.IsZero() || len(st.Resets) != 2 || st.Resets[1].Seq != 3 {
 		t.Fatalf("stored state after B's flush: %+v %v, want the second reset kept", st, err)
 	}
 	// a hub started now picks up from the stored reset and the log
 	c, postC := newHub()
-	if s, r := postC(notif("change-notification", t1, t2)); s != 200 || !strings.Contains(r, "duplicate") {
+	if s, r := postC(hubtest.Notif("change-notification", t1, t2)); s != 200 || !strings.Contains(r, "duplicate") {
 		t.Fatalf("C, B's last notification again: %d %q, want a duplicate", s, r)
 	}
-	if s, r := postC(notif("change-notification", t2, t3)); s != 200 || strings.Contains(r, "gap") {
+	if s, r := postC(hubtest.Notif("change-notification", t2, t3)); s != 200 || strings.Contains(r, "gap") {
 		t.Fatalf("C continuing: %d %q", s, r)
 	}
 	got, err := c.Continuity(context.Background(), ch)
-	if err != nil || !got.LastUntil.Equal(mustTime(t3)) || got.LastSeq != 4 || len(got.Resets) != 2 {
+	if err != nil || !got.LastUntil.Equal(hubtest.MustTime(t3)) || got.LastSeq != 4 || len(got.Resets) != 2 {
 		t.Fatalf("C's continuity %+v %v", got, err)
 	}
-	if a.lastSeq() != 4 {
-		t.Fatalf("log holds %d records, want 4", a.lastSeq())
+	if a.LastSeq() != 4 {
+		t.Fatalf("log holds %d records, want 4", a.LastSeq())
 	}
 }

@@ -14,7 +14,7 @@ import (
 // walkDeliveries follows the next links of a deliveries list from path
 // and returns the IDs listed, in order.
 func (f *fixture) walkDeliveries(path string) []string {
-	f.t.Helper()
+	f.T.Helper()
 	items, _ := walkPages[delivery.SubStats](f, path)
 	var out []string
 	for _, s := range items {

@@ -8,20 +8,21 @@ import (
 
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // Admin API lists are [] when empty, never null.
 func TestAdmin_EmptyListsAreArraysNotNull(t *testing.T) {
 	f := newFixture(t, func(_ *hub.Config, c *admin.Config) { c.Deliveries = stubDeliveries{} })
-	cb := newCallback(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cb := hubtest.NewCallback(t)
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	for _, path := range []string{"/admin/channels", "/admin/subscriptions", "/admin/subscriptions?topic=" + url.QueryEscape(ch.Topic), "/admin/deliveries"} {
 		if status, body := f.adminDo(http.MethodGet, path, ""); status != 200 || strings.TrimSpace(body) != "[]" && path != "/admin/channels" {
 			t.Errorf("GET %s: %d %q, want []", path, status, body)
 		}
 	}
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb")))
-	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/cb")))
+	sub := f.WaitActive(ch.Topic, cb.URL("/cb"))
 	if status, body := f.adminDo(http.MethodGet, "/admin/subscriptions/"+sub.ID+"/deadletters", ""); status != 200 || strings.TrimSpace(body) != "[]" {
 		t.Errorf("dead letters: %d %q, want []", status, body)
 	}
@@ -45,10 +46,10 @@ func TestAdmin_EmptyListsAreArraysNotNull(t *testing.T) {
 // is a 404.
 func TestAdmin_MalformedIDsAndNamesRefusedAtTheEdge(t *testing.T) {
 	f := newFixture(t, func(_ *hub.Config, c *admin.Config) { c.Deliveries = stubDeliveries{err: hub.ErrNotFound} })
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	cb := newCallback(t)
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb")))
-	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cb := hubtest.NewCallback(t)
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/cb")))
+	sub := f.WaitActive(ch.Topic, cb.URL("/cb"))
 	unknownSub := hub.SubscriptionID(ch.Topic, "http://127.0.0.1:1/other")
 	long := strings.Repeat("a", 10<<10)
 	for _, tc := range []struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/follow"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // stubFollows answers as a follower engine whose store holds one status.
@@ -46,7 +47,7 @@ type contract struct {
 
 func loadContract(t *testing.T, f *fixture) *contract {
 	t.Helper()
-	resp, err := http.Get(f.srv.URL + "/admin/openapi.json")
+	resp, err := http.Get(f.Server.URL + "/admin/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func loadContract(t *testing.T, f *fixture) *contract {
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
 		t.Fatalf("openapi %q, want 3.1", doc.OpenAPI)
 	}
-	doc.Servers = openapi3.Servers{{URL: f.srv.URL}}
+	doc.Servers = openapi3.Servers{{URL: f.Server.URL}}
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -144,15 +145,15 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	})
 	c := loadContract(t, f)
 	ctx := context.Background()
-	base := f.srv.URL
+	base := f.Server.URL
 
-	cb := newCallback(t)
-	ch := f.channel(hub.Channel{Name: "docs", Topic: "http://127.0.0.1:1/docs", Trust: hub.TrustOpen})
-	if code, body := f.postForm(subscribeForm(ch.Topic, cb.URL("/cb"))); code != http.StatusAccepted {
+	cb := hubtest.NewCallback(t)
+	ch := f.Channel(hub.Channel{Name: "docs", Topic: "http://127.0.0.1:1/docs", Trust: hub.TrustOpen})
+	if code, body := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/cb"))); code != http.StatusAccepted {
 		t.Fatalf("subscribe: %d %s", code, body)
 	}
-	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
-	if err := f.store.AddDeadLetter(ctx, hub.DeadLetter{ID: "dl1", SubID: sub.ID, Seq: 1, Attempts: 3, LastStatus: 500, Reason: "500", Failed: time.Now()}); err != nil {
+	sub := f.WaitActive(ch.Topic, cb.URL("/cb"))
+	if err := f.Store.AddDeadLetter(ctx, hub.DeadLetter{ID: "dl1", SubID: sub.ID, Seq: 1, Attempts: 3, LastStatus: 500, Reason: "500", Failed: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -166,7 +167,7 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/channels/docs/continuity", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/channels/docs/continuity/reset", `{}`, http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/channels/docs/follow/poll", "", http.StatusConflict)
-	f.channel(hub.Channel{Name: "pulled", Follow: "http://127.0.0.1:3/", PollInterval: "1m", Validation: hub.ValidationLenient})
+	f.Channel(hub.Channel{Name: "pulled", Follow: "http://127.0.0.1:3/", PollInterval: "1m", Validation: hub.ValidationLenient})
 	c.admin(t, http.MethodGet, base+"/admin/channels/pulled", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/channels/pulled/follow/poll", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions", "", http.StatusOK)
@@ -174,7 +175,7 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID, "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/deadletters", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/subscriptions/"+sub.ID+"/deadletters/dl1/redrive", "", http.StatusCreated)
-	if err := f.store.AddAttempts(ctx, []hub.Attempt{
+	if err := f.Store.AddAttempts(ctx, []hub.Attempt{
 		{SubID: sub.ID, Time: time.Now(), Seq: 1, Attempt: 1, Status: 503, LatencyMS: 1.5, Headers: map[string]string{"Retry-After": "7"},
 			Body: "busy", Error: "callback answered 503 Service Unavailable", NextRetry: time.Now().Add(time.Second)},
 		{SubID: sub.ID, Time: time.Now(), Seq: 1, Attempt: 2, Status: 204, LatencyMS: 0.4},

@@ -14,9 +14,8 @@ import (
 
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/redisstore"
-	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -151,20 +150,12 @@ func seedBench(b *testing.B, st hub.Store) {
 // its base URL.
 func benchAPI(b *testing.B, st hub.Store) string {
 	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	_, nc := testenv.NATS(b)
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lg.Close() })
-	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
+	lg, _ := hubtest.Backing(b)
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)
-	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
-		Activator: deactivations{}, Logger: slog.New(slog.DiscardHandler)})
+	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: hubtest.Client(b, "127.0.0.0/8"),
+		Activator: &hubtest.Activations{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 // store, the i-th with callback http://127.0.0.1:9/cb/<i>; every third is
 // pending, every fifth has expired. It returns them by ID.
 func (f *fixture) seedSubs(topic, channel string, n int) map[string]hub.Subscription {
-	f.t.Helper()
+	f.T.Helper()
 	out := make(map[string]hub.Subscription, n)
 	now := time.Now()
 	for i := range n {
@@ -37,8 +37,8 @@ func (f *fixture) seedSubs(topic, channel string, n int) map[string]hub.Subscrip
 		case i%5 == 0:
 			s.Expires = now.Add(-time.Minute)
 		}
-		if err := f.store.PutSubscription(context.Background(), s); err != nil {
-			f.t.Fatal(err)
+		if err := f.Store.PutSubscription(context.Background(), s); err != nil {
+			f.T.Fatal(err)
 		}
 		out[s.ID] = s
 	}
@@ -49,23 +49,23 @@ var nextLink = regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
 
 // adminGet sends an admin GET and returns its status, body and next link.
 func (f *fixture) adminGet(path string) (int, string, string) {
-	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	f.T.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.Server.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	next := ""
 	if l := resp.Header.Get("Link"); l != "" {
 		m := nextLink.FindStringSubmatch(l)
 		if m == nil {
-			f.t.Fatalf("GET %s: Link %q is not a next link", path, l)
+			f.T.Fatalf("GET %s: Link %q is not a next link", path, l)
 		}
 		next = m[1]
 	}
@@ -81,22 +81,22 @@ func (f *fixture) walk(path string) ([]admin.SubscriptionView, int) {
 // walkPages follows the next links of a list from path, decoding each
 // page's items as T, and returns them all and the number of pages.
 func walkPages[T any](f *fixture, path string) ([]T, int) {
-	f.t.Helper()
+	f.T.Helper()
 	var all []T
 	pages := 0
 	for path != "" {
 		status, body, next := f.adminGet(path)
 		if status != http.StatusOK {
-			f.t.Fatalf("GET %s: %d %s", path, status, body)
+			f.T.Fatalf("GET %s: %d %s", path, status, body)
 		}
 		var items []T
 		if err := json.Unmarshal([]byte(body), &items); err != nil {
-			f.t.Fatalf("GET %s: %v", path, err)
+			f.T.Fatalf("GET %s: %v", path, err)
 		}
 		all = append(all, items...)
 		pages++
 		if pages > 1000 {
-			f.t.Fatal("more than 1000 pages")
+			f.T.Fatal("more than 1000 pages")
 		}
 		path = next
 	}
@@ -219,7 +219,7 @@ func TestListSubscriptions_RefusesBadLimitsAndCursors(t *testing.T) {
 func TestListChannels_PagesAndSearch(t *testing.T) {
 	f := newFixture(t)
 	for i := range 25 {
-		f.channel(hub.Channel{Name: fmt.Sprintf("ch%02d", i), Hosted: true, Trust: hub.TrustOpen})
+		f.Channel(hub.Channel{Name: fmt.Sprintf("ch%02d", i), Hosted: true, Trust: hub.TrustOpen})
 	}
 	var names []string
 	for path := "/admin/channels?limit=4"; path != ""; {
@@ -344,15 +344,15 @@ func (f *fixture) withDeliveries(t *testing.T, stats []delivery.SubStats, indexe
 	if indexed {
 		d = indexedDeliveries{stubDeliveries{stats: stats}}
 	}
-	api, err := admin.New(admin.Config{Token: adminToken, Hub: f.hub, Store: f.store, Deliveries: d})
+	api, err := admin.New(admin.Config{Token: adminToken, Hub: f.Hub, Store: f.Store, Deliveries: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	api.Register(mux)
 	g := *f
-	g.srv = httptest.NewServer(mux)
-	t.Cleanup(g.srv.Close)
+	g.Server = httptest.NewServer(mux)
+	t.Cleanup(g.Server.Close)
 	return &g
 }
 
@@ -374,7 +374,7 @@ func TestSummary_CountsFollowTheStore(t *testing.T) {
 		t.Errorf("summary %+v, want 30: 10 pending, 4 expired, 16 active", s)
 	}
 	for id := range seeded {
-		if err := f.store.DeleteSubscription(context.Background(), id); err != nil {
+		if err := f.Store.DeleteSubscription(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		break

@@ -11,13 +11,13 @@ import (
 func TestAdmin_ChannelPrivate(t *testing.T) {
 	f := newFixture(t)
 	c := loadContract(t, f)
-	c.admin(t, http.MethodPost, f.srv.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":true}`, http.StatusCreated)
-	body := c.admin(t, http.MethodGet, f.srv.URL+"/admin/channels/secret", "", http.StatusOK)
+	c.admin(t, http.MethodPost, f.Server.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":true}`, http.StatusCreated)
+	body := c.admin(t, http.MethodGet, f.Server.URL+"/admin/channels/secret", "", http.StatusOK)
 	var got struct {
 		Private bool `json:"private"`
 	}
 	if err := json.Unmarshal(body, &got); err != nil || !got.Private {
 		t.Fatalf("GET: %s (%v), want private", body, err)
 	}
-	c.admin(t, http.MethodPost, f.srv.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":"yes"}`, http.StatusBadRequest)
+	c.admin(t, http.MethodPost, f.Server.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":"yes"}`, http.StatusBadRequest)
 }

@@ -12,10 +12,7 @@ import (
 
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/hub/jslog"
-	"github.com/rshub/rshub/hub/kvstore"
-	"github.com/rshub/rshub/internal/netguard"
-	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 const fuzzAdmin = "fuzz-admin-token-0123456789"
@@ -43,7 +40,14 @@ func FuzzHubRequests(f *testing.F) {
 	f.Add("GET", "/admin/summary", "")
 	f.Add("GET", "/topics/..%2f..", "")
 	f.Add("POST", "/admin/subscriptions/0123456789abcdef0123456789abcdef/deadletters/x/redrive", "")
-	z := newFuzzHub(f, func(c *hub.Config) { c.OpenTopics = true; c.MaxOpenChannels = 20 })
+	var st hub.Store
+	z := hubtest.NewIntake(f, func(c *hub.Config) { c.OpenTopics = true; c.MaxOpenChannels = 20; st = c.Store }, func(h *hub.Hub, mux *http.ServeMux) {
+		api, err := admin.New(admin.Config{Token: fuzzAdmin, Hub: h, Store: st, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			f.Fatal(err)
+		}
+		api.Register(mux)
+	})
 	f.Fuzz(func(t *testing.T, method, target, body string) {
 		if !validMethod(method) {
 			method = http.MethodPost
@@ -55,7 +59,7 @@ func FuzzHubRequests(f *testing.F) {
 		if err != nil {
 			return // not a request line a server would read
 		}
-		req := httptest.NewRequest(method, fuzzHubURL[:len(fuzzHubURL)-1]+u.RequestURI(), strings.NewReader(body))
+		req := httptest.NewRequest(method, hubtest.IntakeURL[:len(hubtest.IntakeURL)-1]+u.RequestURI(), strings.NewReader(body))
 		if strings.HasPrefix(u.Path, "/admin") {
 			req.Header.Set("Authorization", "Bearer "+fuzzAdmin)
 			req.Header.Set("Content-Type", "application/json")
@@ -65,7 +69,7 @@ func FuzzHubRequests(f *testing.F) {
 		rec := httptest.NewRecorder()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		z.mux.ServeHTTP(rec, req.WithContext(ctx))
+		z.Mux.ServeHTTP(rec, req.WithContext(ctx))
 		// 501: this hub runs without a delivery engine to redrive with
 		if rec.Code >= 500 && rec.Code != http.StatusBadGateway && rec.Code != http.StatusServiceUnavailable && rec.Code != http.StatusNotImplemented {
 			t.Fatalf("%s %.200s answered %d %.300q", method, target, rec.Code, rec.Body.String())
@@ -73,14 +77,14 @@ func FuzzHubRequests(f *testing.F) {
 		if rec.Code >= 400 && strings.TrimSpace(rec.Body.String()) == "" {
 			t.Fatalf("%s %.200s answered %d without a reason", method, target, rec.Code)
 		}
-		if err := z.store.Ping(ctx); err != nil {
+		if err := z.Store.Ping(ctx); err != nil {
 			t.Fatalf("after %s %.200s the store does not answer: %v", method, target, err)
 		}
 		// the demo channel may have been deleted by the fuzzed request
-		if _, err := z.hub.PutChannel(ctx, hub.Channel{Topic: fuzzTopic, Name: "fuzz", Trust: hub.TrustOpen}); err != nil {
+		if _, err := z.Hub.PutChannel(ctx, hub.Channel{Topic: hubtest.IntakeTopic, Name: "fuzz", Trust: hub.TrustOpen}); err != nil {
 			t.Fatalf("after %s %.200s: channel: %v", method, target, err)
 		}
-		z.checkLog(t)
+		z.CheckLog(t)
 	})
 }
 
@@ -90,80 +94,4 @@ func validMethod(m string) bool {
 		return true
 	}
 	return false
-}
-
-const (
-	fuzzHubURL = "http://hub.test/"
-	fuzzTopic  = "http://127.0.0.1:1/fuzz/change/"
-)
-
-// fuzzHub is a hub with its admin API over a real embedded NATS log and KV
-// store whose handler the fuzz target calls directly (so that any header
-// value reaches it).
-type fuzzHub struct {
-	hub   *hub.Hub
-	log   hub.Log
-	store hub.Store
-	mux   *http.ServeMux
-	acked map[uint64][]byte // what a 200 said the log holds, by sequence
-}
-
-func newFuzzHub(tb testing.TB, options ...func(*hub.Config)) *fuzzHub {
-	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	tb.Cleanup(cancel)
-	_, nc := testenv.NATS(tb)
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = lg.Close() })
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pol, err := netguard.ParsePolicy(nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg := hub.Config{HubURL: fuzzHubURL, Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
-		MaxBody: 64 << 10, Logger: slog.New(slog.DiscardHandler)}
-	for _, o := range options {
-		o(&cfg)
-	}
-	h, err := hub.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := h.PutChannel(ctx, hub.Channel{Topic: fuzzTopic, Name: "fuzz", Trust: hub.TrustOpen}); err != nil {
-		tb.Fatal(err)
-	}
-	api, err := admin.New(admin.Config{Token: fuzzAdmin, Hub: h, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	h.Register(mux)
-	api.Register(mux)
-	return &fuzzHub{hub: h, log: lg, store: st, mux: mux, acked: map[uint64][]byte{}}
-}
-
-// checkLog fails unless the log holds exactly the acknowledged notifications.
-func (z *fuzzHub) checkLog(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	_, last, err := z.log.Bounds(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last != uint64(len(z.acked)) {
-		t.Fatalf("the log holds %d records, %d were acknowledged", last, len(z.acked))
-	}
-	if last == 0 {
-		return
-	}
-	rec, err := z.log.Next(ctx, "fuzz", last)
-	if err != nil || rec.Seq != last || string(rec.Body) != string(z.acked[last]) {
-		t.Fatalf("log record %d (%v) is not the body acknowledged", last, err)
-	}
 }

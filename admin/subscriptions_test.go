@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -15,24 +16,24 @@ import (
 // it through the admin API sends hub.mode=denied with a reason.
 func TestAdmin_DeleteSubscriptionDeniesIt(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	cb := newCallback(t)
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb")))
-	sub := f.waitActive(ch.Topic, cb.URL("/cb"))
-	req, _ := http.NewRequest(http.MethodDelete, f.srv.URL+"/admin/subscriptions/"+sub.ID, nil)
-	if status, body := do(t, req); status != http.StatusUnauthorized {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cb := hubtest.NewCallback(t)
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/cb")))
+	sub := f.WaitActive(ch.Topic, cb.URL("/cb"))
+	req, _ := http.NewRequest(http.MethodDelete, f.Server.URL+"/admin/subscriptions/"+sub.ID, nil)
+	if status, body := hubtest.Do(t, req); status != http.StatusUnauthorized {
 		t.Fatalf("without the admin token: %d %q, want 401", status, body)
 	}
 	req.Header.Set("Authorization", "Bearer admin-secret-token")
-	if status, body := do(t, req); status != http.StatusNoContent {
+	if status, body := hubtest.Do(t, req); status != http.StatusNoContent {
 		t.Fatalf("delete: %d %q", status, body)
 	}
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		reqs := cb.requests()
+		reqs := cb.Requests()
 		last := reqs[len(reqs)-1]
 		return last.Get("hub.mode") == "denied" && last.Get("hub.topic") == ch.Topic && last.Get("hub.reason") != ""
 	}, "no denial sent")
-	if _, err := f.store.Subscription(context.Background(), sub.ID); !errors.Is(err, hub.ErrNotFound) {
+	if _, err := f.Store.Subscription(context.Background(), sub.ID); !errors.Is(err, hub.ErrNotFound) {
 		t.Fatalf("subscription still stored: %v", err)
 	}
 }

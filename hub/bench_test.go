@@ -18,7 +18,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/embednats"
-	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -44,8 +44,7 @@ func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
-	h, err := hub.New(hub.Config{HubURL: ts.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}), Logger: slog.New(slog.DiscardHandler)})
+	h, err := hub.New(hub.Config{HubURL: ts.URL + "/", Store: st, Log: lg, Client: hubtest.Client(b, "127.0.0.0/8"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func benchPublish(b *testing.B, policy embednats.SyncPolicy, publishers int) {
 					return
 				}
 				from := base.Add(time.Duration(k) * time.Second)
-				body := notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
+				body := hubtest.Notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
 				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/xml")
 				req.Header.Set("Link", wire.NotificationLinks(topics[p], ts.URL+"/", ""))
@@ -120,9 +119,8 @@ func BenchmarkVerify(b *testing.B) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
 	act := activatorFunc(func() { verified.Add(1) })
-	h, err := hub.New(hub.Config{HubURL: ts.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}), Activator: act, Logger: slog.New(slog.DiscardHandler)})
+	h, err := hub.New(hub.Config{HubURL: ts.URL + "/", Store: st, Log: lg, Client: hubtest.Client(b, "127.0.0.0/8"), Activator: act, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +144,7 @@ func BenchmarkVerify(b *testing.B) {
 				if i >= int64(b.N) {
 					return
 				}
-				form := subscribeForm(ch.Topic, fmt.Sprintf("%s/cb/%d", cb.URL, i))
+				form := hubtest.SubscribeForm(ch.Topic, fmt.Sprintf("%s/cb/%d", cb.URL, i))
 				resp, err := client.PostForm(ts.URL+"/", form)
 				if err != nil {
 					b.Error(err)
@@ -190,14 +188,5 @@ func benchBackend(b *testing.B, policy embednats.SyncPolicy) (*jslog.Log, *kvsto
 		b.Fatal(err)
 	}
 	b.Cleanup(nc.Close)
-	lg, err := jslog.Open(context.Background(), nc, jslog.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = lg.Close() })
-	st, err := kvstore.Open(context.Background(), nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return lg, st
+	return hubtest.BackingOn(b, nc)
 }

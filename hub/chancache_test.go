@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -55,10 +56,10 @@ func TestLookupChannel_KeptWhileTheChannelsVersionStays(t *testing.T) {
 		cs = &chanReadCounter{Store: c.Store}
 		c.Store = versionedChanReadCounter{cs}
 	})
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	publish := func(from, until string) int {
 		t.Helper()
-		status, _ := f.postXML(notif("change-notification", from, until), links(ch.Topic, f.url))
+		status, _ := f.PostXML(hubtest.Notif("change-notification", from, until), hubtest.Links(ch.Topic, f.URL))
 		return status
 	}
 	if s := publish(t0, t1); s != http.StatusOK {
@@ -68,7 +69,7 @@ func TestLookupChannel_KeptWhileTheChannelsVersionStays(t *testing.T) {
 	if reads == 0 {
 		t.Fatal("the definition was never read from the store")
 	}
-	f.clock.Advance(time.Minute)
+	f.Clock.Advance(time.Minute)
 	if s := publish(t1, t2); s != http.StatusOK {
 		t.Fatalf("second publish: %d", s)
 	}
@@ -78,10 +79,10 @@ func TestLookupChannel_KeptWhileTheChannelsVersionStays(t *testing.T) {
 	// another hub (the store itself here) requires a token from now on
 	changed := ch
 	changed.Trust, changed.Token = hub.TrustToken, "a-token-of-16-chars-or-more"
-	if err := f.store.PutChannel(context.Background(), changed); err != nil {
+	if err := f.Store.PutChannel(context.Background(), changed); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Advance(3 * time.Second)
+	f.Clock.Advance(3 * time.Second)
 	if s := publish(t2, t3); s == http.StatusOK {
 		t.Fatal("a publish without the token was accepted after the channel changed through the store")
 	}
@@ -98,13 +99,13 @@ func TestLookupChannel_WithoutAVersionReadsAgainAfterTheTTL(t *testing.T) {
 		cs = &chanReadCounter{Store: c.Store}
 		c.Store = cs
 	})
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	if s, _ := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); s != http.StatusOK {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	if s, _ := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); s != http.StatusOK {
 		t.Fatalf("first publish: %d", s)
 	}
 	reads := cs.channelReads.Load()
-	f.clock.Advance(3 * time.Second)
-	if s, _ := f.postXML(notif("change-notification", t1, t2), links(ch.Topic, f.url)); s != http.StatusOK {
+	f.Clock.Advance(3 * time.Second)
+	if s, _ := f.PostXML(hubtest.Notif("change-notification", t1, t2), hubtest.Links(ch.Topic, f.URL)); s != http.StatusOK {
 		t.Fatalf("second publish: %d", s)
 	}
 	if cs.channelReads.Load() == reads {
@@ -119,13 +120,13 @@ func TestLookupChannel_WithoutAVersionReadsAgainAfterTheTTL(t *testing.T) {
 // again.
 func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 	a := newFixture(t)
-	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	cs := &chanReadCounter{Store: a.store}
+	ch := a.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cs := &chanReadCounter{Store: a.Store}
 	clockB := &testenv.Clock{}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	b, err := hub.New(hub.Config{HubURL: a.url, Store: versionedChanReadCounter{cs}, Log: a.log, Client: http.DefaultClient,
+	b, err := hub.New(hub.Config{HubURL: a.URL, Store: versionedChanReadCounter{cs}, Log: a.Log, Client: http.DefaultClient,
 		Logger: slog.New(slog.DiscardHandler), Now: clockB.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -133,12 +134,12 @@ func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 	b.Register(mux)
 	postB := func(from, until string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(notif("change-notification", from, until)))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(hubtest.Notif("change-notification", from, until)))
 		req.Header.Set("Content-Type", "application/xml")
-		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
-		return do(t, req)
+		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.URL, ""))
+		return hubtest.Do(t, req)
 	}
-	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != http.StatusOK {
+	if s, r := a.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, a.URL)); s != http.StatusOK {
 		t.Fatalf("A: %d %q", s, r)
 	}
 	if s, r := postB(t1, t2); s != http.StatusOK {
@@ -153,8 +154,8 @@ func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 		t.Fatalf("B read the channel state %d times with the channels version unchanged; want 0", n)
 	}
 	// through A: the anchor jumps to t3+10min, past what B would accept next
-	later := mustTime(t3).Add(10 * time.Minute)
-	if _, err := a.hub.ResetContinuity(context.Background(), ch, later, "test"); err != nil {
+	later := hubtest.MustTime(t3).Add(10 * time.Minute)
+	if _, err := a.Hub.ResetContinuity(context.Background(), ch, later, "test"); err != nil {
 		t.Fatal(err)
 	}
 	clockB.Advance(3 * time.Second)

@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/hub/jslog"
-	"github.com/rshub/rshub/hub/kvstore"
-	"github.com/rshub/rshub/internal/netguard"
-	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // A denial DenySubscription sends in the background is joined by Run:
@@ -22,16 +19,7 @@ import (
 func TestDenySubscription_RunWaitsForTheDenial(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, nc := testenv.NATS(t)
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lg.Close() })
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg, st := hubtest.Backing(t)
 	entered, release, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,12 +36,8 @@ func TestDenySubscription_RunWaitsForTheDenial(t *testing.T) {
 	var released sync.Once
 	unblock := func() { released.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // before cb.Close, which waits for the handler
-	pol, err := netguard.ParsePolicy([]string{"127.0.0.0/8"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h, err := hub.New(hub.Config{HubURL: "http://127.0.0.1:1/", Store: st, Log: lg,
-		Client: netguard.NewClient(pol, netguard.Timeouts{}), Logger: slog.New(slog.DiscardHandler)})
+		Client: hubtest.Client(t, "127.0.0.0/8"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

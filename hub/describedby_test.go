@@ -30,7 +30,7 @@ func TestCheckChannel_DescribedByIsAnAbsoluteHTTPURL(t *testing.T) {
 		{long, false},
 	}
 	for _, tt := range tests {
-		got, err := f.hub.CheckChannel(hub.Channel{Topic: "http://example.com/t", Token: "a-token-of-16-chars-or-more", DescribedBy: tt.describedBy})
+		got, err := f.Hub.CheckChannel(hub.Channel{Topic: "http://example.com/t", Token: "a-token-of-16-chars-or-more", DescribedBy: tt.describedBy})
 		if (err == nil) != tt.ok {
 			t.Errorf("describedBy %.60q: err %v, want ok %v", tt.describedBy, err, tt.ok)
 			continue
@@ -42,7 +42,7 @@ func TestCheckChannel_DescribedByIsAnAbsoluteHTTPURL(t *testing.T) {
 			t.Errorf("describedBy %.60q: error %q does not name the field", tt.describedBy, err)
 		}
 	}
-	if _, err := f.hub.PutChannel(context.Background(), hub.Channel{Name: "x", Hosted: true, Trust: hub.TrustOpen, DescribedBy: "relative"}); err == nil {
+	if _, err := f.Hub.PutChannel(context.Background(), hub.Channel{Name: "x", Hosted: true, Trust: hub.TrustOpen, DescribedBy: "relative"}); err == nil {
 		t.Error("PutChannel stored a relative describedBy")
 	}
 }
@@ -53,8 +53,8 @@ func TestCheckChannel_DescribedByIsAnAbsoluteHTTPURL(t *testing.T) {
 func TestHostedTopic_LinkDescribedBy(t *testing.T) {
 	f := newFixture(t)
 	const desc = "http://example.com/dataset1/description.xml"
-	with := f.channel(hub.Channel{Name: "withdesc", Hosted: true, Trust: hub.TrustOpen, DescribedBy: desc})
-	without := f.channel(hub.Channel{Name: "nodesc", Hosted: true, Trust: hub.TrustOpen})
+	with := f.Channel(hub.Channel{Name: "withdesc", Hosted: true, Trust: hub.TrustOpen, DescribedBy: desc})
+	without := f.Channel(hub.Channel{Name: "nodesc", Hosted: true, Trust: hub.TrustOpen})
 	for _, tt := range []struct {
 		ch   hub.Channel
 		want string
@@ -67,8 +67,8 @@ func TestHostedTopic_LinkDescribedBy(t *testing.T) {
 			}
 			resp.Body.Close()
 			ls := wire.ParseLinks(resp.Header.Values("Link"))
-			if resp.StatusCode != http.StatusNoContent || wire.FirstLink(ls, wire.RelSelf) != tt.ch.Topic || wire.FirstLink(ls, wire.RelHub) != f.url ||
-				wire.FirstLink(ls, wire.RelResourceSync) != f.srv.URL+wire.CapabilityListPath(tt.ch.Name) {
+			if resp.StatusCode != http.StatusNoContent || wire.FirstLink(ls, wire.RelSelf) != tt.ch.Topic || wire.FirstLink(ls, wire.RelHub) != f.URL ||
+				wire.FirstLink(ls, wire.RelResourceSync) != f.Server.URL+wire.CapabilityListPath(tt.ch.Name) {
 				t.Errorf("%s %s: %d, Link %q", m, tt.ch.Topic, resp.StatusCode, resp.Header.Values("Link"))
 			}
 			if got := wire.FirstLink(ls, wire.RelDescribedBy); got != tt.want {

@@ -14,6 +14,7 @@ import (
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/edgetest"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -23,11 +24,11 @@ import (
 func TestPutChannel_HostileDefinitionsRefused(t *testing.T) {
 	f := newFixture(t)
 	for _, c := range edgetest.Channels() {
-		if got, err := f.hub.PutChannel(context.Background(), c.Channel); err == nil {
+		if got, err := f.Hub.PutChannel(context.Background(), c.Channel); err == nil {
 			t.Errorf("%s: stored %q (%s)", c.Why, got.Name, wire.Clip(got.Topic))
 		}
 	}
-	if chs, err := f.store.Channels(context.Background()); err != nil || len(chs) != 0 {
+	if chs, err := f.Store.Channels(context.Background()); err != nil || len(chs) != 0 {
 		t.Fatalf("store holds %d channels (%v), want none", len(chs), err)
 	}
 }
@@ -38,13 +39,13 @@ func TestPutChannel_HostileDefinitionsRefused(t *testing.T) {
 func TestPutChannel_GoodNamesAccepted(t *testing.T) {
 	f := newFixture(t)
 	for _, name := range []string{"a", "Z9", "b_c-d", strings.Repeat("x", 64), "console", "com10", "rshubx", "my-rshub", "frameworks", "x-framework2"} {
-		f.channel(hub.Channel{Name: name, Hosted: true, Trust: hub.TrustOpen})
+		f.Channel(hub.Channel{Name: name, Hosted: true, Trust: hub.TrustOpen})
 	}
-	c := f.channel(hub.Channel{Topic: "http://src.example/data/", Trust: hub.TrustOpen})
+	c := f.Channel(hub.Channel{Topic: "http://src.example/data/", Trust: hub.TrustOpen})
 	if hub.CheckNewChannelName(c.Name) != nil {
 		t.Errorf("derived name %q breaks the rule", c.Name)
 	}
-	tok := f.channel(hub.Channel{Topic: "http://src.example/tok/", Token: strings.Repeat("t", 16)})
+	tok := f.Channel(hub.Channel{Topic: "http://src.example/tok/", Token: strings.Repeat("t", 16)})
 	if tok.Trust != hub.TrustToken {
 		t.Errorf("a token alone gave trust %q, want token", tok.Trust)
 	}
@@ -58,23 +59,23 @@ func TestPutChannel_FrameworkNamespaceBothOrders(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	// b-framework first: refused, so b's framework channel stays b's
-	if _, err := f.hub.PutChannel(ctx, hub.Channel{Name: "b-framework", Hosted: true, Trust: hub.TrustOpen}); err == nil {
+	if _, err := f.Hub.PutChannel(ctx, hub.Channel{Name: "b-framework", Hosted: true, Trust: hub.TrustOpen}); err == nil {
 		t.Fatal("b-framework created before b")
 	}
-	f.channel(hub.Channel{Name: "b", Hosted: true, Trust: hub.TrustOpen})
+	f.Channel(hub.Channel{Name: "b", Hosted: true, Trust: hub.TrustOpen})
 	// 204 until its first framework notification, 200 after: served either way
-	if status, _ := do(t, mustReq(http.MethodHead, f.srv.URL+wire.TopicPath("b-framework"))); status != http.StatusOK && status != http.StatusNoContent {
+	if status, _ := hubtest.Do(t, mustReq(http.MethodHead, f.Server.URL+wire.TopicPath("b-framework"))); status != http.StatusOK && status != http.StatusNoContent {
 		t.Errorf("HEAD b's framework topic: %d, want 200 or 204", status)
 	}
 	// b first, then b-framework: refused
-	if _, err := f.hub.PutChannel(ctx, hub.Channel{Name: "b-framework", Topic: "http://src.example/fw", Trust: hub.TrustOpen}); err == nil {
+	if _, err := f.Hub.PutChannel(ctx, hub.Channel{Name: "b-framework", Topic: "http://src.example/fw", Trust: hub.TrustOpen}); err == nil {
 		t.Error("b-framework created after b")
 	}
 	// two hubs on one store, each creating one of the pair at once
 	other := newHubOn(t, f)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i, h := range []*hub.Hub{f.hub, other} {
+	for i, h := range []*hub.Hub{f.Hub, other} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -87,7 +88,7 @@ func TestPutChannel_FrameworkNamespaceBothOrders(t *testing.T) {
 		t.Errorf("concurrent c / c-framework: %v / %v, want c created and c-framework refused", errs[0], errs[1])
 	}
 	// a store from before the rule, holding d-framework: d is refused
-	if err := f.store.PutChannel(ctx, hub.Channel{Topic: "http://src.example/old", Name: "d-framework", Trust: hub.TrustOpen}); err != nil {
+	if err := f.Store.PutChannel(ctx, hub.Channel{Topic: "http://src.example/old", Name: "d-framework", Trust: hub.TrustOpen}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.PutChannel(ctx, hub.Channel{Name: "d", Hosted: true, Trust: hub.TrustOpen}); err == nil || !strings.Contains(err.Error(), "d-framework") {
@@ -98,7 +99,7 @@ func TestPutChannel_FrameworkNamespaceBothOrders(t *testing.T) {
 // newHubOn starts a second hub process on f's store and log.
 func newHubOn(t *testing.T, f *fixture) *hub.Hub {
 	t.Helper()
-	h, err := hub.New(hub.Config{HubURL: f.url, Store: f.store, Log: f.log, Client: http.DefaultClient, Now: f.clock.Now})
+	h, err := hub.New(hub.Config{HubURL: f.URL, Store: f.Store, Log: f.Log, Client: http.DefaultClient, Now: f.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func hostileSubscribeForms(topic, cb string) map[string]struct {
 		want string
 	}{}
 	for _, c := range edgetest.Filters() {
-		v := subscribeForm(topic, cb)
+		v := hubtest.SubscribeForm(topic, cb)
 		if c.Prefix != nil {
 			v[wire.ParamFilterPrefix] = c.Prefix
 		}
@@ -163,7 +164,7 @@ func hostileSubscribeForms(topic, cb string) map[string]struct {
 		out["signature "+scheme+" without secret"] = struct {
 			form url.Values
 			want string
-		}{subscribeForm(topic, cb, wire.ParamSignatureScheme, scheme), "hub.secret"}
+		}{hubtest.SubscribeForm(topic, cb, wire.ParamSignatureScheme, scheme), "hub.secret"}
 	}
 	for _, host := range []string{"0", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "[::127.0.0.1]"} {
 		want := "127.0.0.1"
@@ -173,11 +174,11 @@ func hostileSubscribeForms(topic, cb string) map[string]struct {
 		out["callback host "+host] = struct {
 			form url.Values
 			want string
-		}{subscribeForm(topic, "http://"+host+"/cb"), want}
+		}{hubtest.SubscribeForm(topic, "http://"+host+"/cb"), want}
 		out["topic host "+host] = struct {
 			form url.Values
 			want string
-		}{subscribeForm("http://"+host+"/t", cb), want}
+		}{hubtest.SubscribeForm("http://"+host+"/t", cb), want}
 	}
 	return out
 }
@@ -193,14 +194,14 @@ func TestParseSubscription_HostileOptionsRefused(t *testing.T) {
 // Over HTTP, each is answered 400 with the reason and nothing is verified.
 func TestSubscribe_HostileOptionsRefused(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	cb := newCallback(t, "")
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	cb := hubtest.NewCallback(t)
 	for why, c := range hostileSubscribeForms(ch.Topic, cb.URL("/cb")) {
-		if status, body := f.postForm(c.form); status != http.StatusBadRequest || !strings.Contains(body, c.want) {
+		if status, body := f.PostForm(c.form); status != http.StatusBadRequest || !strings.Contains(body, c.want) {
 			t.Errorf("%s: %d %q, want 400 naming %q", why, status, body, c.want)
 		}
 	}
-	if n := cb.count.Load(); n != 0 {
+	if n := cb.Count.Load(); n != 0 {
 		t.Errorf("%d verification requests for refused subscriptions", n)
 	}
 }
@@ -211,11 +212,11 @@ func TestThinPing_NumericTopicHostRefused(t *testing.T) {
 	f := newFixture(t, func(c *hub.Config) { c.OpenTopics = true })
 	for _, host := range []string{"0", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "[::127.0.0.1]"} {
 		form := url.Values{"hub.mode": {"publish"}, "hub.url": {"http://" + host + "/cl.xml"}}
-		if status, body := f.postForm(form); status != http.StatusBadRequest || !strings.Contains(body, "0.0.") {
+		if status, body := f.PostForm(form); status != http.StatusBadRequest || !strings.Contains(body, "0.0.") {
 			t.Errorf("thin ping of host %s: %d %q, want 400 naming the address", host, status, body)
 		}
 	}
-	if chs, _ := f.store.Channels(context.Background()); len(chs) != 0 {
+	if chs, _ := f.Store.Channels(context.Background()); len(chs) != 0 {
 		t.Errorf("%d open channels created for refused topics", len(chs))
 	}
 }
@@ -229,7 +230,7 @@ func TestSubscribe_OpenTopicsLimits(t *testing.T) {
 		c.OpenTopics, c.MaxSubscriptions, c.MaxSubscriptionsPerHost = true, 3, 2
 	}
 	f := newFixture(t, limits)
-	cb := newCallback(t, "")
+	cb := hubtest.NewCallback(t)
 	byIP := func(p string) string { return cb.URL(p) }
 	byName := func(p string) string { return strings.Replace(cb.URL(p), "127.0.0.1", "localhost", 1) }
 	topic := func(i int) string { return "http://127.0.0.1:1/open/" + string(rune('a'+i)) }
@@ -244,32 +245,32 @@ func TestSubscribe_OpenTopicsLimits(t *testing.T) {
 		{byName("/2"), topic(1), "--max-subscriptions", 503},
 		{byIP("/1"), topic(0), "", 202}, // a renewal
 	} {
-		status, body := f.postForm(subscribeForm(c.topic, c.cb))
+		status, body := f.PostForm(hubtest.SubscribeForm(c.topic, c.cb))
 		if status != c.status || !strings.Contains(body, c.want) {
 			t.Fatalf("request %d (%s): %d %q, want %d naming %q", i, c.cb, status, body, c.status, c.want)
 		}
 		if status == 202 {
-			f.waitActive(c.topic, c.cb)
+			f.WaitActive(c.topic, c.cb)
 		}
 	}
-	if st := f.hub.SubscriptionLimitStats(); st.Counted != 3 || st.RefusedHub != 1 || st.RefusedHost != 1 {
+	if st := f.Hub.SubscriptionLimitStats(); st.Counted != 3 || st.RefusedHub != 1 || st.RefusedHost != 1 {
 		t.Errorf("stats %+v, want 3 counted, 1 refused by each limit", st)
 	}
-	if status, body := f.postForm(url.Values{"hub.mode": {"unsubscribe"}, "hub.topic": {topic(1)}, "hub.callback": {byIP("/2")}}); status != 202 {
+	if status, body := f.PostForm(url.Values{"hub.mode": {"unsubscribe"}, "hub.topic": {topic(1)}, "hub.callback": {byIP("/2")}}); status != 202 {
 		t.Errorf("unsubscribe at the limit: %d %q", status, body)
 	}
 
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		_, err := f.store.Subscription(context.Background(), hub.SubscriptionID(topic(1), byIP("/2")))
+		_, err := f.Store.Subscription(context.Background(), hub.SubscriptionID(topic(1), byIP("/2")))
 		return errors.Is(err, hub.ErrNotFound)
 	}, "the unsubscription was never applied")
 
-	g := newFixture(t, limits, func(c *hub.Config) { c.Store = f.store })
-	if status, body := g.postForm(subscribeForm(topic(3), byName("/3"))); status != 202 {
+	g := newFixture(t, limits, func(c *hub.Config) { c.Store = f.Store })
+	if status, body := g.PostForm(hubtest.SubscribeForm(topic(3), byName("/3"))); status != 202 {
 		t.Fatalf("second hub on the store, 2 held: %d %q, want 202", status, body)
 	}
-	f.waitActive(topic(3), byName("/3")) // f.store is the store g shares
-	if status, body := g.postForm(subscribeForm(topic(4), byIP("/4"))); status != 503 {
+	f.WaitActive(topic(3), byName("/3")) // f.Store is the store g shares
+	if status, body := g.PostForm(hubtest.SubscribeForm(topic(4), byIP("/4"))); status != 503 {
 		t.Errorf("second hub on the store, 3 held: %d %q, want 503", status, body)
 	}
 }

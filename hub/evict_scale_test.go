@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // withMaxStates bounds the hub's working channel states.
@@ -20,10 +21,10 @@ func withMaxStates(n int) fixtureOpt {
 
 // openChannels creates n open channels and returns them.
 func (f *fixture) openChannels(n int) []hub.Channel {
-	f.t.Helper()
+	f.T.Helper()
 	out := make([]hub.Channel, n)
 	for i := range out {
-		out[i] = f.channel(hub.Channel{Topic: fmt.Sprintf("http://127.0.0.1:1/scale/%d/", i), Trust: hub.TrustOpen})
+		out[i] = f.Channel(hub.Channel{Topic: fmt.Sprintf("http://127.0.0.1:1/scale/%d/", i), Trust: hub.TrustOpen})
 	}
 	return out
 }
@@ -31,10 +32,10 @@ func (f *fixture) openChannels(n int) []hub.Channel {
 // publish posts a notification for [from, until] to ch and fails the test
 // unless it is answered want; it returns the answer's text.
 func (f *fixture) publish(ch hub.Channel, from, until string, want int) string {
-	f.t.Helper()
-	status, resp := f.postXML(notif("change-notification", from, until, from), links(ch.Topic, f.url))
+	f.T.Helper()
+	status, resp := f.PostXML(hubtest.Notif("change-notification", from, until, from), hubtest.Links(ch.Topic, f.URL))
 	if status != want {
-		f.t.Fatalf("publish [%s, %s] to %s: status %d %q, want %d", from, until, ch.Name, status, resp, want)
+		f.T.Fatalf("publish [%s, %s] to %s: status %d %q, want %d", from, until, ch.Name, status, resp, want)
 	}
 	return resp
 }
@@ -43,23 +44,23 @@ func (f *fixture) publish(ch hub.Channel, from, until string, want int) string {
 // satisfies ok, failing after a deadline (the background flusher may hold
 // a state that is being written).
 func (f *fixture) settle(what string, ok func(hub.ChannelMemory) bool) hub.ChannelMemory {
-	f.t.Helper()
+	f.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		f.hub.FlushStates(context.Background())
-		m := f.hub.ChannelMemory()
+		f.Hub.FlushStates(context.Background())
+		m := f.Hub.ChannelMemory()
 		if ok(m) {
 			return m
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("%s: still %+v after 10s", what, m)
+			f.T.Fatalf("%s: still %+v after 10s", what, m)
 		}
 	}
 }
 
 // at returns the RFC 3339 time minutes after t0.
 func at(minutes int) string {
-	return mustTime(t0).Add(time.Duration(minutes) * time.Minute).Format(time.RFC3339)
+	return hubtest.MustTime(t0).Add(time.Duration(minutes) * time.Minute).Format(time.RFC3339)
 }
 
 // Publishing to many more channels than MaxChannelStates leaves at most
@@ -75,7 +76,7 @@ func TestChannelMemory_BoundedByMaxChannelStates(t *testing.T) {
 		}
 	}
 	f.settle("working states", func(m hub.ChannelMemory) bool { return m.States <= limit && m.Dirty == 0 })
-	f.clock.Advance(3 * time.Second) // past the definitions' cache lifetime
+	f.Clock.Advance(3 * time.Second) // past the definitions' cache lifetime
 	f.settle("cached definitions", func(m hub.ChannelMemory) bool { return m.Definitions <= limit })
 	// The hub's own flusher takes a channel's lock for a moment too: with
 	// no request in flight, every lock is given back.
@@ -100,8 +101,8 @@ func TestChannelMemory_EvictedChannelKeepsContinuity(t *testing.T) {
 
 	f.publish(a, at(0), at(10), http.StatusOK)
 	evictA()
-	body := notif("change-notification", at(0), at(10), at(0))
-	if status, resp := f.postXML(body, links(a.Topic, f.url)); status != http.StatusOK || !strings.Contains(resp, "duplicate") {
+	body := hubtest.Notif("change-notification", at(0), at(10), at(0))
+	if status, resp := f.PostXML(body, hubtest.Links(a.Topic, f.URL)); status != http.StatusOK || !strings.Contains(resp, "duplicate") {
 		t.Fatalf("replay after eviction: %d %q, want a duplicate", status, resp)
 	}
 	evictA()
@@ -113,14 +114,14 @@ func TestChannelMemory_EvictedChannelKeepsContinuity(t *testing.T) {
 	evictA()
 	f.publish(a, at(30), at(40), http.StatusOK)
 	evictA()
-	st, err := f.hub.ChannelState(context.Background(), a.Topic)
+	st, err := f.Hub.ChannelState(context.Background(), a.Topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Published != 3 || len(st.Gaps) != 1 || !st.LastUntil.Equal(mustTime(at(40))) {
+	if st.Published != 3 || len(st.Gaps) != 1 || !st.LastUntil.Equal(hubtest.MustTime(at(40))) {
 		t.Fatalf("state after evictions: published %d, gaps %+v, last until %s; want 3, one gap, %s", st.Published, st.Gaps, st.LastUntil, at(40))
 	}
-	if g := st.Gaps[0]; !g.From.Equal(mustTime(at(10))) || !g.Until.Equal(mustTime(at(20))) {
+	if g := st.Gaps[0]; !g.From.Equal(hubtest.MustTime(at(10))) || !g.Until.Equal(hubtest.MustTime(at(20))) {
 		t.Fatalf("gap %s–%s, want %s–%s", g.From, g.Until, at(10), at(20))
 	}
 }
@@ -134,7 +135,7 @@ func TestChannelMemory_IdleChannelsDropped(t *testing.T) {
 		f.publish(ch, at(0), at(10), http.StatusOK)
 	}
 	f.settle("flushed", func(m hub.ChannelMemory) bool { return m.Dirty == 0 && m.States == len(chs) })
-	f.clock.Advance(hub.ChannelIdle + time.Minute)
+	f.Clock.Advance(hub.ChannelIdle + time.Minute)
 	f.settle("idle states dropped", func(m hub.ChannelMemory) bool { return m.States == 0 && m.Definitions == 0 })
 	f.publish(chs[0], at(5), at(15), http.StatusConflict)
 	f.publish(chs[0], at(10), at(20), http.StatusOK)
@@ -145,13 +146,13 @@ func TestChannelMemory_DeleteChannelForgets(t *testing.T) {
 	f := newFixture(t)
 	ch := f.openChannels(1)[0]
 	f.publish(ch, at(0), at(10), http.StatusOK)
-	if m := f.hub.ChannelMemory(); m.States != 1 {
+	if m := f.Hub.ChannelMemory(); m.States != 1 {
 		t.Fatalf("%+v before the delete, want one state", m)
 	}
-	if err := f.hub.DeleteChannel(context.Background(), ch); err != nil {
+	if err := f.Hub.DeleteChannel(context.Background(), ch); err != nil {
 		t.Fatal(err)
 	}
-	if m := f.hub.ChannelMemory(); m.States != 0 || m.Definitions != 0 || m.Dirty != 0 {
+	if m := f.Hub.ChannelMemory(); m.States != 0 || m.Definitions != 0 || m.Dirty != 0 {
 		t.Fatalf("%+v after the delete, want nothing", m)
 	}
 }
@@ -168,12 +169,12 @@ func TestChannelMemory_TopicChecksBounded(t *testing.T) {
 		}
 		self := "http://" + r.Host + r.URL.Path
 		w.Header().Add("Link", "<"+self+`>; rel="self"`)
-		w.Header().Add("Link", "<"+f.url+`>; rel="hub"`)
+		w.Header().Add("Link", "<"+f.URL+`>; rel="hub"`)
 	}))
 	t.Cleanup(topicSrv.Close)
 	chs := make([]hub.Channel, channels)
 	for i := range chs {
-		chs[i] = f.channel(hub.Channel{Topic: fmt.Sprintf("%s/verified/%d/", topicSrv.URL, i), Trust: hub.TrustVerifiedTopic})
+		chs[i] = f.Channel(hub.Channel{Topic: fmt.Sprintf("%s/verified/%d/", topicSrv.URL, i), Trust: hub.TrustVerifiedTopic})
 		f.publish(chs[i], at(0), at(10), http.StatusOK)
 	}
 	if n := heads.Load(); n != channels {

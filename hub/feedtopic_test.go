@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -16,23 +17,23 @@ import (
 // verification of intent names the feed URL.
 func TestSubscribe_FeedURLResolvesToItsChannel(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	feed := strings.TrimSuffix(f.url, "/") + wire.FeedPath(ch.Name)
-	if got := f.hub.FeedChannel(feed); got != ch.Name {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	feed := strings.TrimSuffix(f.URL, "/") + wire.FeedPath(ch.Name)
+	if got := f.Hub.FeedChannel(feed); got != ch.Name {
 		t.Fatalf("FeedChannel(%s) = %q, want %q", feed, got, ch.Name)
 	}
-	cb := newCallback(t, "")
-	f.postForm(subscribeForm(feed, cb.URL("/cb")))
-	sub := f.waitActive(feed, cb.URL("/cb"))
+	cb := hubtest.NewCallback(t)
+	f.PostForm(hubtest.SubscribeForm(feed, cb.URL("/cb")))
+	sub := f.WaitActive(feed, cb.URL("/cb"))
 	if sub.Channel != ch.Name || sub.Format != hub.FormatAtom || sub.Topic != feed {
 		t.Fatalf("subscription %+v", sub)
 	}
-	if q := cb.requests()[0]; q.Get("hub.mode") != "subscribe" || q.Get("hub.topic") != feed {
+	if q := cb.Requests()[0]; q.Get("hub.mode") != "subscribe" || q.Get("hub.topic") != feed {
 		t.Fatalf("verification %v", q)
 	}
 	// the channel's own topic stays an ordinary subscription
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/cb2")))
-	if s := f.waitActive(ch.Topic, cb.URL("/cb2")); s.Format != "" || s.Channel != ch.Name {
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/cb2")))
+	if s := f.WaitActive(ch.Topic, cb.URL("/cb2")); s.Format != "" || s.Channel != ch.Name {
 		t.Fatalf("subscription %+v", s)
 	}
 }
@@ -41,20 +42,20 @@ func TestSubscribe_FeedURLResolvesToItsChannel(t *testing.T) {
 // OpenTopics (no channel is made for it), and so are near misses.
 func TestSubscribe_UnknownFeedURLDenied(t *testing.T) {
 	f := newFixture(t, func(c *hub.Config) { c.OpenTopics = true })
-	base := strings.TrimSuffix(f.url, "/")
+	base := strings.TrimSuffix(f.URL, "/")
 	for _, u := range []string{base + "/channels/x/feed.atom?y", base + "/channels//feed.atom", base + "/channels/a/b/feed.atom"} {
-		if got := f.hub.FeedChannel(u); got != "" {
+		if got := f.Hub.FeedChannel(u); got != "" {
 			t.Errorf("FeedChannel(%s) = %q", u, got)
 		}
 	}
-	cb := newCallback(t, "")
+	cb := hubtest.NewCallback(t)
 	feed := base + wire.FeedPath("nosuch")
-	f.postForm(subscribeForm(feed, cb.URL("/cb")))
-	testenv.Eventually(t, 10*time.Second, func() bool { return cb.count.Load() == 1 })
-	if q := cb.requests()[0]; q.Get("hub.mode") != "denied" || q.Get("hub.topic") != feed {
+	f.PostForm(hubtest.SubscribeForm(feed, cb.URL("/cb")))
+	testenv.Eventually(t, 10*time.Second, func() bool { return cb.Count.Load() == 1 })
+	if q := cb.Requests()[0]; q.Get("hub.mode") != "denied" || q.Get("hub.topic") != feed {
 		t.Fatalf("denial query %v", q)
 	}
-	if _, err := f.store.Channel(context.Background(), feed); err == nil {
+	if _, err := f.Store.Channel(context.Background(), feed); err == nil {
 		t.Fatal("a channel was made for the feed URL")
 	}
 }

@@ -36,7 +36,7 @@ func TestCheckChannel_FollowedChannelFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := f.hub.CheckChannel(tt.in)
+			got, err := f.Hub.CheckChannel(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want one naming %q", err, tt.wantErr)
@@ -101,8 +101,8 @@ func followedEntry(loc string, sec int) changefeed.Entry {
 // window starting after the anchor is recorded as a gap.
 func TestPublishFollowed_ChosenEntriesAndTheAnchorsEntriesAcrossNotifications(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Name: "src", Follow: "http://127.0.0.1:1/cl.xml"})
-	other := f.channel(hub.Channel{Name: "other", Follow: "http://127.0.0.1:1/other.xml"})
+	ch := f.Channel(hub.Channel{Name: "src", Follow: "http://127.0.0.1:1/cl.xml"})
+	other := f.Channel(hub.Channel{Name: "other", Follow: "http://127.0.0.1:1/other.xml"})
 	doc, _, err := hub.ParseFollowed([]byte(strings.Replace(clNoFrom, `capability="changelist"`, `capability="changelist" from="2024-01-01T00:00:00Z"`, 1)), "http://example.org/cl.xml", true, 1<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestPublishFollowed_ChosenEntriesAndTheAnchorsEntriesAcrossNotifications(t 
 		for _, l := range locs {
 			es = append(es, followedEntry(l, until))
 		}
-		res, err := f.hub.PublishFollowed(ctx, c, hub.Followed{Doc: doc, Entries: es, From: at(from), Until: at(until)})
+		res, err := f.Hub.PublishFollowed(ctx, c, hub.Followed{Doc: doc, Entries: es, From: at(from), Until: at(until)})
 		if err != nil {
 			t.Fatalf("publish %v: %v", locs, err)
 		}
@@ -126,7 +126,7 @@ func TestPublishFollowed_ChosenEntriesAndTheAnchorsEntriesAcrossNotifications(t 
 		publish(other, i, i+1, "o"+loc) // the log between two notifications of ch
 		publish(ch, 1, 1, loc)
 	}
-	st, at1, known, err := f.hub.FollowAnchor(ctx, ch)
+	st, at1, known, err := f.Hub.FollowAnchor(ctx, ch)
 	var got []string
 	for _, e := range at1 {
 		got = append(got, strings.TrimPrefix(e.Loc, "http://example.org/"))
@@ -138,16 +138,16 @@ func TestPublishFollowed_ChosenEntriesAndTheAnchorsEntriesAcrossNotifications(t 
 	if res := publish(ch, 1, 2, "d"); res.Gap != nil {
 		t.Fatalf("contiguous window recorded a gap %+v", res.Gap)
 	}
-	if _, at2, known, _ := f.hub.FollowAnchor(ctx, ch); !known || len(at2) != 1 || !strings.HasSuffix(at2[0].Loc, "/d") {
+	if _, at2, known, _ := f.Hub.FollowAnchor(ctx, ch); !known || len(at2) != 1 || !strings.HasSuffix(at2[0].Loc, "/d") {
 		t.Fatalf("after a later notification: %+v known %v", at2, known)
 	}
 	if res := publish(ch, 5, 6, "e"); res.Gap == nil || !res.Gap.From.Equal(at(2)) || !res.Gap.Until.Equal(at(5)) {
 		t.Fatalf("a window after the anchor: gap %+v, want [2s, 5s]", res.Gap)
 	}
-	if res, err := f.hub.PublishFollowed(ctx, ch, hub.Followed{Doc: doc, From: at(6), Until: at(6)}); err != nil || !res.Unchanged {
+	if res, err := f.Hub.PublishFollowed(ctx, ch, hub.Followed{Doc: doc, From: at(6), Until: at(6)}); err != nil || !res.Unchanged {
 		t.Fatalf("nothing to publish: %+v %v", res, err)
 	}
-	if code, body := f.postForm(map[string][]string{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); code != 409 {
+	if code, body := f.PostForm(map[string][]string{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); code != 409 {
 		t.Errorf("thin ping of a followed channel: %d %s, want 409", code, body)
 	}
 }

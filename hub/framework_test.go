@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -29,9 +30,9 @@ func fwPayload(capability, change string) string {
 // naming it; change and framework notifications never share a topic (RSN-3).
 func TestFrameworkChannel_SourcePublishValidatedAndStored(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustToken, Token: fwToken})
-	fwTopic := hub.FrameworkTopic(f.url, "demo")
-	if want := strings.TrimSuffix(f.url, "/") + "/topics/demo-framework"; fwTopic != want {
+	ch := f.Channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustToken, Token: fwToken})
+	fwTopic := hub.FrameworkTopic(f.URL, "demo")
+	if want := strings.TrimSuffix(f.URL, "/") + "/topics/demo-framework"; fwTopic != want {
 		t.Fatalf("FrameworkTopic = %q, want %q", fwTopic, want)
 	}
 	auth := []string{"Authorization", "Bearer " + fwToken}
@@ -40,15 +41,15 @@ func TestFrameworkChannel_SourcePublishValidatedAndStored(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	status, body := f.postXML(string(ex1), links(fwTopic, f.url), auth...)
+	status, body := f.PostXML(string(ex1), hubtest.Links(fwTopic, f.URL), auth...)
 	if status != 200 {
 		t.Fatalf("Example 1 to the framework topic: %d %s", status, body)
 	}
-	rec, err := f.log.Next(context.Background(), "demo-framework", 1)
+	rec, err := f.Log.Next(context.Background(), "demo-framework", 1)
 	if err != nil || rec.Topic != fwTopic || string(rec.Body) != string(ex1) || !rec.From.IsZero() {
 		t.Fatalf("stored %+v, %v", rec, err)
 	}
-	if status, _ := f.postXML(string(ex1), links(fwTopic, f.url), auth...); status != 200 {
+	if status, _ := f.PostXML(string(ex1), hubtest.Links(fwTopic, f.URL), auth...); status != 200 {
 		t.Errorf("a retried publish: %d", status)
 	}
 
@@ -59,7 +60,7 @@ func TestFrameworkChannel_SourcePublishValidatedAndStored(t *testing.T) {
 		{"ResourceListDeleted", fwTopic, fwPayload("resourcelist", "deleted"), "framework-change", 400},
 		{"ResourceDumpUpdated", fwTopic, fwPayload("resourcedump", "updated"), "framework-change", 400},
 		{"NotificationChannelNamed", fwTopic, fwPayload("change-notification", "created"), "framework-capability", 400},
-		{"ChangeNotificationOnFrameworkTopic", fwTopic, notif("change-notification", t0, t1, t0), "capability", 400},
+		{"ChangeNotificationOnFrameworkTopic", fwTopic, hubtest.Notif("change-notification", t0, t1, t0), "capability", 400},
 		{"FrameworkNotificationOnChangeTopic", ch.Topic, string(ex1), "capability", 400},
 		{"WrongToken", fwTopic, string(ex1), "token", 403},
 	} {
@@ -68,7 +69,7 @@ func TestFrameworkChannel_SourcePublishValidatedAndStored(t *testing.T) {
 			if tc.status == 403 {
 				hdr = []string{"Authorization", "Bearer wrong-token-0123456789"}
 			}
-			status, body := f.postXML(tc.body, links(tc.topic, f.url), hdr...)
+			status, body := f.PostXML(tc.body, hubtest.Links(tc.topic, f.URL), hdr...)
 			if status != tc.status || !strings.Contains(body, tc.want) {
 				t.Fatalf("got %d %q, want %d naming %q", status, body, tc.status, tc.want)
 			}
@@ -81,10 +82,10 @@ func TestFrameworkChannel_SourcePublishValidatedAndStored(t *testing.T) {
 // kept, and its name is reserved.
 func TestFrameworkChannel_HostedSubscribableReserved(t *testing.T) {
 	f := newFixture(t)
-	f.channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
-	fwTopic := hub.FrameworkTopic(f.url, "demo")
+	f.Channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
+	fwTopic := hub.FrameworkTopic(f.URL, "demo")
 
-	status, _ := do(t, mustReq(http.MethodHead, fwTopic))
+	status, _ := hubtest.Do(t, mustReq(http.MethodHead, fwTopic))
 	if status != http.StatusNoContent { // no framework notification yet
 		t.Fatalf("HEAD framework topic: %d", status)
 	}
@@ -97,20 +98,20 @@ func TestFrameworkChannel_HostedSubscribableReserved(t *testing.T) {
 	if got := wire.LinksRel(ls, wire.RelSelf); len(got) != 1 || got[0] != fwTopic {
 		t.Errorf("Link self = %v", got)
 	}
-	if status, _ := do(t, mustReq(http.MethodHead, strings.TrimSuffix(f.url, "/")+"/topics/nope-framework")); status != 404 {
+	if status, _ := hubtest.Do(t, mustReq(http.MethodHead, strings.TrimSuffix(f.URL, "/")+"/topics/nope-framework")); status != 404 {
 		t.Errorf("framework topic of no channel: %d", status)
 	}
 
-	cb := newCallback(t, "/cb")
-	if status, body := f.postForm(subscribeForm(fwTopic, cb.URL("/cb"))); status != 202 {
+	cb := hubtest.NewCallback(t)
+	if status, body := f.PostForm(hubtest.SubscribeForm(fwTopic, cb.URL("/cb"))); status != 202 {
 		t.Fatalf("subscribe: %d %s", status, body)
 	}
-	sub := f.waitActive(fwTopic, cb.URL("/cb"))
+	sub := f.WaitActive(fwTopic, cb.URL("/cb"))
 	if sub.Channel != "demo-framework" {
 		t.Errorf("subscription channel %q", sub.Channel)
 	}
 
-	if _, err := f.hub.PutChannel(context.Background(), hub.Channel{Name: "demo-framework", Hosted: true, Trust: hub.TrustOpen}); err == nil {
+	if _, err := f.Hub.PutChannel(context.Background(), hub.Channel{Name: "demo-framework", Hosted: true, Trust: hub.TrustOpen}); err == nil {
 		t.Error("a channel took the name of a framework channel")
 	}
 }

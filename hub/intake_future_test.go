@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // rfc formats a time as the notifications of these tests do.
@@ -29,22 +30,22 @@ func TestFatPing_FutureTimesRefused(t *testing.T) {
 		status int
 		want   []string // in the answer
 	}{
-		{"UntilYear9999", 0, notif("change-notification", rfc(past), "9999-12-31T23:59:59Z"), 400,
+		{"UntilYear9999", 0, hubtest.Notif("change-notification", rfc(past), "9999-12-31T23:59:59Z"), 400,
 			[]string{"rule future", "root rs:md until 9999-12-31T23:59:59Z", "5m0s"}},
-		{"FromAndUntilAhead", 0, notif("change-notification", rfc(now.Add(time.Hour)), rfc(now.Add(2*time.Hour))), 400,
+		{"FromAndUntilAhead", 0, hubtest.Notif("change-notification", rfc(now.Add(time.Hour)), rfc(now.Add(2*time.Hour))), 400,
 			[]string{"root rs:md from", "5m0s"}},
-		{"EntryDatetimeAhead", 0, notif("change-notification", rfc(past), rfc(now.Add(time.Minute)), rfc(now.Add(time.Minute))), 200, nil},
-		{"EntryDatetimeBeyondSkew", 10 * time.Second, notif("change-notification", rfc(past), rfc(now.Add(time.Minute)), rfc(now.Add(time.Minute))), 400,
+		{"EntryDatetimeAhead", 0, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(time.Minute)), rfc(now.Add(time.Minute))), 200, nil},
+		{"EntryDatetimeBeyondSkew", 10 * time.Second, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(time.Minute)), rfc(now.Add(time.Minute))), 400,
 			[]string{"root rs:md until", "10s"}},
-		{"UntilWithinDefaultSkew", 0, notif("change-notification", rfc(past), rfc(now.Add(4*time.Minute))), 200, nil},
-		{"UntilBeyondDefaultSkew", 0, notif("change-notification", rfc(past), rfc(now.Add(6*time.Minute))), 400,
+		{"UntilWithinDefaultSkew", 0, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(4*time.Minute))), 200, nil},
+		{"UntilBeyondDefaultSkew", 0, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(6*time.Minute))), 400,
 			[]string{"root rs:md until", "5m0s"}},
-		{"LargerSkewConfigured", time.Hour, notif("change-notification", rfc(past), rfc(now.Add(30*time.Minute))), 200, nil},
+		{"LargerSkewConfigured", time.Hour, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(30*time.Minute))), 200, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(c *hub.Config) { c.MaxClockSkew = tc.skew })
-			ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-			status, resp := f.postXML(tc.body, links(ch.Topic, f.url))
+			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			status, resp := f.PostXML(tc.body, hubtest.Links(ch.Topic, f.URL))
 			if status != tc.status {
 				t.Fatalf("got %d %q, want %d", status, resp, tc.status)
 			}
@@ -53,8 +54,8 @@ func TestFatPing_FutureTimesRefused(t *testing.T) {
 					t.Errorf("answer %q does not name %q", resp, w)
 				}
 			}
-			if stored := f.lastSeq() != 0; stored != (tc.status == 200) {
-				t.Fatalf("log holds %d records after a %d", f.lastSeq(), status)
+			if stored := f.LastSeq() != 0; stored != (tc.status == 200) {
+				t.Fatalf("log holds %d records after a %d", f.LastSeq(), status)
 			}
 		})
 	}
@@ -64,17 +65,17 @@ func TestFatPing_FutureTimesRefused(t *testing.T) {
 // refused, and the correctly dated ones after it are stored.
 func TestFatPing_FarFutureUntilDoesNotBlockTheChannel(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	if s, r := f.postXML(notif("change-notification", t0, "9999-12-31T23:59:59Z"), links(ch.Topic, f.url)); s != 400 {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	if s, r := f.PostXML(hubtest.Notif("change-notification", t0, "9999-12-31T23:59:59Z"), hubtest.Links(ch.Topic, f.URL)); s != 400 {
 		t.Fatalf("year 9999: %d %q, want 400", s, r)
 	}
 	for _, w := range [][2]string{{t0, t1}, {t1, t2}, {t2, t3}} {
-		if s, r := f.postXML(notif("change-notification", w[0], w[1]), links(ch.Topic, f.url)); s != 200 {
+		if s, r := f.PostXML(hubtest.Notif("change-notification", w[0], w[1]), hubtest.Links(ch.Topic, f.URL)); s != 200 {
 			t.Fatalf("[%s, %s] after the refused one: %d %q", w[0], w[1], s, r)
 		}
 	}
-	if f.lastSeq() != 3 {
-		t.Fatalf("log holds %d records, want 3", f.lastSeq())
+	if f.LastSeq() != 3 {
+		t.Fatalf("log holds %d records, want 3", f.LastSeq())
 	}
 }
 
@@ -101,15 +102,15 @@ func TestThinPing_FutureChangeListRefused(t *testing.T) {
 				_, _ = w.Write([]byte(body))
 			}))
 			t.Cleanup(srv.Close)
-			ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
-			status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+			ch := f.Channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+			status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
 			if status != 502 || !strings.Contains(resp, "rule future") || !strings.Contains(resp, tc.want) || !strings.Contains(resp, "5m0s") {
 				t.Fatalf("%d %q, want 502 naming rule future, %q and the limit", status, resp, tc.want)
 			}
-			if f.lastSeq() != 0 {
-				t.Fatalf("log holds %d records", f.lastSeq())
+			if f.LastSeq() != 0 {
+				t.Fatalf("log holds %d records", f.LastSeq())
 			}
-			st, _ := f.hub.ChannelState(context.Background(), ch.Topic)
+			st, _ := f.Hub.ChannelState(context.Background(), ch.Topic)
 			if !st.LastUntil.IsZero() {
 				t.Fatalf("anchor moved to %v", st.LastUntil)
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/embednats"
-	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -52,8 +52,7 @@ func newIntakeEnvOn(b *testing.B, n int, lg hub.Log, st hub.Store, run bool) *in
 	ctx, cancel := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
-	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
-	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}), Logger: slog.New(slog.DiscardHandler)})
+	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: hubtest.Client(b, "127.0.0.0/8"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func newIntakeEnvOn(b *testing.B, n int, lg hub.Log, st hub.Store, run bool) *in
 func (e *intakeEnv) publish(b *testing.B, i int) {
 	from := scaleBase.Add(time.Duration(e.sent[i]) * time.Second)
 	e.sent[i]++
-	body := notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
+	body := hubtest.Notif("change-notification", from.Format(time.RFC3339), from.Add(time.Second).Format(time.RFC3339), from.Add(time.Second/2).Format(time.RFC3339Nano))
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/xml")
 	req.Header.Set("Link", wire.NotificationLinks(e.topics[i], e.srv.URL+"/", ""))

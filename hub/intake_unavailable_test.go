@@ -17,6 +17,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -65,14 +66,14 @@ func TestPublish_UnreachableLogOrStoreIs503WithRetryAfter(t *testing.T) {
 			opt, logConn, storeConn := ownDeps(t)
 			f := newFixture(t, opt)
 			topicSrv := growingChangeList(t)
-			ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-			thin := f.channel(hub.Channel{Topic: topicSrv, Trust: hub.TrustOpen})
+			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			thin := f.Channel(hub.Channel{Topic: topicSrv, Trust: hub.TrustOpen})
 			if tc.down == "log" {
 				// the channels are known and their states loaded before the log goes
-				if s, r := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); s != 200 {
+				if s, r := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); s != 200 {
 					t.Fatalf("setup: %d %q", s, r)
 				}
-				if s, r := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {thin.Topic}}); s != 200 {
+				if s, r := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {thin.Topic}}); s != 200 {
 					t.Fatalf("setup: %d %q", s, r)
 				}
 				logConn.Close()
@@ -81,12 +82,12 @@ func TestPublish_UnreachableLogOrStoreIs503WithRetryAfter(t *testing.T) {
 			}
 			var req *http.Request
 			if tc.thin {
-				req, _ = http.NewRequest(http.MethodPost, f.url, strings.NewReader(url.Values{"hub.mode": {"publish"}, "hub.url": {thin.Topic}}.Encode()))
+				req, _ = http.NewRequest(http.MethodPost, f.URL, strings.NewReader(url.Values{"hub.mode": {"publish"}, "hub.url": {thin.Topic}}.Encode()))
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			} else {
-				req, _ = http.NewRequest(http.MethodPost, f.url, strings.NewReader(notif("change-notification", t1, t2)))
+				req, _ = http.NewRequest(http.MethodPost, f.URL, strings.NewReader(hubtest.Notif("change-notification", t1, t2)))
 				req.Header.Set("Content-Type", "application/xml")
-				for _, l := range links(ch.Topic, f.url) {
+				for _, l := range hubtest.Links(ch.Topic, f.URL) {
 					req.Header.Add("Link", l)
 				}
 			}
@@ -114,7 +115,7 @@ func growingChangeList(t *testing.T) string {
 		var b strings.Builder
 		b.WriteString(rsRoot + `<rs:md capability="changelist" from="` + t0 + `"/>`)
 		for i := int64(1); i <= k; i++ {
-			fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><rs:md change="updated" datetime="%s"/></url>`, i, rfc(mustTime(t0).Add(time.Duration(i)*time.Minute)))
+			fmt.Fprintf(&b, `<url><loc>http://example.com/r%d</loc><rs:md change="updated" datetime="%s"/></url>`, i, rfc(hubtest.MustTime(t0).Add(time.Duration(i)*time.Minute)))
 		}
 		b.WriteString(`</urlset>`)
 		w.Header().Set("Content-Type", "application/xml")

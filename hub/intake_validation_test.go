@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 const (
@@ -40,7 +41,7 @@ func TestThinPing_InvalidResourceSyncRefused(t *testing.T) {
 		{"DoctypeApplicationXML", "application/xml", `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>`, "rule dtd"},
 		{"DoctypeTextXML", "text/xml; charset=utf-8", `<!DOCTYPE x><x/>`, "rule dtd"},
 		{"DoctypeBeforeChangeList", "application/xml", `<!DOCTYPE urlset>` + rsRoot + `<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/></urlset>`, "rule dtd"},
-		{"Latin1Notification", "application/xml; charset=ISO-8859-1", notif("change-notification", t0, t1), "UTF-8"},
+		{"Latin1Notification", "application/xml; charset=ISO-8859-1", hubtest.Notif("change-notification", t0, t1), "UTF-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -54,15 +55,15 @@ func TestThinPing_InvalidResourceSyncRefused(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			t.Cleanup(srv.Close)
-			ch := f.channel(hub.Channel{Topic: srv.URL + "/topic", Trust: hub.TrustOpen})
+			ch := f.Channel(hub.Channel{Topic: srv.URL + "/topic", Trust: hub.TrustOpen})
 			for ping := 1; ping <= 2; ping++ {
-				status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+				status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
 				if status != 502 || !strings.Contains(resp, tc.rule) {
 					t.Fatalf("ping %d: %d %q, want 502 naming %q", ping, status, resp, tc.rule)
 				}
 			}
-			if fetches.Load() != 2 || f.lastSeq() != 0 {
-				t.Fatalf("%d fetches, log holds %d records; want 2 fetches and nothing stored", fetches.Load(), f.lastSeq())
+			if fetches.Load() != 2 || f.LastSeq() != 0 {
+				t.Fatalf("%d fetches, log holds %d records; want 2 fetches and nothing stored", fetches.Load(), f.LastSeq())
 			}
 		})
 	}
@@ -88,11 +89,11 @@ func TestThinPing_ForeignContentStillRelayed(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			t.Cleanup(srv.Close)
-			ch := f.channel(hub.Channel{Topic: srv.URL + "/topic", Trust: hub.TrustOpen})
-			if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); status != 200 {
+			ch := f.Channel(hub.Channel{Topic: srv.URL + "/topic", Trust: hub.TrustOpen})
+			if status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); status != 200 {
 				t.Fatalf("%d %q", status, resp)
 			}
-			rec, err := f.log.Next(context.Background(), ch.Name, 1)
+			rec, err := f.Log.Next(context.Background(), ch.Name, 1)
 			if err != nil || string(rec.Body) != tc.body || rec.ContentType != tc.ct {
 				t.Fatalf("record %+v %v", rec, err)
 			}
@@ -112,16 +113,16 @@ func TestThinPing_ChangeListEntriesPublishedInOrder(t *testing.T) {
 		_, _ = w.Write([]byte(body))
 	}))
 	t.Cleanup(srv.Close)
-	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
-	if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); status != 200 {
+	ch := f.Channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	if status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}); status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
-	rec, err := f.log.Next(context.Background(), ch.Name, 1)
+	rec, err := f.Log.Next(context.Background(), ch.Name, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a, b := strings.Index(string(rec.Body), "example.com/a"), strings.Index(string(rec.Body), "example.com/b"); a < 0 || b < a ||
-		!rec.Until.Equal(mustTime("2013-01-03T00:08:00Z")) {
+		!rec.Until.Equal(hubtest.MustTime("2013-01-03T00:08:00Z")) {
 		t.Fatalf("notification until %v:\n%s", rec.Until, rec.Body)
 	}
 }
@@ -131,10 +132,10 @@ func TestThinPing_ChangeListEntriesPublishedInOrder(t *testing.T) {
 // wrong label).
 func TestFatPing_StrictValidationAndCharset(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	relLoc := strings.Replace(notif("change-notification", t0, t1, "2013-01-03T00:05:00Z"), "http://example.com/res0", "../../x", 1)
-	relUp := strings.Replace(notif("change-notification", t0, t1), "http://example.com/dataset1/capabilitylist.xml", "../capabilitylist.xml", 1)
-	doctype := strings.Replace(notif("change-notification", t0, t1), "<urlset", "<!DOCTYPE urlset [<!ENTITY e \"x\">]>\n<urlset", 1)
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	relLoc := strings.Replace(hubtest.Notif("change-notification", t0, t1, "2013-01-03T00:05:00Z"), "http://example.com/res0", "../../x", 1)
+	relUp := strings.Replace(hubtest.Notif("change-notification", t0, t1), "http://example.com/dataset1/capabilitylist.xml", "../capabilitylist.xml", 1)
+	doctype := strings.Replace(hubtest.Notif("change-notification", t0, t1), "<urlset", "<!DOCTYPE urlset [<!ENTITY e \"x\">]>\n<urlset", 1)
 	for _, tc := range []struct {
 		name, ct, body string
 		status         int
@@ -143,26 +144,26 @@ func TestFatPing_StrictValidationAndCharset(t *testing.T) {
 		{"RelativeLoc", "application/xml", relLoc, 400, "rule absolute-uri"},
 		{"RelativeUpLink", "application/xml", relUp, 400, "rule absolute-uri"},
 		{"Doctype", "application/xml", doctype, 400, "rule dtd"},
-		{"CharsetLatin1", "application/xml; charset=iso-8859-1", notif("change-notification", t0, t1), 415, `charset "iso-8859-1"`},
-		{"CharsetUTF16", "text/xml; charset=UTF-16", notif("change-notification", t0, t1), 415, "UTF-8"},
-		{"CharsetUnparsable", "application/xml; charset", notif("change-notification", t0, t1), 415, "Content-Type"},
-		{"CharsetUpperUTF8", "application/xml; charset=UTF-8", notif("change-notification", t0, t1), 200, "stored seq 1"},
-		{"CharsetLowerUTF8", "application/xml; charset=utf-8", notif("change-notification", t1, t2), 200, "stored seq 2"},
-		{"NoCharset", "application/xml", notif("change-notification", t2, t3), 200, "stored seq 3"},
+		{"CharsetLatin1", "application/xml; charset=iso-8859-1", hubtest.Notif("change-notification", t0, t1), 415, `charset "iso-8859-1"`},
+		{"CharsetUTF16", "text/xml; charset=UTF-16", hubtest.Notif("change-notification", t0, t1), 415, "UTF-8"},
+		{"CharsetUnparsable", "application/xml; charset", hubtest.Notif("change-notification", t0, t1), 415, "Content-Type"},
+		{"CharsetUpperUTF8", "application/xml; charset=UTF-8", hubtest.Notif("change-notification", t0, t1), 200, "stored seq 1"},
+		{"CharsetLowerUTF8", "application/xml; charset=utf-8", hubtest.Notif("change-notification", t1, t2), 200, "stored seq 2"},
+		{"NoCharset", "application/xml", hubtest.Notif("change-notification", t2, t3), 200, "stored seq 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := f.lastSeq()
-			req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(tc.body))
+			before := f.LastSeq()
+			req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", tc.ct)
-			for _, l := range links(ch.Topic, f.url) {
+			for _, l := range hubtest.Links(ch.Topic, f.URL) {
 				req.Header.Add("Link", l)
 			}
-			status, resp := do(t, req)
+			status, resp := hubtest.Do(t, req)
 			if status != tc.status || !strings.Contains(resp, tc.want) {
 				t.Fatalf("got %d %q, want %d mentioning %q", status, resp, tc.status, tc.want)
 			}
-			if stored := f.lastSeq() != before; stored != (status == 200) {
-				t.Fatalf("log moved from %d to %d on a %d", before, f.lastSeq(), status)
+			if stored := f.LastSeq() != before; stored != (status == 200) {
+				t.Fatalf("log moved from %d to %d on a %d", before, f.LastSeq(), status)
 			}
 		})
 	}

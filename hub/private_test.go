@@ -11,6 +11,7 @@ import (
 
 	"github.com/rshub/rshub/access/accesstest"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -36,14 +37,14 @@ func hour() int64 { return time.Now().Add(time.Hour).Unix() }
 // the claim 403 naming it.
 func TestPrivate_FatPingNeedsPublishClaim(t *testing.T) {
 	f, k := privateFixture(t)
-	ch := f.channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
+	ch := f.Channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
 	reader := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{"*"}, nil, hour(), 0))
 	writer := k.Mint(t, "HS256", nil, accesstest.Mercure(nil, []string{"http://127.0.0.1:1/{path}/"}, hour(), 0))
 	expired := k.Mint(t, "HS256", nil, accesstest.Mercure(nil, []string{"*"}, time.Now().Add(-time.Hour).Unix(), 0))
-	body := notif("change-notification", t0, t1)
+	body := hubtest.Notif("change-notification", t0, t1)
 	unknown := "http://127.0.0.1:1/none/"
-	us, ub := f.postXML(body, links(unknown, f.url))
-	ps, pb := f.postXML(body, links(ch.Topic, f.url))
+	us, ub := f.PostXML(body, hubtest.Links(unknown, f.URL))
+	ps, pb := f.PostXML(body, hubtest.Links(ch.Topic, f.URL))
 	if us != 404 || ps != 404 || strings.ReplaceAll(ub, unknown, ch.Topic) != pb {
 		t.Fatalf("without a token: private %d %q, unknown %d %q: want the same 404", ps, pb, us, ub)
 	}
@@ -57,9 +58,9 @@ func TestPrivate_FatPingNeedsPublishClaim(t *testing.T) {
 		{"garbage token, unknown topic", "x.y.z", unknown, 401, `error="invalid_token"`},
 		{"subscribe claim only", reader, ch.Topic, 403, `error="insufficient_scope", error_description="the token's mercure.publish claim`},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/xml")
-		for _, l := range links(c.topic, f.url) {
+		for _, l := range hubtest.Links(c.topic, f.URL) {
 			req.Header.Add("Link", l)
 		}
 		req.Header.Set("Authorization", "Bearer "+c.tok)
@@ -72,14 +73,14 @@ func TestPrivate_FatPingNeedsPublishClaim(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", c.name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), c.status, c.challenge)
 		}
 	}
-	if f.lastSeq() != 0 {
+	if f.LastSeq() != 0 {
 		t.Fatal("a refused publish was stored")
 	}
-	if status, resp := f.postXML(body, links(ch.Topic, f.url), bearer(writer)...); status != 200 {
+	if status, resp := f.PostXML(body, hubtest.Links(ch.Topic, f.URL), bearer(writer)...); status != 200 {
 		t.Fatalf("publisher token: %d %q", status, resp)
 	}
-	tokCh := f.channel(hub.Channel{Topic: privateTopic + "t/", Token: "a-token-of-16-chars-or-more", Private: true})
-	if status, resp := f.postXML(body, links(tokCh.Topic, f.url), bearer("a-token-of-16-chars-or-more")...); status != 200 {
+	tokCh := f.Channel(hub.Channel{Topic: privateTopic + "t/", Token: "a-token-of-16-chars-or-more", Private: true})
+	if status, resp := f.PostXML(body, hubtest.Links(tokCh.Topic, f.URL), bearer("a-token-of-16-chars-or-more")...); status != 200 {
 		t.Fatalf("the channel's own token: %d %q", status, resp)
 	}
 }
@@ -88,15 +89,15 @@ func TestPrivate_FatPingNeedsPublishClaim(t *testing.T) {
 // unknown topic, before anything (a followed Source) gives it away.
 func TestPrivate_ThinPingHidesTheChannel(t *testing.T) {
 	f, k := privateFixture(t)
-	ch := f.channel(hub.Channel{Topic: privateTopic, Follow: "http://127.0.0.1:1/private/capabilitylist.xml", Private: true})
+	ch := f.Channel(hub.Channel{Topic: privateTopic, Follow: "http://127.0.0.1:1/private/capabilitylist.xml", Private: true})
 	unknown := "http://127.0.0.1:1/none/"
-	us, ub := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {unknown}})
-	ps, pb := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+	us, ub := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {unknown}})
+	ps, pb := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
 	if us != 404 || ps != 404 || strings.ReplaceAll(ub, unknown, ch.Topic) != pb {
 		t.Fatalf("private %d %q, unknown %d %q: want the same 404", ps, pb, us, ub)
 	}
 	writer := k.Mint(t, "HS256", nil, accesstest.Mercure(nil, []string{ch.Topic}, hour(), 0))
-	if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}, bearer(writer)...); status != 409 {
+	if status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}, bearer(writer)...); status != 409 {
 		t.Fatalf("with a publisher token: %d %q, want the followed channel's 409", status, resp)
 	}
 }
@@ -107,15 +108,15 @@ func TestPrivate_ThinPingHidesTheChannel(t *testing.T) {
 // an authorized subscription whose lease ends with the token.
 func TestPrivate_SubscribeNeedsSubscribeClaim(t *testing.T) {
 	f, k := privateFixture(t)
-	ch := f.channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
-	cb := newCallback(t, "")
-	if status, resp := f.postForm(subscribeForm(ch.Topic, cb.URL("/none"))); status != 202 {
+	ch := f.Channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
+	cb := hubtest.NewCallback(t)
+	if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/none"))); status != 202 {
 		t.Fatalf("without a token: %d %q, want 202 and a denial", status, resp)
 	}
-	f.postForm(subscribeForm("http://127.0.0.1:1/unknown/", cb.URL("/unknown")))
-	testenv.Eventually(t, 10*time.Second, func() bool { return cb.count.Load() == 2 })
+	f.PostForm(hubtest.SubscribeForm("http://127.0.0.1:1/unknown/", cb.URL("/unknown")))
+	testenv.Eventually(t, 10*time.Second, func() bool { return cb.Count.Load() == 2 })
 	reasons := map[string]string{}
-	for _, q := range cb.requests() {
+	for _, q := range cb.Requests() {
 		if q.Get("hub.mode") != "denied" {
 			t.Fatalf("verification %v, want denials", q)
 		}
@@ -134,18 +135,18 @@ func TestPrivate_SubscribeNeedsSubscribeClaim(t *testing.T) {
 		"other topic":   {bearer(other), 403},
 		"alg none":      {bearer(k.Mint(t, "none", nil, accesstest.Mercure([]string{"*"}, nil, exp, 0))), 401},
 	} {
-		if status, resp := f.postForm(subscribeForm(ch.Topic, cb.URL("/x")), c.hdr...); status != c.status {
+		if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/x")), c.hdr...); status != c.status {
 			t.Errorf("%s: %d %q, want %d", name, status, resp, c.status)
 		}
 	}
 	good := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{"http://127.0.0.1:1/{p}/"}, nil, exp, 0))
-	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(subscribeForm(ch.Topic, cb.URL("/ok")).Encode()))
+	req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(hubtest.SubscribeForm(ch.Topic, cb.URL("/ok")).Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(&http.Cookie{Name: "mercureAuthorization", Value: good})
-	if status, resp := do(t, req); status != 202 {
+	if status, resp := hubtest.Do(t, req); status != 202 {
 		t.Fatalf("good token in the cookie: %d %q", status, resp)
 	}
-	sub := f.waitActive(ch.Topic, cb.URL("/ok"))
+	sub := f.WaitActive(ch.Topic, cb.URL("/ok"))
 	if !sub.Authorized || sub.Lease > 30*60 || sub.Lease < 29*60 {
 		t.Fatalf("subscription %+v: want authorized with a lease ending with the token", sub)
 	}
@@ -155,29 +156,29 @@ func TestPrivate_SubscribeNeedsSubscribeClaim(t *testing.T) {
 // subscriber is told hub.mode=denied); authorized ones stay.
 func TestPrivate_ChannelMadePrivateDeniesTokenlessSubscriptions(t *testing.T) {
 	f, k := privateFixture(t)
-	ch := f.channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen})
-	cb := newCallback(t, "")
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/public")), bearer("x.y.z")...) // a public channel ignores tokens
-	f.waitActive(ch.Topic, cb.URL("/public"))
+	ch := f.Channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen})
+	cb := hubtest.NewCallback(t)
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/public")), bearer("x.y.z")...) // a public channel ignores tokens
+	f.WaitActive(ch.Topic, cb.URL("/public"))
 	ch.Private = true
-	ch = f.channel(ch)
+	ch = f.Channel(ch)
 	tok := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{ch.Topic}, nil, hour(), 0))
-	f.postForm(subscribeForm(ch.Topic, cb.URL("/token")), bearer(tok)...)
-	f.waitActive(ch.Topic, cb.URL("/token"))
+	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/token")), bearer(tok)...)
+	f.WaitActive(ch.Topic, cb.URL("/token"))
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		_, err := f.store.Subscription(context.Background(), hub.SubscriptionID(ch.Topic, cb.URL("/public")))
+		_, err := f.Store.Subscription(context.Background(), hub.SubscriptionID(ch.Topic, cb.URL("/public")))
 		return err != nil
 	}, "the tokenless subscription was kept")
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		for _, q := range cb.requests() {
+		for _, q := range cb.Requests() {
 			if q.Get("hub.mode") == "denied" {
 				return true
 			}
 		}
 		return false
 	}, "the tokenless subscriber was not told")
-	f.channel(ch) // saving a private channel again keeps the authorized subscriptions
-	if _, err := f.store.Subscription(context.Background(), hub.SubscriptionID(ch.Topic, cb.URL("/token"))); err != nil {
+	f.Channel(ch) // saving a private channel again keeps the authorized subscriptions
+	if _, err := f.Store.Subscription(context.Background(), hub.SubscriptionID(ch.Topic, cb.URL("/token"))); err != nil {
 		t.Fatalf("authorized subscription: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestPrivate_ChannelMadePrivateDeniesTokenlessSubscriptions(t *testing.T) {
 // 401 to a bad token and its Link headers to a reader.
 func TestPrivate_HostedTopicHidden(t *testing.T) {
 	f, k := privateFixture(t)
-	ch := f.channel(hub.Channel{Name: "secret", Hosted: true, Trust: hub.TrustOpen, Private: true})
+	ch := f.Channel(hub.Channel{Name: "secret", Hosted: true, Trust: hub.TrustOpen, Private: true})
 	get := func(u string, hdr ...string) (int, string, http.Header) {
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
 		for i := 0; i+1 < len(hdr); i += 2 {
@@ -201,7 +202,7 @@ func TestPrivate_HostedTopicHidden(t *testing.T) {
 		return resp.StatusCode, string(b), resp.Header
 	}
 	ps, pb, ph := get(ch.Topic)
-	us, ub, _ := get(f.srv.URL + "/topics/none")
+	us, ub, _ := get(f.Server.URL + "/topics/none")
 	if ps != 404 || us != 404 || pb != ub || ph.Get("Link") != "" {
 		t.Fatalf("private %d %q %v, unknown %d %q", ps, pb, ph, us, ub)
 	}

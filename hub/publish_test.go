@@ -14,27 +14,9 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
-
-// notif builds a change-notification payload with one entry per datetime.
-func notif(capability, from, until string, datetimes ...string) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-<rs:ln rel="up" href="http://example.com/dataset1/capabilitylist.xml"/>
-`)
-	fmt.Fprintf(&b, `<rs:md capability=%q from=%q until=%q/>`+"\n", capability, from, until)
-	for i, dt := range datetimes {
-		fmt.Fprintf(&b, `<url><loc>http://example.com/res%d</loc><rs:md change="updated" datetime=%q/></url>`+"\n", i, dt)
-	}
-	b.WriteString("</urlset>\n")
-	return b.String()
-}
-
-func links(topic, hubURL string) []string {
-	return []string{"<" + topic + `>; rel="self"`, "<" + hubURL + `>; rel="hub"`}
-}
 
 const (
 	t0 = "2013-01-03T00:00:00Z"
@@ -47,13 +29,13 @@ const (
 // log holds it.
 func TestFatPing_StoredThen200(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	body := notif("change-notification", t0, t1, "2013-01-03T00:07:22Z")
-	status, resp := f.postXML(body, append(links(ch.Topic, f.url), `<http://example.com/dataset1/capabilitylist.xml>; rel="resourcesync"`))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	body := hubtest.Notif("change-notification", t0, t1, "2013-01-03T00:07:22Z")
+	status, resp := f.PostXML(body, append(hubtest.Links(ch.Topic, f.URL), `<http://example.com/dataset1/capabilitylist.xml>; rel="resourcesync"`))
 	if status != http.StatusOK {
 		t.Fatalf("status %d %q", status, resp)
 	}
-	rec, err := f.log.Next(context.Background(), ch.Name, 1)
+	rec, err := f.Log.Next(context.Background(), ch.Name, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +49,8 @@ func TestFatPing_StoredThen200(t *testing.T) {
 // RSN-7 (1.0): the superseded changelist-notification value is accepted.
 func TestFatPing_Accepts10CapabilityValue(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	if status, resp := f.postXML(notif("changelist-notification", t0, t1), links(ch.Topic, f.url)); status != 200 {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	if status, resp := f.PostXML(hubtest.Notif("changelist-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); status != 200 {
 		t.Fatalf("status %d %q", status, resp)
 	}
 }
@@ -76,14 +58,14 @@ func TestFatPing_Accepts10CapabilityValue(t *testing.T) {
 // Every bad publish gets its status and a reason, and writes nothing.
 func TestFatPing_BadRequestsRefusedAndNothingWritten(t *testing.T) {
 	f := newFixture(t)
-	open := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	tok := f.channel(hub.Channel{Topic: "http://127.0.0.1:1/tok/", Token: "a-token-of-16-chars-or-more"})
-	good := notif("change-notification", t0, t1, "2013-01-03T00:05:00Z")
+	open := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	tok := f.Channel(hub.Channel{Topic: "http://127.0.0.1:1/tok/", Token: "a-token-of-16-chars-or-more"})
+	good := hubtest.Notif("change-notification", t0, t1, "2013-01-03T00:05:00Z")
 	// establish the channel's history so continuity rules apply
-	if s, r := f.postXML(good, links(open.Topic, f.url)); s != 200 {
+	if s, r := f.PostXML(good, hubtest.Links(open.Topic, f.URL)); s != 200 {
 		t.Fatalf("setup publish: %d %q", s, r)
 	}
-	big := notif("change-notification", t1, t2, strings.Repeat("2013-01-03T00:15:00Z\x00", 1)) + strings.Repeat("<!-- padding -->", 70000)
+	big := hubtest.Notif("change-notification", t1, t2, strings.Repeat("2013-01-03T00:15:00Z\x00", 1)) + strings.Repeat("<!-- padding -->", 70000)
 	cases := []struct {
 		name   string
 		ct     string
@@ -93,26 +75,26 @@ func TestFatPing_BadRequestsRefusedAndNothingWritten(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"malformed XML", "application/xml", "<urlset><rs:md", links(open.Topic, f.url), nil, 400, "invalid notification"},
-		{"wrong capability", "application/xml", notif("changelist", t1, t2), links(open.Topic, f.url), nil, 400, "wrong capability"},
-		{"until missing", "application/xml", strings.Replace(notif("change-notification", t1, t2), ` until="`+t2+`"`, "", 1), links(open.Topic, f.url), nil, 400, "until"},
-		{"datetime outside window", "application/xml", notif("change-notification", t1, t2, "2013-01-03T00:25:00Z"), links(open.Topic, f.url), nil, 400, "invalid notification"},
-		{"no self link", "application/xml", notif("change-notification", t1, t2), []string{"<" + f.url + `>; rel="hub"`}, nil, 400, `rel="self"`},
-		{"two self links", "application/xml", notif("change-notification", t1, t2), append(links(open.Topic, f.url), `<http://127.0.0.1:1/x>; rel="self"`), nil, 400, `rel="self"`},
-		{"no hub link", "application/xml", notif("change-notification", t1, t2), []string{"<" + open.Topic + `>; rel="self"`}, nil, 400, `rel="hub"`},
-		{"other hub", "application/xml", notif("change-notification", t1, t2), links(open.Topic, "http://hub.example.org/"), nil, 400, "this hub is"},
-		{"unknown channel", "application/xml", notif("change-notification", t1, t2), links("http://127.0.0.1:1/nope", f.url), nil, 404, "no channel"},
-		{"over the size limit", "application/xml", big, links(open.Topic, f.url), nil, 413, "limit"},
-		{"wrong content type", "text/plain", notif("change-notification", t1, t2), links(open.Topic, f.url), nil, 415, "Content-Type"},
-		{"no token", "application/xml", notif("change-notification", t0, t1), links(tok.Topic, f.url), nil, 401, "Bearer"},
-		{"wrong token", "application/xml", notif("change-notification", t0, t1), links(tok.Topic, f.url), []string{"Authorization", "Bearer nope"}, 403, "token"},
-		{"overlap", "application/xml", notif("change-notification", "2013-01-03T00:05:00Z", t2), links(open.Topic, f.url), nil, 409, "overlap"},
-		{"out of order", "application/xml", notif("change-notification", "2013-01-02T00:00:00Z", t0), links(open.Topic, f.url), nil, 409, "out-of-order"},
+		{"malformed XML", "application/xml", "<urlset><rs:md", hubtest.Links(open.Topic, f.URL), nil, 400, "invalid notification"},
+		{"wrong capability", "application/xml", hubtest.Notif("changelist", t1, t2), hubtest.Links(open.Topic, f.URL), nil, 400, "wrong capability"},
+		{"until missing", "application/xml", strings.Replace(hubtest.Notif("change-notification", t1, t2), ` until="`+t2+`"`, "", 1), hubtest.Links(open.Topic, f.URL), nil, 400, "until"},
+		{"datetime outside window", "application/xml", hubtest.Notif("change-notification", t1, t2, "2013-01-03T00:25:00Z"), hubtest.Links(open.Topic, f.URL), nil, 400, "invalid notification"},
+		{"no self link", "application/xml", hubtest.Notif("change-notification", t1, t2), []string{"<" + f.URL + `>; rel="hub"`}, nil, 400, `rel="self"`},
+		{"two self links", "application/xml", hubtest.Notif("change-notification", t1, t2), append(hubtest.Links(open.Topic, f.URL), `<http://127.0.0.1:1/x>; rel="self"`), nil, 400, `rel="self"`},
+		{"no hub link", "application/xml", hubtest.Notif("change-notification", t1, t2), []string{"<" + open.Topic + `>; rel="self"`}, nil, 400, `rel="hub"`},
+		{"other hub", "application/xml", hubtest.Notif("change-notification", t1, t2), hubtest.Links(open.Topic, "http://hub.example.org/"), nil, 400, "this hub is"},
+		{"unknown channel", "application/xml", hubtest.Notif("change-notification", t1, t2), hubtest.Links("http://127.0.0.1:1/nope", f.URL), nil, 404, "no channel"},
+		{"over the size limit", "application/xml", big, hubtest.Links(open.Topic, f.URL), nil, 413, "limit"},
+		{"wrong content type", "text/plain", hubtest.Notif("change-notification", t1, t2), hubtest.Links(open.Topic, f.URL), nil, 415, "Content-Type"},
+		{"no token", "application/xml", hubtest.Notif("change-notification", t0, t1), hubtest.Links(tok.Topic, f.URL), nil, 401, "Bearer"},
+		{"wrong token", "application/xml", hubtest.Notif("change-notification", t0, t1), hubtest.Links(tok.Topic, f.URL), []string{"Authorization", "Bearer nope"}, 403, "token"},
+		{"overlap", "application/xml", hubtest.Notif("change-notification", "2013-01-03T00:05:00Z", t2), hubtest.Links(open.Topic, f.URL), nil, 409, "overlap"},
+		{"out of order", "application/xml", hubtest.Notif("change-notification", "2013-01-02T00:00:00Z", t0), hubtest.Links(open.Topic, f.URL), nil, 409, "out-of-order"},
 	}
-	before := f.lastSeq()
+	before := f.LastSeq()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(tc.body))
+			req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", tc.ct)
 			for _, l := range tc.links {
 				req.Header.Add("Link", l)
@@ -120,11 +102,11 @@ func TestFatPing_BadRequestsRefusedAndNothingWritten(t *testing.T) {
 			for i := 0; i+1 < len(tc.hdr); i += 2 {
 				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
 			}
-			status, body := do(t, req)
+			status, body := hubtest.Do(t, req)
 			if status != tc.status || !strings.Contains(strings.ToLower(body), strings.ToLower(tc.want)) {
 				t.Fatalf("got %d %q, want %d mentioning %q", status, body, tc.status, tc.want)
 			}
-			if got := f.lastSeq(); got != before {
+			if got := f.LastSeq(); got != before {
 				t.Fatalf("log moved from %d to %d on a refused publish", before, got)
 			}
 		})
@@ -134,14 +116,14 @@ func TestFatPing_BadRequestsRefusedAndNothingWritten(t *testing.T) {
 // A Source retrying a publish (its 200 got lost) does not store it twice.
 func TestFatPing_RetryIsIdempotent(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	body := notif("change-notification", t0, t1)
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	body := hubtest.Notif("change-notification", t0, t1)
 	for i := 0; i < 3; i++ {
-		if status, resp := f.postXML(body, links(ch.Topic, f.url)); status != 200 {
+		if status, resp := f.PostXML(body, hubtest.Links(ch.Topic, f.URL)); status != 200 {
 			t.Fatalf("attempt %d: %d %q", i, status, resp)
 		}
 	}
-	if got := f.lastSeq(); got != 1 {
+	if got := f.LastSeq(); got != 1 {
 		t.Fatalf("log holds %d records after 3 identical publishes, want 1", got)
 	}
 }
@@ -150,19 +132,19 @@ func TestFatPing_RetryIsIdempotent(t *testing.T) {
 // the gap recorded and visible.
 func TestFatPing_GapRecorded(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
-	status, resp := f.postXML(notif("change-notification", t2, t3), links(ch.Topic, f.url))
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL))
+	status, resp := f.PostXML(hubtest.Notif("change-notification", t2, t3), hubtest.Links(ch.Topic, f.URL))
 	if status != 200 || !strings.Contains(resp, "gap") {
 		t.Fatalf("%d %q", status, resp)
 	}
-	st, err := f.hub.ChannelState(context.Background(), ch.Topic)
+	st, err := f.Hub.ChannelState(context.Background(), ch.Topic)
 	if err != nil || len(st.Gaps) != 1 || st.Gaps[0].From.Format("15:04") != "00:10" || st.Gaps[0].Until.Format("15:04") != "00:20" {
 		t.Fatalf("state %+v %v", st, err)
 	}
 	// and contiguous ones record none
-	f.postXML(notif("change-notification", t3, "2013-01-03T00:40:00Z"), links(ch.Topic, f.url))
-	st, _ = f.hub.ChannelState(context.Background(), ch.Topic)
+	f.PostXML(hubtest.Notif("change-notification", t3, "2013-01-03T00:40:00Z"), hubtest.Links(ch.Topic, f.URL))
+	st, _ = f.Hub.ChannelState(context.Background(), ch.Topic)
 	if len(st.Gaps) != 1 || st.Published != 3 {
 		t.Fatalf("state %+v", st)
 	}
@@ -171,9 +153,9 @@ func TestFatPing_GapRecorded(t *testing.T) {
 // AllowOverlap accepts what would otherwise be refused with 409.
 func TestFatPing_AllowOverlapConfigured(t *testing.T) {
 	f := newFixture(t, func(c *hub.Config) { c.AllowOverlap = true })
-	ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-	f.postXML(notif("change-notification", t0, t2), links(ch.Topic, f.url))
-	if status, resp := f.postXML(notif("change-notification", t1, t3), links(ch.Topic, f.url)); status != 200 {
+	ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	f.PostXML(hubtest.Notif("change-notification", t0, t2), hubtest.Links(ch.Topic, f.URL))
+	if status, resp := f.PostXML(hubtest.Notif("change-notification", t1, t3), hubtest.Links(ch.Topic, f.URL)); status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
 }
@@ -186,19 +168,19 @@ func TestFatPing_VerifiedTopicTrust(t *testing.T) {
 	topicSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if advertise.Load() {
 			w.Header().Add("Link", "<"+topicURL+`>; rel="self"`)
-			w.Header().Add("Link", "<"+f.url+`>; rel="hub"`)
+			w.Header().Add("Link", "<"+f.URL+`>; rel="hub"`)
 		}
 		w.Header().Set("Content-Type", "application/xml")
 	}))
 	t.Cleanup(topicSrv.Close)
 	topicURL = topicSrv.URL + "/change/"
-	ch := f.channel(hub.Channel{Topic: topicURL, Trust: hub.TrustVerifiedTopic})
-	status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url))
+	ch := f.Channel(hub.Channel{Topic: topicURL, Trust: hub.TrustVerifiedTopic})
+	status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL))
 	if status != 403 || !strings.Contains(resp, "rel=\"hub\"") {
 		t.Fatalf("unadvertised topic: %d %q", status, resp)
 	}
 	advertise.Store(true)
-	if status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url)); status != 200 {
+	if status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL)); status != 200 {
 		t.Fatalf("advertised topic: %d %q", status, resp)
 	}
 }
@@ -206,8 +188,8 @@ func TestFatPing_VerifiedTopicTrust(t *testing.T) {
 // Publisher trust "token": the right bearer token is accepted.
 func TestFatPing_TokenTrust(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Topic: openTopic, Token: "a-token-of-16-chars-or-more"})
-	status, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "Authorization", "Bearer a-token-of-16-chars-or-more")
+	ch := f.Channel(hub.Channel{Topic: openTopic, Token: "a-token-of-16-chars-or-more"})
+	status, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "Authorization", "Bearer a-token-of-16-chars-or-more")
 	if status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
@@ -219,8 +201,8 @@ func TestFatPing_TokenTrust(t *testing.T) {
 // (never an empty application/xml document).
 func TestHostedTopic_HeadAndGet(t *testing.T) {
 	f := newFixture(t)
-	ch := f.channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
-	if ch.Topic != f.srv.URL+"/topics/demo" {
+	ch := f.Channel(hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
+	if ch.Topic != f.Server.URL+"/topics/demo" {
 		t.Fatalf("hosted topic %q", ch.Topic)
 	}
 	check := func(status int, ctype string, body string) {
@@ -235,7 +217,7 @@ func TestHostedTopic_HeadAndGet(t *testing.T) {
 			resp.Body.Close()
 			ls := wire.ParseLinks(resp.Header.Values("Link"))
 			if resp.StatusCode != status || resp.Header.Get("Content-Type") != ctype ||
-				len(wire.LinksRel(ls, "self")) != 1 || wire.FirstLink(ls, "self") != ch.Topic || wire.FirstLink(ls, "hub") != f.url {
+				len(wire.LinksRel(ls, "self")) != 1 || wire.FirstLink(ls, "self") != ch.Topic || wire.FirstLink(ls, "hub") != f.URL {
 				t.Fatalf("%s: %d %v, want %d %q", m, resp.StatusCode, resp.Header, status, ctype)
 			}
 			if m == http.MethodGet && string(b) != body {
@@ -244,8 +226,8 @@ func TestHostedTopic_HeadAndGet(t *testing.T) {
 		}
 	}
 	check(http.StatusNoContent, "", "")
-	body := notif("change-notification", t0, t1)
-	f.postXML(body, links(ch.Topic, f.url))
+	body := hubtest.Notif("change-notification", t0, t1)
+	f.PostXML(body, hubtest.Links(ch.Topic, f.URL))
 	check(http.StatusOK, "application/xml", body)
 }
 
@@ -271,18 +253,18 @@ func TestThinPing_VerbatimWithContentType(t *testing.T) {
 			t.Cleanup(srv.Close)
 			topic := srv.URL + "/topic"
 			for _, key := range []string{"hub.topic", "hub.url"} {
-				status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, key: {topic}})
+				status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, key: {topic}})
 				if status != 200 {
 					t.Fatalf("%s: %d %q", key, status, resp)
 				}
 			}
-			ch, _ := f.store.Channel(context.Background(), topic)
-			rec, err := f.log.Next(context.Background(), ch.Name, 1)
+			ch, _ := f.Store.Channel(context.Background(), topic)
+			rec, err := f.Log.Next(context.Background(), ch.Name, 1)
 			if err != nil || string(rec.Body) != content || rec.ContentType != ct {
 				t.Fatalf("record %+v, %v", rec, err)
 			}
-			if f.lastSeq() != 1 || fetches.Load() != 2 {
-				t.Fatalf("log %d records after an unchanged second ping (fetches %d), want 1", f.lastSeq(), fetches.Load())
+			if f.LastSeq() != 1 || fetches.Load() != 2 {
+				t.Fatalf("log %d records after an unchanged second ping (fetches %d), want 1", f.LastSeq(), fetches.Load())
 			}
 		})
 	}
@@ -314,26 +296,26 @@ func TestThinPing_ChangeListBecomesNotifications(t *testing.T) {
 	var entries atomic.Value
 	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
 	srv := changeListSource(t, &entries)
-	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	ch := f.Channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
 	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
-	if status, resp := f.postForm(ping); status != 200 {
+	if status, resp := f.PostForm(ping); status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
 	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z", "2013-01-03T00:12:00Z"})
-	if status, resp := f.postForm(ping); status != 200 {
+	if status, resp := f.PostForm(ping); status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
-	if status, _ := f.postForm(ping); status != 200 { // nothing new: nothing stored
+	if status, _ := f.PostForm(ping); status != 200 { // nothing new: nothing stored
 		t.Fatal(status)
 	}
-	r1, err1 := f.log.Next(context.Background(), ch.Name, 1)
-	r2, err2 := f.log.Next(context.Background(), ch.Name, r1.Seq+1)
+	r1, err1 := f.Log.Next(context.Background(), ch.Name, 1)
+	r2, err2 := f.Log.Next(context.Background(), ch.Name, r1.Seq+1)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if !r1.From.Equal(mustTime(t0)) || !r1.Until.Equal(mustTime("2013-01-03T00:08:00Z")) ||
-		!r2.From.Equal(r1.Until) || !r2.Until.Equal(mustTime("2013-01-03T00:12:00Z")) || f.lastSeq() != 2 {
-		t.Fatalf("notifications [%v %v] [%v %v], log last %d", r1.From, r1.Until, r2.From, r2.Until, f.lastSeq())
+	if !r1.From.Equal(hubtest.MustTime(t0)) || !r1.Until.Equal(hubtest.MustTime("2013-01-03T00:08:00Z")) ||
+		!r2.From.Equal(r1.Until) || !r2.Until.Equal(hubtest.MustTime("2013-01-03T00:12:00Z")) || f.LastSeq() != 2 {
+		t.Fatalf("notifications [%v %v] [%v %v], log last %d", r1.From, r1.Until, r2.From, r2.Until, f.LastSeq())
 	}
 	if strings.Count(string(r2.Body), "<url>") != 1 || !strings.Contains(string(r2.Body), `capability="change-notification"`) {
 		t.Fatalf("second notification:\n%s", r2.Body)
@@ -350,23 +332,23 @@ func TestThinPing_NewChangeAtTheAnchorsInstantIsPublished(t *testing.T) {
 	var entries atomic.Value
 	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z"})
 	srv := changeListSource(t, &entries)
-	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	ch := f.Channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
 	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}
-	if status, resp := f.postForm(ping); status != 200 {
+	if status, resp := f.PostForm(ping); status != 200 {
 		t.Fatalf("%d %q", status, resp)
 	}
 	// r2 changed at the anchor's instant, 00:08, after the first ping
 	entries.Store([]string{"2013-01-03T00:05:00Z", "2013-01-03T00:08:00Z", "2013-01-03T00:08:00Z"})
 	for range 2 { // the second ping has nothing new
-		if status, resp := f.postForm(ping); status != 200 {
+		if status, resp := f.PostForm(ping); status != 200 {
 			t.Fatalf("%d %q", status, resp)
 		}
 	}
-	if f.lastSeq() != 2 {
-		t.Fatalf("log holds %d notifications, want 2: the first ping's and r2's", f.lastSeq())
+	if f.LastSeq() != 2 {
+		t.Fatalf("log holds %d notifications, want 2: the first ping's and r2's", f.LastSeq())
 	}
-	r1, err1 := f.log.Next(context.Background(), ch.Name, 1)
-	r2, err2 := f.log.Next(context.Background(), ch.Name, r1.Seq+1)
+	r1, err1 := f.Log.Next(context.Background(), ch.Name, 1)
+	r2, err2 := f.Log.Next(context.Background(), ch.Name, r1.Seq+1)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -379,7 +361,7 @@ func TestThinPing_NewChangeAtTheAnchorsInstantIsPublished(t *testing.T) {
 // A thin ping with neither hub.url nor hub.topic is refused.
 func TestThinPing_NeedsTopic(t *testing.T) {
 	f := newFixture(t)
-	if status, resp := f.postForm(url.Values{"hub.mode": {"publish"}}); status != 400 || !strings.Contains(resp, "hub.url") {
+	if status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}}); status != 400 || !strings.Contains(resp, "hub.url") {
 		t.Fatalf("%d %q", status, resp)
 	}
 }
@@ -389,11 +371,11 @@ func TestThinPing_NeedsTopic(t *testing.T) {
 // its conditional append conflicts, then applies the continuity rule.
 func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
 	a := newFixture(t)
-	ch := a.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+	ch := a.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	mux := http.NewServeMux()
 	srvB := httptest.NewServer(mux)
 	t.Cleanup(srvB.Close)
-	b, err := hub.New(hub.Config{HubURL: a.url, Store: a.store, Log: a.log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
+	b, err := hub.New(hub.Config{HubURL: a.URL, Store: a.Store, Log: a.Log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,24 +383,24 @@ func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
 	postB := func(body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srvB.URL+"/", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/xml")
-		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.url, ""))
-		return do(t, req)
+		req.Header.Set("Link", wire.NotificationLinks(ch.Topic, a.URL, ""))
+		return hubtest.Do(t, req)
 	}
-	if s, r := a.postXML(notif("change-notification", t0, t1), links(ch.Topic, a.url)); s != 200 {
+	if s, r := a.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, a.URL)); s != 200 {
 		t.Fatalf("A: %d %q", s, r)
 	}
-	if s, r := postB(notif("change-notification", t1, t2)); s != 200 {
+	if s, r := postB(hubtest.Notif("change-notification", t1, t2)); s != 200 {
 		t.Fatalf("B: %d %q", s, r)
 	}
 	// A still believes the last until is t1: its append conflicts, it catches up
-	if s, r := a.postXML(notif("change-notification", t1, t3), links(ch.Topic, a.url)); s != 409 {
+	if s, r := a.PostXML(hubtest.Notif("change-notification", t1, t3), hubtest.Links(ch.Topic, a.URL)); s != 409 {
 		t.Fatalf("A overlapping B's notification: %d %q, want 409", s, r)
 	}
-	if s, r := a.postXML(notif("change-notification", t2, t3), links(ch.Topic, a.url)); s != 200 {
+	if s, r := a.PostXML(hubtest.Notif("change-notification", t2, t3), hubtest.Links(ch.Topic, a.URL)); s != 200 {
 		t.Fatalf("A after catching up: %d %q", s, r)
 	}
-	if a.lastSeq() != 3 {
-		t.Fatalf("log holds %d records, want 3", a.lastSeq())
+	if a.LastSeq() != 3 {
+		t.Fatalf("log holds %d records, want 3", a.LastSeq())
 	}
 }
 
@@ -442,12 +424,12 @@ func TestThinPing_OversizedChangeListRefused(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	ch := f.channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
-	status, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+	ch := f.Channel(hub.Channel{Topic: srv.URL + "/changelist.xml", Trust: hub.TrustOpen})
+	status, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
 	if status != 502 || !strings.Contains(resp, "invalid ResourceSync document") || !strings.Contains(resp, "50000") {
 		t.Fatalf("%d %q, want 502 naming the entry limit", status, resp)
 	}
-	if f.lastSeq() != 0 {
-		t.Fatalf("log holds %d records after a refused ping", f.lastSeq())
+	if f.LastSeq() != 0 {
+		t.Fatalf("log holds %d records after a refused ping", f.LastSeq())
 	}
 }

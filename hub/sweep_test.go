@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // shardActivations holds only some shards, as the webhook engine of one
 // hub among several sharing a store does.
 type shardActivations struct {
-	activations
+	hubtest.Activations
 	mu     sync.Mutex
 	shards []int
 }
@@ -37,7 +38,7 @@ func TestLease_SweepCoversTheShardsHeld(t *testing.T) {
 	act := &shardActivations{}
 	f := newFixture(t, func(c *hub.Config) { c.Activator = act })
 	ctx := context.Background()
-	now := f.clock.Now()
+	now := f.Clock.Now()
 	var subs []hub.Subscription
 	for i := 0; len(subs) < 2; i++ {
 		cb := "http://127.0.0.1:1/cb/" + strconv.Itoa(i)
@@ -48,14 +49,14 @@ func TestLease_SweepCoversTheShardsHeld(t *testing.T) {
 		if len(subs) == 1 && hub.ShardOf(s.ID) == hub.ShardOf(subs[0].ID) {
 			continue
 		}
-		if err := f.store.PutSubscription(ctx, s); err != nil {
+		if err := f.Store.PutSubscription(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		subs = append(subs, s)
 	}
 	state := func(s hub.Subscription) hub.SubState {
 		t.Helper()
-		got, err := f.store.Subscription(ctx, s.ID)
+		got, err := f.Store.Subscription(ctx, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +64,12 @@ func TestLease_SweepCoversTheShardsHeld(t *testing.T) {
 	}
 
 	act.hold() // no shard held: nothing to sweep
-	f.hub.SweepOnce(ctx)
+	f.Hub.SweepOnce(ctx)
 	if state(subs[0]) != hub.SubActive || state(subs[1]) != hub.SubActive {
 		t.Fatal("a hub holding no shard swept a lease")
 	}
 	act.hold(hub.ShardOf(subs[0].ID))
-	f.hub.SweepOnce(ctx)
+	f.Hub.SweepOnce(ctx)
 	if state(subs[0]) != hub.SubExpired {
 		t.Error("the ended lease of a held shard was not swept")
 	}
@@ -116,14 +117,14 @@ func TestLease_PeriodicSweepReadsOnlyShardsChangedOrDue(t *testing.T) {
 		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600} // the fixture's own sweeper ticks every 30 s
 	})
 	ctx := context.WithValue(context.Background(), countedKey{}, true)
-	now := f.clock.Now()
+	now := f.Clock.Now()
 	put := func(i int, expires time.Time) hub.Subscription {
 		cb := "http://127.0.0.1:1/cb/" + strconv.Itoa(i)
 		s := hub.Subscription{
 			ID: hub.SubscriptionID(openTopic, cb), Topic: openTopic, Callback: cb, Lease: 3600,
 			Expires: expires, State: hub.SubActive, Created: now, Verified: now,
 		}
-		if err := f.store.PutSubscription(ctx, s); err != nil {
+		if err := f.Store.PutSubscription(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -135,7 +136,7 @@ func TestLease_PeriodicSweepReadsOnlyShardsChangedOrDue(t *testing.T) {
 	sweep := func() []int {
 		t.Helper()
 		cs.take()
-		if err := hub.SweepDue(ctx, f.hub, &swept); err != nil {
+		if err := hub.SweepDue(ctx, f.Hub, &swept); err != nil {
 			t.Fatal(err)
 		}
 		return cs.take()
@@ -146,18 +147,18 @@ func TestLease_PeriodicSweepReadsOnlyShardsChangedOrDue(t *testing.T) {
 	if got := sweep(); len(got) != 0 {
 		t.Fatalf("a pass at rest read shards %v", got)
 	}
-	f.clock.Advance(2 * time.Hour)
+	f.Clock.Advance(2 * time.Hour)
 	if got := sweep(); !slices.Equal(got, []int{hub.ShardOf(soon.ID)}) {
 		t.Fatalf("after a lease ended the pass read shards %v, want only %d", got, hub.ShardOf(soon.ID))
 	}
-	if s, err := f.store.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
+	if s, err := f.Store.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
 		t.Fatalf("the ended lease: %+v, %v", s, err)
 	}
 	sweep() // the expiry itself moved the shard's version
 	if got := sweep(); len(got) != 0 {
 		t.Fatalf("a pass at rest read shards %v", got)
 	}
-	added := put(2, f.clock.Now().Add(time.Hour))
+	added := put(2, f.Clock.Now().Add(time.Hour))
 	if got := sweep(); !slices.Equal(got, []int{hub.ShardOf(added.ID)}) {
 		t.Fatalf("after a subscription was added the pass read shards %v, want only %d", got, hub.ShardOf(added.ID))
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -60,7 +61,7 @@ func parseTP(t *testing.T, tp string) trace.SpanContext {
 // storedRecord returns the channel's first record.
 func storedRecord(t *testing.T, f *fixture, channel string) wire.Record {
 	t.Helper()
-	rec, err := f.log.Next(context.Background(), channel, 1)
+	rec, err := f.Log.Next(context.Background(), channel, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +75,8 @@ func storedRecord(t *testing.T, f *fixture, channel string) wire.Record {
 func TestIntake_TraceContextStoredWithTheRecord(t *testing.T) {
 	t.Run("no tracer", func(t *testing.T) {
 		f := newFixture(t)
-		ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-		if s, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "traceparent", sourceTP, "tracestate", sourceTS); s != 200 {
+		ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+		if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", sourceTP, "tracestate", sourceTS); s != 200 {
 			t.Fatalf("%d %q", s, resp)
 		}
 		if r := storedRecord(t, f, ch.Name); r.TraceParent != sourceTP || r.TraceState != sourceTS {
@@ -85,8 +86,8 @@ func TestIntake_TraceContextStoredWithTheRecord(t *testing.T) {
 	t.Run("tracer", func(t *testing.T) {
 		opt, spans := traced()
 		f := newFixture(t, opt)
-		ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-		if s, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "traceparent", sourceTP, "tracestate", sourceTS); s != 200 {
+		ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+		if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", sourceTP, "tracestate", sourceTS); s != 200 {
 			t.Fatalf("%d %q", s, resp)
 		}
 		r := storedRecord(t, f, ch.Name)
@@ -120,8 +121,8 @@ func TestIntake_MalformedTraceparentIsDropped(t *testing.T) {
 	} {
 		t.Run("no tracer", func(t *testing.T) {
 			f := newFixture(t)
-			ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-			if s, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "traceparent", bad, "tracestate", sourceTS); s != 200 {
+			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", bad, "tracestate", sourceTS); s != 200 {
 				t.Fatalf("%d %q", s, resp)
 			}
 			if r := storedRecord(t, f, ch.Name); r.TraceParent != "" || r.TraceState != "" {
@@ -131,8 +132,8 @@ func TestIntake_MalformedTraceparentIsDropped(t *testing.T) {
 		t.Run("tracer", func(t *testing.T) {
 			opt, spans := traced()
 			f := newFixture(t, opt)
-			ch := f.channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
-			if s, resp := f.postXML(notif("change-notification", t0, t1), links(ch.Topic, f.url), "traceparent", bad); s != 200 {
+			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", bad); s != 200 {
 				t.Fatalf("%d %q", s, resp)
 			}
 			r := storedRecord(t, f, ch.Name)
@@ -155,8 +156,8 @@ func TestThinPing_TraceContextAndFetchSpan(t *testing.T) {
 		_, _ = w.Write([]byte("news"))
 	}))
 	t.Cleanup(src.Close)
-	ch := f.channel(hub.Channel{Topic: src.URL + "/topic", Trust: hub.TrustOpen})
-	if s, resp := f.postForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}, "traceparent", sourceTP); s != 200 {
+	ch := f.Channel(hub.Channel{Topic: src.URL + "/topic", Trust: hub.TrustOpen})
+	if s, resp := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}}, "traceparent", sourceTP); s != 200 {
 		t.Fatalf("%d %q", s, resp)
 	}
 	r := storedRecord(t, f, ch.Name)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -46,7 +47,7 @@ func TestWebSocket_CoalescedReplayGivesTheSameStateInFewerFrames(t *testing.T) {
 		present[loc] = ch != "deleted"
 		last = e.append(historyRecord("a", i, map[string]string{loc: ch}))
 		if i%20 == 0 {
-			e.append(changeNotification("b", i)) // another channel's records interleave
+			e.append(hubtest.Record("b", i)) // another channel's records interleave
 		}
 	}
 	c := e.mustDial(query("channels", "a", "since", "0", "coalesce", "1"))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -64,12 +65,12 @@ func TestSessions_ReplayReachesTheLogsEndBeforeLive(t *testing.T) {
 	if m := read(t, watcher); m.Type != wire.FrameLive {
 		t.Fatalf("first frame %+v, want live", m)
 	}
-	last := e.append(changeNotification("a", 1))
+	last := e.append(hubtest.Record("a", 1))
 	readUntil(t, watcher, last) // the fan-out has reached it
 	for i, open := range []string{"websocket", "events"} {
 		lag.hold(last+1, last+2) // the log's sequences have no holes here
-		e.append(changeNotification("a", 2*i+2))
-		third := e.append(changeNotification("a", 2*i+3))
+		e.append(hubtest.Record("a", 2*i+2))
+		third := e.append(hubtest.Record("a", 2*i+3))
 		var got []uint64
 		if open == "websocket" {
 			c := e.mustDial(query("channels", "a", "since", "0"))
@@ -95,7 +96,7 @@ func TestSessions_ReplayReachesTheLogsEndBeforeLive(t *testing.T) {
 // have all ended.
 func TestSessions_RunEndsEverySession(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	last := e.append(changeNotification("a", 1))
+	last := e.append(hubtest.Record("a", 1))
 	c := e.mustDial(query("channels", "a", "since", "0"))
 	readUntil(t, c, last)
 	ev := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rshub/rshub/access/accesstest"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
@@ -79,8 +80,8 @@ func TestPrivate_WebSocketSeesWhatTheTokenCovers(t *testing.T) {
 	exp := time.Now().Add(time.Hour).Unix()
 	reader := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{"http://example.com/{c}/changelist.xml"}, nil, exp, 0))
 	other := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{topicOf("pub")}, nil, exp, 0))
-	e.append(changeNotification("secret", 1))
-	last := e.append(changeNotification("pub", 1))
+	e.append(hubtest.Record("secret", 1))
+	last := e.append(hubtest.Record("pub", 1))
 	for _, c := range []struct {
 		name, query string
 		hdr         http.Header
@@ -128,7 +129,7 @@ func TestPrivate_WebSocketSeesWhatTheTokenCovers(t *testing.T) {
 func TestPrivate_ExpiredTokenEndsTheSession(t *testing.T) {
 	e, _, k := privateWSEnv(t)
 	tok := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{topicOf("secret")}, nil, time.Now().Add(2*time.Second).Unix(), 0))
-	last := e.append(changeNotification("secret", 1))
+	last := e.append(hubtest.Record("secret", 1))
 	conn, resp, err := e.dial(query("channels", "secret", "since", "0", "authorization", tok), nil, 0)
 	if err != nil {
 		t.Fatalf("%v (%d)", err, statusOf(resp))
@@ -153,14 +154,14 @@ func TestPrivate_ChannelMadePrivateStopsReachingTokenlessSessions(t *testing.T) 
 	named := e.mustDial(query("channels", "pub,other"))
 	read(t, all)   // live
 	read(t, named) // live
-	first := e.append(changeNotification("pub", 1))
+	first := e.append(hubtest.Record("pub", 1))
 	if got := notificationsOf(readUntil(t, all, first)); strings.Join(got, ",") != "pub" {
 		t.Fatalf("public: %v", got)
 	}
 	readUntil(t, named, first)
 	chans.setPrivate("pub", true)
-	e.append(changeNotification("pub", 2))
-	last := e.append(changeNotification("other", 1))
+	e.append(hubtest.Record("pub", 2))
+	last := e.append(hubtest.Record("other", 1))
 	for name, c := range map[string][]wsMsg{"all": readUntil(t, all, last), "named": readUntil(t, named, last)} {
 		if got := strings.Join(notificationsOf(c), ","); got != "other" {
 			t.Errorf("%s: %s after the channel became private, want other only", name, got)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
 )
@@ -71,7 +72,7 @@ func TestSession_CursorTheLogCannotServeGetsAReset(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: time.Hour}})
 	var all []uint64
 	for i := range 3 {
-		all = append(all, e.append(changeNotification("a", i)))
+		all = append(all, e.append(hubtest.Record("a", i)))
 	}
 	epoch := e.log.Epoch()
 	if !wire.ValidEpoch(epoch) {
@@ -160,7 +161,7 @@ func TestSession_CursorJustAheadWaitsForTheLog(t *testing.T) {
 	var view *staleBounds
 	e := newWSEnv(t, wsEnvOpts{ws: live.Config{PingInterval: time.Hour},
 		over: func(l hub.Log) hub.Log { view = &staleBounds{Log: l}; return view }})
-	last := e.append(changeNotification("a", 0))
+	last := e.append(hubtest.Record("a", 0))
 	if f, _ := openFrames(t, e, "ws", query("channels", "*"), "")(); f.Live == nil { // the dispatcher has started
 		t.Fatalf("first frame %+v, want live", f)
 	}

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
 // mixedNotification is a notification of channel a, minute i, with one
 // entry per loc, each with the given change.
 func mixedNotification(i int, entries map[string]string) wire.Record {
-	rec := changeNotification("a", i)
+	rec := hubtest.Record("a", i)
 	var b strings.Builder
 	locs := make([]string, 0, len(entries))
 	for loc := range entries {

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -21,8 +21,8 @@ import (
 
 func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	s1 := e.append(changeNotification("a", 1))
-	s2 := e.append(changeNotification("a", 2))
+	s1 := e.append(hubtest.Record("a", 1))
+	s2 := e.append(hubtest.Record("a", 2))
 	c := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)
 	h := c.resp.Header
 	for k, want := range map[string]string{"Content-Type": wire.ContentTypeEventStream, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
@@ -53,7 +53,7 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 	if live.Type != wire.EventLive || live.msg.Seq != s2 || live.ID != e.id(s2) {
 		t.Fatalf("after replay %+v, want live at %d", live, s2)
 	}
-	s3 := e.append(changeNotification("a", 3))
+	s3 := e.append(hubtest.Record("a", 3))
 	if ev := c.next(); ev.Type != wire.EventNotification || ev.msg.Seq != s3 || ev.ID != e.id(s3) {
 		t.Fatalf("live event %+v, want notification %d", ev, s3)
 	}
@@ -65,48 +65,18 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 func TestEvents_SeamUnderConcurrentAppendsHasNoLossNoDuplicate(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
-	var mu sync.Mutex
-	var appended []wire.Record
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range total {
-			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
-			seq, _, err := e.log.Append(e.ctx, rec)
-			if err != nil {
-				t.Errorf("append %d: %v", i, err)
-				return
-			}
-			rec.Seq = seq
-			mu.Lock()
-			appended = append(appended, rec)
-			mu.Unlock()
-			if i == 100 {
-				close(started)
-			}
-		}
-	}()
-	<-started
-	mu.Lock()
-	cursor := appended[50].Seq
-	mu.Unlock()
+	cursor, wait := e.appendConcurrently(t, total)
 	clients := map[string]*sseClient{}
 	for _, chans := range []string{"*", "a", "a,c"} {
 		clients[chans] = e.mustOpenEvents(query("channels", chans, "since", fmt.Sprint(cursor)), nil)
 		clients[chans].start()
 	}
-	<-done
+	appended := wait()
 	if t.Failed() {
 		return
 	}
 	for chans, c := range clients {
-		var want []uint64
-		for _, r := range appended {
-			if r.Seq > cursor && (chans == "*" || strings.Contains(chans, r.Channel)) {
-				want = append(want, r.Seq)
-			}
-		}
+		want := seqsAfter(appended, cursor, chans)
 		evs := c.until(want[len(want)-1])
 		if got := eventSeqs(evs); !slices.Equal(got, want) {
 			t.Errorf("channels=%s: got %d notifications, want %d after %d, exactly once in order", chans, len(got), len(want), cursor)
@@ -130,7 +100,7 @@ func TestEvents_GapEventForCursorOlderThanRetention(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{log: jslog.Config{MaxBytes: 16 << 10}})
 	var last uint64
 	for i := range 40 {
-		rec := changeNotification("a", i+1)
+		rec := hubtest.Record("a", i+1)
 		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 1000)...)
 		last = e.append(rec)
 	}
@@ -160,7 +130,7 @@ func TestEvents_LastEventIDTakesPrecedenceOverSinceAndSinceTime(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
 	var seq []uint64
 	for i := range 5 {
-		seq = append(seq, e.append(changeNotification("a", i+1)))
+		seq = append(seq, e.append(hubtest.Record("a", i+1)))
 	}
 	for _, q := range []string{
 		query("channels", "a", "since", "0"),
@@ -226,7 +196,7 @@ func TestEvents_SlowClientGetsEndEventWithResumeCursor(t *testing.T) {
 		if i == 2000 {
 			t.Fatal("2000 records and the session is not closed as slow")
 		}
-		rec := changeNotification("a", i+1)
+		rec := hubtest.Record("a", i+1)
 		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 4000)...)
 		e.append(rec)
 	}
@@ -251,7 +221,7 @@ func TestEvents_SlowClientGetsEndEventWithResumeCursor(t *testing.T) {
 
 func TestEvents_ShutdownEndsWithGoingAwayAndCursor(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	s1 := e.append(changeNotification("a", 1))
+	s1 := e.append(hubtest.Record("a", 1))
 	c := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)
 	c.until(s1)
 	e.ws.CloseSessions()
@@ -283,7 +253,7 @@ func TestEvents_FlowLiveThroughAReverseProxyAndOverHTTP2(t *testing.T) {
 		if ev := c.next(); ev.Type != wire.EventLive {
 			t.Fatalf("%s: first event %+v, want live", name, ev)
 		}
-		s := e.append(changeNotification("a", 1))
+		s := e.append(hubtest.Record("a", 1))
 		if ev := c.next(); ev.Type != wire.EventNotification || ev.msg.Seq != s {
 			t.Fatalf("%s: live event %+v, want notification %d", name, ev, s)
 		}

@@ -6,6 +6,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -28,7 +29,7 @@ func TestLive_FramesCarryTraceContextAndSendsAreSpans(t *testing.T) {
 	if ev := sse.next(); ev.Type != wire.EventLive {
 		t.Fatalf("first event %+v", ev)
 	}
-	rec := changeNotification("feed", 1)
+	rec := hubtest.Record("feed", 1)
 	rec.TraceParent, rec.TraceState = recordTP, "rojo=1"
 	seq := e.append(rec)
 	replayed := e.mustDial(query("channels", "feed", "since", "0"))

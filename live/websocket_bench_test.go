@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/live"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkWebSocketFanout(b *testing.B) {
 				}
 				conns[i] = c
 			}
-			rec := changeNotification("bench", 1)
+			rec := hubtest.Record("bench", 1)
 			b.ResetTimer()
 			var last uint64
 			var wg sync.WaitGroup

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -37,7 +38,7 @@ func TestWebSocket_SlowConsumerClosedWith4008(t *testing.T) {
 		if i == 2000 {
 			t.Fatal("2000 records and the session is not closed as slow")
 		}
-		rec := changeNotification("a", i+1)
+		rec := hubtest.Record("a", i+1)
 		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 4000)...)
 		seq := e.append(rec)
 		if first == 0 {
@@ -137,8 +138,8 @@ func TestWebSocket_ShutdownClosesWithResumeCursor(t *testing.T) {
 	if m := read(t, c); m.Type != "live" {
 		t.Fatalf("first frame %+v", m)
 	}
-	e.append(changeNotification("a", 1))
-	last := e.append(changeNotification("a", 2))
+	e.append(hubtest.Record("a", 1))
+	last := e.append(hubtest.Record("a", 2))
 	readUntil(t, c, last)
 	done := make(chan error, 1)
 	go func() { done <- e.stop() }() // Run's context ends
@@ -193,7 +194,7 @@ func TestWebSocket_ClientThatNeverAnswersPingsIsDropped(t *testing.T) {
 	}
 	testenv.Eventually(t, wsTimeout, func() bool { return e.ws.WebSocketCount() == 1 }, "one session left")
 	// The answering client stayed through many ping intervals.
-	seq := e.append(changeNotification("a", 1))
+	seq := e.append(hubtest.Record("a", 1))
 	select {
 	case m, ok := <-aliveFrames:
 		if !ok || m.Seq != seq {

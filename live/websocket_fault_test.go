@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -112,7 +113,7 @@ func TestWebSocket_LogOutageUnderLoadLosesNothing(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 1; after.Load() < 40; i++ {
-			rec := changeNotification([]string{"a", "b"}[i%2], i)
+			rec := hubtest.Record([]string{"a", "b"}[i%2], i)
 			seq, _, err := e.log.Append(e.ctx, rec)
 			if err != nil {
 				t.Errorf("append: %v", err)
@@ -242,7 +243,7 @@ func TestWebSocket_ClientSendingDataIsClosedOthersUnaffected(t *testing.T) {
 	// read after the pong (the hub writes them from different goroutines)
 	deadline := time.Now().Add(wsTimeout)
 	for i := 1; ; i++ {
-		seq := e.append(changeNotification("a", i))
+		seq := e.append(hubtest.Record("a", i))
 		if m := read(t, bystander); m.Type != "notification" || m.Seq != seq {
 			t.Fatalf("bystander got %+v, want notification %d", m, seq)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
 	"github.com/rshub/rshub/wire"
@@ -186,24 +188,8 @@ func (e *wsEnv) append(rec wire.Record) uint64 {
 	return seq
 }
 
+// wsBase is the until of hubtest.Record 0.
 var wsBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// changeNotification is a ResourceSync notification of channel whose
-// until is minute i after wsBase, with one entry.
-func changeNotification(channel string, i int) wire.Record {
-	from, until := wsBase.Add(time.Duration(i-1)*time.Minute), wsBase.Add(time.Duration(i)*time.Minute)
-	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="change-notification" from="%s" until="%s"/>
-  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
-</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
-		until.Format(time.RFC3339), until.Format(time.RFC3339))
-	return wire.Record{
-		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
-		From: from, Until: until, ContentType: "application/xml",
-		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
-	}
-}
 
 // wsMsg is any frame the hub sends.
 type wsMsg struct {
@@ -318,4 +304,50 @@ func query(kv ...string) string {
 func testenv_Eventually(t *testing.T, cond func() bool) {
 	t.Helper()
 	testenv.Eventually(t, wsTimeout, cond)
+}
+
+// appendConcurrently appends total change notifications, to channels a, b
+// and c in turn, from a goroutine. It returns once 101 are in, with the
+// sequence of the 51st as a cursor, and wait, which waits for the rest and
+// returns every record appended.
+func (e *wsEnv) appendConcurrently(t *testing.T, total int) (cursor uint64, wait func() []wire.Record) {
+	var mu sync.Mutex
+	var appended []wire.Record
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range total {
+			rec := hubtest.Record([]string{"a", "b", "c"}[i%3], i+1)
+			seq, _, err := e.log.Append(e.ctx, rec)
+			if err != nil {
+				t.Errorf("append %d: %v", i, err)
+				return
+			}
+			rec.Seq = seq
+			mu.Lock()
+			appended = append(appended, rec)
+			mu.Unlock()
+			if i == 100 {
+				close(started)
+			}
+		}
+	}()
+	<-started
+	mu.Lock()
+	cursor = appended[50].Seq
+	mu.Unlock()
+	return cursor, func() []wire.Record { <-done; return appended }
+}
+
+// seqsAfter are the sequences, in order, of the records after cursor on
+// chans ("*" or a comma-separated list of channels).
+func seqsAfter(recs []wire.Record, cursor uint64, chans string) []uint64 {
+	var want []uint64
+	for _, r := range recs {
+		if r.Seq > cursor && (chans == "*" || strings.Contains(chans, r.Channel)) {
+			want = append(want, r.Seq)
+		}
+	}
+	return want
 }

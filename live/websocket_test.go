@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -18,7 +18,7 @@ func TestWebSocket_ReplayThenLiveFrameThenLive(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
 	var want []uint64
 	for i := range 5 {
-		want = append(want, e.append(changeNotification("a", i+1)))
+		want = append(want, e.append(hubtest.Record("a", i+1)))
 	}
 	c := e.mustDial(query("channels", "a", "since", "0"))
 	for i, seq := range want {
@@ -43,7 +43,7 @@ func TestWebSocket_ReplayThenLiveFrameThenLive(t *testing.T) {
 		t.Fatalf("after replay: %+v, want live at %d", m, want[4])
 	}
 	for i := range 3 {
-		seq := e.append(changeNotification("a", 6+i))
+		seq := e.append(hubtest.Record("a", 6+i))
 		if m := read(t, c); m.Type != "notification" || m.Seq != seq {
 			t.Fatalf("live frame %+v, want %d", m, seq)
 		}
@@ -52,12 +52,12 @@ func TestWebSocket_ReplayThenLiveFrameThenLive(t *testing.T) {
 
 func TestWebSocket_NoCursorStartsLive(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	old := e.append(changeNotification("a", 1))
+	old := e.append(hubtest.Record("a", 1))
 	c := e.mustDial(query("channels", "*"))
 	if m := read(t, c); m.Type != "live" || m.Seq != old {
 		t.Fatalf("first frame %+v, want live at %d", m, old)
 	}
-	seq := e.append(changeNotification("b", 2))
+	seq := e.append(hubtest.Record("b", 2))
 	if m := read(t, c); m.Seq != seq || m.Channel != "b" {
 		t.Fatalf("frame %+v, want %d", m, seq)
 	}
@@ -69,47 +69,17 @@ func TestWebSocket_NoCursorStartsLive(t *testing.T) {
 func TestWebSocket_SeamUnderConcurrentPublishing(t *testing.T) {
 	const total = 500
 	e := newWSEnv(t, wsEnvOpts{})
-	var mu sync.Mutex
-	var appended []wire.Record
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range total {
-			rec := changeNotification([]string{"a", "b", "c"}[i%3], i+1)
-			seq, _, err := e.log.Append(e.ctx, rec)
-			if err != nil {
-				t.Errorf("append %d: %v", i, err)
-				return
-			}
-			rec.Seq = seq
-			mu.Lock()
-			appended = append(appended, rec)
-			mu.Unlock()
-			if i == 100 {
-				close(started)
-			}
-		}
-	}()
-	<-started
-	mu.Lock()
-	cursor := appended[50].Seq
-	mu.Unlock()
+	cursor, wait := e.appendConcurrently(t, total)
 	clients := map[string]*websocket.Conn{}
 	for _, chans := range []string{"*", "a", "a,c"} {
 		clients[chans] = e.mustDial(query("channels", chans, "since", fmt.Sprint(cursor)))
 	}
-	<-done
+	appended := wait()
 	if t.Failed() {
 		return
 	}
 	for chans, c := range clients {
-		var want []uint64
-		for _, r := range appended {
-			if r.Seq > cursor && (chans == "*" || bytes.Contains([]byte(chans), []byte(r.Channel))) {
-				want = append(want, r.Seq)
-			}
-		}
+		want := seqsAfter(appended, cursor, chans)
 		frames := readUntil(t, c, want[len(want)-1])
 		if got := seqs(frames); !slices.Equal(got, want) {
 			t.Errorf("channels=%s: got %d notifications, want %d after %d, exactly once in order (got %v...)",
@@ -139,7 +109,7 @@ func TestWebSocket_GapFrameForCursorOlderThanRetention(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{log: jslog.Config{MaxBytes: 16 << 10}})
 	var last uint64
 	for i := range 40 {
-		rec := changeNotification("a", i+1)
+		rec := hubtest.Record("a", i+1)
 		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 1000)...)
 		last = e.append(rec)
 	}
@@ -175,7 +145,7 @@ func TestWebSocket_SinceTimeDeliversRecordsWithLaterUntil(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
 	var seqsA []uint64
 	for i := range 10 {
-		seqsA = append(seqsA, e.append(changeNotification("a", i+1)))
+		seqsA = append(seqsA, e.append(hubtest.Record("a", i+1)))
 	}
 	since := wsBase.Add(6*time.Minute + 30*time.Second).Format(time.RFC3339)
 	c := e.mustDial(query("channels", "a", "since_time", since))
@@ -199,7 +169,7 @@ func TestWebSocket_ChannelFilteringInReplayAndLive(t *testing.T) {
 	add := func(n int) {
 		for i := range n {
 			ch := []string{"a", "b", "c"}[i%3]
-			byChan[ch] = append(byChan[ch], e.append(changeNotification(ch, i+1)))
+			byChan[ch] = append(byChan[ch], e.append(hubtest.Record(ch, i+1)))
 		}
 	}
 	add(9)
@@ -218,7 +188,7 @@ func TestWebSocket_ChannelFilteringInReplayAndLive(t *testing.T) {
 
 func TestWebSocket_RawAddsXMLOrBodyAndParseErrors(t *testing.T) {
 	e := newWSEnv(t, wsEnvOpts{})
-	rs := changeNotification("a", 1)
+	rs := hubtest.Record("a", 1)
 	s1 := e.append(rs)
 	s2 := e.append(wire.Record{Channel: "a", Topic: "t", ContentType: "text/plain", Body: []byte("hello"), Key: "plain"})
 	s3 := e.append(wire.Record{Channel: "a", Topic: "t", ContentType: "application/xml", Body: []byte("<urlset"), Key: "broken"})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -50,26 +51,6 @@ func TestNATS_Transport(t *testing.T) {
 
 // transportTimeout bounds each wait for a message.
 const transportTimeout = 20 * time.Second
-
-// transportBase is the Source time of the first transportRecord.
-var transportBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// transportRecord is the i-th change notification of channel, with one
-// entry.
-func transportRecord(channel string, i int) wire.Record {
-	from, until := transportBase.Add(time.Duration(i-1)*time.Minute), transportBase.Add(time.Duration(i)*time.Minute)
-	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="change-notification" from="%s" until="%s"/>
-  <url><loc>http://example.com/%s/%d</loc><lastmod>%s</lastmod><rs:md change="updated" datetime="%s" length="12" type="text/plain"/></url>
-</urlset>`, from.Format(time.RFC3339), until.Format(time.RFC3339), channel, i,
-		until.Format(time.RFC3339), until.Format(time.RFC3339))
-	return wire.Record{
-		Topic: "http://example.com/" + channel + "/changelist.xml", Channel: channel,
-		From: from, Until: until, ContentType: "application/xml",
-		Key: fmt.Sprintf("%s-%d-%d", channel, i, time.Now().UnixNano()), Body: []byte(body), Entries: 1,
-	}
-}
 
 // natsStart says where consumerFor starts: Seq, else Time, else new
 // messages only.
@@ -120,10 +101,10 @@ func natsLive(t *testing.T, ctx context.Context, l *jslog.Log, nc *nats.Conn) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := transportRecord("live", 1)
+	want := hubtest.Record("live", 1)
 	want.ResourceSync = "http://example.com/capabilitylist.xml"
 	want.Received = time.Date(2025, 5, 6, 7, 8, 9, 10, time.UTC)
-	if _, _, err := l.Append(ctx, transportRecord("other", 1)); err != nil {
+	if _, _, err := l.Append(ctx, hubtest.Record("other", 1)); err != nil {
 		t.Fatal(err)
 	}
 	seq, _, err := l.Append(ctx, want)
@@ -159,7 +140,7 @@ func appendMixed(t *testing.T, ctx context.Context, l *jslog.Log, x, y string, n
 		if i%2 == 1 {
 			ch = y
 		}
-		rec := transportRecord(ch, i+1)
+		rec := hubtest.Record(ch, i+1)
 		seq, _, err := l.Append(ctx, rec)
 		if err != nil {
 			t.Fatal(err)

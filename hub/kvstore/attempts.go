@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
@@ -63,19 +64,12 @@ func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt)
 
 // Attempts returns the attempt log of subID, newest first.
 func (s *Store) Attempts(ctx context.Context, subID string) ([]hub.Attempt, error) {
-	var log attemptLog
-	k, err := key("subscription ID", subID)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.attempts, k, &log)
-			return err
-		})
-	}
+	log, err := get[attemptLog](ctx, s, func(b *buckets) jetstream.KeyValue { return b.attempts }, "subscription ID", subID, "attempts of")
 	if errors.Is(err, hub.ErrNotFound) {
 		return []hub.Attempt{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: attempts of %q: %w", wire.Clip(subID), err)
+		return nil, err
 	}
 	if log.Attempts == nil {
 		log.Attempts = []hub.Attempt{}

@@ -29,18 +29,7 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 
 // Channel returns the channel of topic or hub.ErrNotFound.
 func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) {
-	var ch hub.Channel
-	k, err := key("topic", topic)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.channels, k, &ch)
-			return err
-		})
-	}
-	if err != nil {
-		return hub.Channel{}, fmt.Errorf("kvstore: channel %q: %w", wire.Clip(topic), err)
-	}
-	return ch, nil
+	return get[hub.Channel](ctx, s, func(b *buckets) jetstream.KeyValue { return b.channels }, "topic", topic, "channel")
 }
 
 // Channels lists every channel ordered by topic. The listing is decoded
@@ -169,18 +158,7 @@ func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 
 // ChannelState returns the progress of topic or hub.ErrNotFound.
 func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
-	var st hub.ChannelState
-	k, err := key("topic", topic)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.states, k, &st)
-			return err
-		})
-	}
-	if err != nil {
-		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", wire.Clip(topic), err)
-	}
-	return st, nil
+	return get[hub.ChannelState](ctx, s, func(b *buckets) jetstream.KeyValue { return b.states }, "topic", topic, "channel state")
 }
 
 // errFn marks an error returned by the caller's update function, passed

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
@@ -35,18 +36,8 @@ func (s *Store) PutFollowStatus(ctx context.Context, topic string, status []byte
 
 // FollowStatus returns the follower status of topic or hub.ErrNotFound.
 func (s *Store) FollowStatus(ctx context.Context, topic string) ([]byte, error) {
-	var rec followRecord
-	k, err := key("topic", topic)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.follow, k, &rec)
-			return err
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kvstore: follow status %q: %w", wire.Clip(topic), err)
-	}
-	return rec.Status, nil
+	rec, err := get[followRecord](ctx, s, func(b *buckets) jetstream.KeyValue { return b.follow }, "topic", topic, "follow status")
+	return rec.Status, err
 }
 
 // FollowStatuses returns every follower status by topic.

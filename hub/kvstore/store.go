@@ -56,6 +56,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/snapshot"
+	"github.com/rshub/rshub/wire"
 )
 
 // DefaultPrefix starts every bucket name.
@@ -258,6 +259,24 @@ func key(what, s string) (string, error) {
 		return "", fmt.Errorf("%s is not valid UTF-8", what)
 	}
 	return digest(s), nil
+}
+
+// get reads the value of name's key (name checked as a what) from the
+// bucket that bucket picks; label names the read in an error.
+func get[T any](ctx context.Context, s *Store, bucket func(*buckets) jetstream.KeyValue, what, name, label string) (T, error) {
+	var v T
+	k, err := key(what, name)
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			_, err := getJSON(ctx, bucket(b), k, &v)
+			return err
+		})
+	}
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("kvstore: %s %q: %w", label, wire.Clip(name), err)
+	}
+	return v, nil
 }
 
 // getJSON loads key into v, mapping a missing key to hub.ErrNotFound.

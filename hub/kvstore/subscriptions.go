@@ -49,18 +49,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 
 // Subscription returns the subscription with id or hub.ErrNotFound.
 func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, error) {
-	var sub hub.Subscription
-	k, err := key("subscription ID", id)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.subs, k, &sub)
-			return err
-		})
-	}
-	if err != nil {
-		return hub.Subscription{}, fmt.Errorf("kvstore: subscription %q: %w", wire.Clip(id), err)
-	}
-	return sub, nil
+	return get[hub.Subscription](ctx, s, func(b *buckets) jetstream.KeyValue { return b.subs }, "subscription ID", id, "subscription")
 }
 
 // Subscriptions lists the subscriptions of topic (all when topic is "")
@@ -152,18 +141,8 @@ func deleteSubscription(ctx context.Context, b *buckets, id, topic string) error
 
 // Cursor returns the delivery cursor of subID or hub.ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
-	var c cursorValue
-	k, err := key("subscription ID", subID)
-	if err == nil {
-		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			_, err := getJSON(ctx, b.cursors, k, &c)
-			return err
-		})
-	}
-	if err != nil {
-		return hub.Cursor{}, fmt.Errorf("kvstore: cursor %q: %w", wire.Clip(subID), err)
-	}
-	return c.Cursor, nil
+	c, err := get[cursorValue](ctx, s, func(b *buckets) jetstream.KeyValue { return b.cursors }, "subscription ID", subID, "cursor")
+	return c.Cursor, err
 }
 
 // PutCursor stores the delivery cursor of subID.

@@ -36,15 +36,7 @@ func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 
 // Channel returns the channel of topic or hub.ErrNotFound.
 func (s *Store) Channel(ctx context.Context, topic string) (hub.Channel, error) {
-	var ch hub.Channel
-	err := check("topic", topic)
-	if err == nil {
-		err = s.hgetJSON(ctx, s.key("channels"), topic, &ch)
-	}
-	if err != nil {
-		return hub.Channel{}, fmt.Errorf("redisstore: channel %q: %w", wire.Clip(topic), err)
-	}
-	return ch, nil
+	return hget[hub.Channel](ctx, s, "channels", "topic", topic, "channel")
 }
 
 // Channels lists every channel ordered by topic. The listing is decoded
@@ -63,13 +55,9 @@ func (s *Store) Channels(ctx context.Context) ([]hub.Channel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: channels: %w", err)
 	}
-	out := make([]hub.Channel, 0, len(vals))
-	for _, v := range vals {
-		var ch hub.Channel
-		if err := json.Unmarshal([]byte(v), &ch); err != nil {
-			return nil, fmt.Errorf("redisstore: channels: %w", err)
-		}
-		out = append(out, ch)
+	out, err := decodeAll[hub.Channel](vals)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: channels: %w", err)
 	}
 	slices.SortFunc(out, func(a, b hub.Channel) int { return strings.Compare(a.Topic, b.Topic) })
 	s.channelList.Put(ver, out)

@@ -50,6 +50,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/snapshot"
+	"github.com/rshub/rshub/wire"
 )
 
 // DefaultPrefix starts every key.
@@ -161,23 +162,35 @@ func (s *Store) dkey(kind, what, str string) (string, error) {
 	return s.key(kind, digest(str)), nil
 }
 
-// hgetJSON loads field of hash into v, mapping absence to hub.ErrNotFound.
-func (s *Store) hgetJSON(ctx context.Context, hash, field string, v any) error {
-	b, err := s.rdb.HGet(ctx, hash, field).Bytes()
+// hget reads the value of field (checked as a what) of the hash named
+// name, mapping absence to hub.ErrNotFound; label names the read in an
+// error.
+func hget[T any](ctx context.Context, s *Store, name, what, field, label string) (T, error) {
+	var v T
+	err := check(what, field)
+	var b []byte
+	if err == nil {
+		b, err = s.rdb.HGet(ctx, s.key(name), field).Bytes()
+	}
 	if errors.Is(err, redis.Nil) {
-		return hub.ErrNotFound
+		err = hub.ErrNotFound
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &v)
 	}
 	if err != nil {
-		return err
+		var zero T
+		return zero, fmt.Errorf("redisstore: %s %q: %w", label, wire.Clip(field), err)
 	}
-	return json.Unmarshal(b, v)
+	return v, nil
 }
 
-// decodeAll decodes JSON values, skipping missing ones (nil from HMGET).
-func decodeAll[T any](vals []any) ([]T, error) {
+// decodeAll decodes JSON values (strings), skipping missing ones (nil
+// from HMGET).
+func decodeAll[T, V any](vals []V) ([]T, error) {
 	out := make([]T, 0, len(vals))
 	for _, v := range vals {
-		str, ok := v.(string)
+		str, ok := any(v).(string)
 		if !ok {
 			continue
 		}

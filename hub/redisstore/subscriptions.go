@@ -40,15 +40,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 
 // Subscription returns the subscription with id or hub.ErrNotFound.
 func (s *Store) Subscription(ctx context.Context, id string) (hub.Subscription, error) {
-	var sub hub.Subscription
-	err := check("subscription ID", id)
-	if err == nil {
-		err = s.hgetJSON(ctx, s.key("subs"), id, &sub)
-	}
-	if err != nil {
-		return hub.Subscription{}, fmt.Errorf("redisstore: subscription %q: %w", wire.Clip(id), err)
-	}
-	return sub, nil
+	return hget[hub.Subscription](ctx, s, "subs", "subscription ID", id, "subscription")
 }
 
 // Subscriptions lists the subscriptions of topic (all when topic is "")
@@ -111,15 +103,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 
 // Cursor returns the delivery cursor of subID or hub.ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, subID string) (hub.Cursor, error) {
-	var c hub.Cursor
-	err := check("subscription ID", subID)
-	if err == nil {
-		err = s.hgetJSON(ctx, s.key("cursors"), subID, &c)
-	}
-	if err != nil {
-		return hub.Cursor{}, fmt.Errorf("redisstore: cursor %q: %w", wire.Clip(subID), err)
-	}
-	return c, nil
+	return hget[hub.Cursor](ctx, s, "cursors", "subscription ID", subID, "cursor")
 }
 
 // PutCursor stores the delivery cursor of subID.

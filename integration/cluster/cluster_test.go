@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/integration/series"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
@@ -125,65 +125,6 @@ func (c *cluster) dumpLogs() {
 	}
 }
 
-// receiver is a subscriber callback that records the notification numbers
-// it receives, in arrival order.
-type receiver struct {
-	mu    sync.Mutex
-	got   []int
-	times []time.Time
-}
-
-var locNum = regexp.MustCompile(`<loc>http://example\.com/n/(\d+)</loc>`)
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method == http.MethodGet {
-		_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
-		return
-	}
-	body, _ := io.ReadAll(req.Body)
-	now := time.Now()
-	r.mu.Lock()
-	for _, m := range locNum.FindAllSubmatch(body, -1) {
-		n, _ := strconv.Atoi(string(m[1]))
-		r.got = append(r.got, n)
-		r.times = append(r.times, now)
-	}
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// check reports the distinct numbers received and whether their first
-// arrivals were in increasing order.
-func (r *receiver) check() (distinct map[int]bool, ordered bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	distinct = map[int]bool{}
-	ordered, last := true, -1
-	for _, n := range r.got {
-		if distinct[n] {
-			continue // a duplicate of a delivery in flight: allowed
-		}
-		distinct[n] = true
-		if n < last {
-			ordered = false
-		}
-		last = n
-	}
-	return distinct, ordered
-}
-
-// stallAfter is how long after t the receiver got its next notification.
-func (r *receiver) stallAfter(t time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, at := range r.times {
-		if at.After(t) {
-			return at.Sub(t)
-		}
-	}
-	return -1
-}
-
 // publisher posts a contiguous series of notifications, one entry each,
 // retrying a failed publish (same bytes, so the hub deduplicates) on the
 // next live hub.
@@ -195,19 +136,8 @@ type publisher struct {
 	down   map[int]bool
 }
 
-func notification(n int) string {
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	from, until := base.Add(time.Duration(n)*time.Second), base.Add(time.Duration(n+1)*time.Second)
-	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-<rs:md capability="change-notification" from="%s" until="%s"/>
-<url><loc>http://example.com/n/%d</loc><rs:md change="updated" datetime="%s"/></url>
-</urlset>
-`, from.Format(time.RFC3339), until.Format(time.RFC3339), n, from.Add(time.Second/2).Format(time.RFC3339Nano))
-}
-
 func (p *publisher) publish(t *testing.T, n int) {
-	body := notification(n)
+	body := series.Notification(n)
 	deadline := time.Now().Add(60 * time.Second)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		i := attempt % len(p.c.hubURLs) // pinned to hub 0 while it is up
@@ -266,21 +196,15 @@ func subscribe(t *testing.T, c *cluster, srv *httptest.Server, names []string, v
 }
 
 // waitAll waits until every receiver holds every number in want.
-func waitAll(t *testing.T, c *cluster, recv map[string]*receiver, want []int, timeout time.Duration) time.Duration {
+func waitAll(t *testing.T, c *cluster, recv map[string]*series.Receiver, want []int, timeout time.Duration) time.Duration {
 	start := time.Now()
 	ok := false
 	deadline := start.Add(timeout)
 	for time.Now().Before(deadline) && !ok {
 		ok = true
 		for _, r := range recv {
-			got, _ := r.check()
-			for _, n := range want {
-				if !got[n] {
-					ok = false
-					break
-				}
-			}
-			if !ok {
+			if len(r.Missing(want)) > 0 {
+				ok = false
 				break
 			}
 		}
@@ -290,14 +214,7 @@ func waitAll(t *testing.T, c *cluster, recv map[string]*receiver, want []int, ti
 	}
 	if !ok {
 		for name, r := range recv {
-			got, _ := r.check()
-			var missing []int
-			for _, n := range want {
-				if !got[n] {
-					missing = append(missing, n)
-				}
-			}
-			if len(missing) > 0 {
+			if missing := r.Missing(want); len(missing) > 0 {
 				sort.Ints(missing)
 				t.Errorf("%s misses %d acknowledged notifications, first %v", name, len(missing), missing[:min(10, len(missing))])
 			}
@@ -316,9 +233,9 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	recv := map[string]*receiver{}
+	recv := map[string]*series.Receiver{}
 	newRecv := func(name string) {
-		recv[name] = &receiver{}
+		recv[name] = &series.Receiver{}
 		mux.Handle("/"+name, recv[name])
 	}
 	pub := &publisher{c: c, down: map[int]bool{}}
@@ -338,7 +255,7 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 	for n := 0; n < burst; n++ {
 		pub.publish(t, n)
 	}
-	oneRecv := map[string]*receiver{}
+	oneRecv := map[string]*series.Receiver{}
 	for _, n := range one {
 		oneRecv[n] = recv[n]
 	}
@@ -412,7 +329,7 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 		if i%3 != 1 {
 			continue
 		}
-		if s := recv[name].stallAfter(killedAt); s > takeover {
+		if s := recv[name].StallAfter(killedAt); s > takeover {
 			takeover = s
 		}
 	}
@@ -421,13 +338,13 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 		t.Errorf("hub 1's subscriptions never resumed")
 	}
 	for name, r := range recv {
-		if _, ordered := r.check(); !ordered {
+		if _, ordered := r.Check(); !ordered {
 			t.Errorf("%s received notifications out of order", name)
 		}
 	}
 	// only what was acknowledged or retried was delivered
 	for name, r := range recv {
-		got, _ := r.check()
+		got, _ := r.Check()
 		for n := range got {
 			if n < 0 || n >= first+load {
 				t.Errorf("%s received unknown notification %d", name, n)

@@ -26,24 +26,9 @@ import (
 var bins struct{ hub, subscriber, source string }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rshub-dataset-bins-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, b := range []struct {
-		out       *string
-		name, pkg string
-	}{{&bins.hub, "hub", "./cmd/hub"}, {&bins.subscriber, "subscriber", "./cmd/subscriber"}, {&bins.source, "datasetsource", "./examples/datasetsource"}} {
-		if *b.out, err = testproc.Build(dir, b.name, b.pkg); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testproc.Main(m, testproc.Binary{Out: &bins.hub, Name: "hub", Pkg: "./cmd/hub"},
+		testproc.Binary{Out: &bins.subscriber, Name: "subscriber", Pkg: "./cmd/subscriber"},
+		testproc.Binary{Out: &bins.source, Name: "datasetsource", Pkg: "./examples/datasetsource"})
 }
 
 const (

@@ -2,9 +2,7 @@ package destination
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -15,25 +13,9 @@ import (
 var bins struct{ hub, subscriber, dirsource string }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rshub-destination-bins-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, b := range []struct {
-		out  *string
-		name string
-		pkg  string
-	}{{&bins.hub, "hub", "./cmd/hub"}, {&bins.subscriber, "subscriber", "./cmd/subscriber"}, {&bins.dirsource, "dirsource", "./examples/dirsource"}} {
-		if *b.out, err = testproc.Build(dir, b.name, b.pkg); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testproc.Main(m, testproc.Binary{Out: &bins.hub, Name: "hub", Pkg: "./cmd/hub"},
+		testproc.Binary{Out: &bins.subscriber, Name: "subscriber", Pkg: "./cmd/subscriber"},
+		testproc.Binary{Out: &bins.dirsource, Name: "dirsource", Pkg: "./examples/dirsource"})
 }
 
 // proc is a running binary whose output is kept for failure reports.

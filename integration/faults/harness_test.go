@@ -14,9 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/rshub/rshub/integration/series"
 	"github.com/rshub/rshub/internal/testproc"
 	hubserver "github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
@@ -170,7 +169,7 @@ type hub struct {
 	t       *testing.T
 	base    string // http://127.0.0.1:port/
 	topic   string
-	recv    map[string]*receiver
+	recv    map[string]*series.Receiver
 	mu      sync.Mutex
 	acked   []int // acknowledged notification numbers, in order
 	lastAck time.Time
@@ -185,13 +184,13 @@ func startHub(t *testing.T, natsURL, redisURL string) *hub {
 		c.Retry = "50ms,x2,max=1s,attempts=200"
 		c.ClaimTTL, c.Reconcile = 3*time.Second, 500*time.Millisecond
 	})
-	h := &hub{t: t, base: st.HubURL, topic: "http://" + st.Addr + "/topics/demo", recv: map[string]*receiver{}}
+	h := &hub{t: t, base: st.HubURL, topic: "http://" + st.Addr + "/topics/demo", recv: map[string]*series.Receiver{}}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	for i := range 3 {
 		name := fmt.Sprintf("s%d", i)
-		r := &receiver{}
+		r := &series.Receiver{}
 		h.recv[name] = r
 		mux.Handle("/"+name, r)
 		resp, err := http.PostForm(h.base, url.Values{"hub.mode": {"subscribe"}, "hub.topic": {h.topic}, "hub.callback": {srv.URL + "/" + name}})
@@ -207,10 +206,7 @@ func startHub(t *testing.T, natsURL, redisURL string) *hub {
 	// verification request: publish once every callback has echoed one
 	testproc.WaitFor(t, 30*time.Second, "every subscription verified", func() (bool, string) {
 		for name, r := range h.recv {
-			r.mu.Lock()
-			ok := r.verified
-			r.mu.Unlock()
-			if !ok {
+			if !r.Verified() {
 				return false, name + " not verified yet"
 			}
 		}
@@ -221,22 +217,10 @@ func startHub(t *testing.T, natsURL, redisURL string) *hub {
 	return h
 }
 
-// notification n covers one second of 2024 and names resource n.
-func notification(n int) string {
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	from, until := base.Add(time.Duration(n)*time.Second), base.Add(time.Duration(n+1)*time.Second)
-	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-<rs:md capability="change-notification" from="%s" until="%s"/>
-<url><loc>http://example.com/n/%d</loc><rs:md change="updated" datetime="%s"/></url>
-</urlset>
-`, from.Format(time.RFC3339), until.Format(time.RFC3339), n, from.Add(time.Second/2).Format(time.RFC3339Nano))
-}
-
 // publish posts notification n until the hub acknowledges it (a retry
 // sends the same bytes, which the hub stores once). A 4xx fails the test.
 func (h *hub) publish(n int, within time.Duration) {
-	body := notification(n)
+	body := series.Notification(n)
 	deadline := time.Now().Add(within)
 	client := &http.Client{Timeout: 10 * time.Second}
 	for time.Now().Before(deadline) {
@@ -285,50 +269,6 @@ func (h *hub) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// receiver records the notification numbers it receives, in arrival order.
-type receiver struct {
-	mu       sync.Mutex
-	got      []int
-	verified bool // it has echoed a challenge: its subscription's start is fixed
-}
-
-var locNum = regexp.MustCompile(`<loc>http://example\.com/n/(\d+)</loc>`)
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method == http.MethodGet {
-		_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
-		r.mu.Lock()
-		r.verified = true
-		r.mu.Unlock()
-		return
-	}
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	for _, m := range locNum.FindAllSubmatch(body, -1) {
-		n, _ := strconv.Atoi(string(m[1]))
-		r.got = append(r.got, n)
-	}
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// check returns the distinct numbers received and whether their first
-// arrivals were in increasing order (a repeated delivery is allowed).
-func (r *receiver) check() (map[int]bool, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seen, ordered, last := map[int]bool{}, true, -1
-	for _, n := range r.got {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		ordered = ordered && n > last
-		last = n
-	}
-	return seen, ordered
-}
-
 // waitAll waits until every receiver holds every number in want, in order.
 func (h *hub) waitAll(want []int, timeout time.Duration) time.Duration {
 	h.t.Helper()
@@ -340,18 +280,11 @@ func (h *hub) waitAll(want []int, timeout time.Duration) time.Duration {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			got, ordered := h.recv[name].check()
-			if !ordered {
+			if _, ordered := h.recv[name].Check(); !ordered {
 				h.t.Fatalf("%s received notifications out of order", name)
 			}
-			missing := 0
-			for _, n := range want {
-				if !got[n] {
-					missing++
-				}
-			}
-			if missing > 0 {
-				return false, fmt.Sprintf("%s misses %d of %d", name, missing, len(want))
+			if missing := h.recv[name].Missing(want); len(missing) > 0 {
+				return false, fmt.Sprintf("%s misses %d of %d", name, len(missing), len(want))
 			}
 		}
 		return true, ""

@@ -6,9 +6,9 @@ package testproc
 
 import (
 	"fmt"
-	"github.com/rshub/rshub/internal/testenv"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 // Proc is a process started from a binary with fixed arguments; it can be
@@ -145,6 +147,34 @@ func Build(dir, name, pkg string) (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
+}
+
+// Binary is a main package for Main to build: Pkg as Build takes it,
+// built as Name, its path stored in *Out.
+type Binary struct {
+	Out       *string
+	Name, Pkg string
+}
+
+// Main is a TestMain that builds the binaries into a temporary directory
+// (exiting 1 if one does not build), runs the tests, removes the directory
+// and exits with the tests' code.
+func Main(m *testing.M, bins ...Binary) {
+	dir, err := os.MkdirTemp("", "rshub-bins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, b := range bins {
+		if *b.Out, err = Build(dir, b.Name, b.Pkg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // moduleRoot is the directory of the module this package belongs to.
