@@ -45,7 +45,7 @@ func (c *channelSet) setPrivate(name string, private bool) {
 	c.m[name] = ch
 }
 
-// topicOf is the topic changeNotification gives channel's records.
+// topicOf is the topic hubtest.Record gives channel's records.
 func topicOf(channel string) string { return "http://example.com/" + channel + "/changelist.xml" }
 
 // privateWSEnv serves channels pub, other (public) and secret (private),
@@ -177,10 +177,10 @@ func TestPrivate_DeletedPrivateChannelStaysPrivateInReplay(t *testing.T) {
 	e, _, k := privateWSEnv(t)
 	exp := time.Now().Add(time.Hour).Unix()
 	reader := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{topicOf("gone")}, nil, exp, 0))
-	secret := changeNotification("gone", 1)
+	secret := hubtest.Record("gone", 1)
 	secret.Private = true
 	e.append(secret)
-	last := e.append(changeNotification("deleted", 1)) // neither channel exists any more
+	last := e.append(hubtest.Record("deleted", 1)) // neither channel exists any more
 	for _, c := range []struct {
 		name, query string
 		want        string
@@ -209,11 +209,11 @@ func TestPrivate_StoreDownLiveGoesOnAndPrivateRecordsStayHidden(t *testing.T) {
 	chans.mu.Lock()
 	chans.down = true
 	chans.mu.Unlock()
-	secret := changeNotification("secret", 1)
+	secret := hubtest.Record("secret", 1)
 	secret.Private = true
 	e.append(secret)
-	e.append(changeNotification("pub", 1))
-	last := e.append(changeNotification("other", 1))
+	e.append(hubtest.Record("pub", 1))
+	last := e.append(hubtest.Record("other", 1))
 	if got := strings.Join(notificationsOf(readUntil(t, all, last)), ","); got != "pub,other" {
 		t.Fatalf("with the store down: notifications of %s, want pub,other", got)
 	}
