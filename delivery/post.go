@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
@@ -25,6 +26,8 @@ type attempt struct {
 	err       error // transport error or refusal, nil when a response came
 	permanent bool  // retrying cannot help (bad callback URL)
 	abandoned bool  // the engine stopped before an outcome
+	// retryAfter is the Retry-After of a 429 or 503, bounded; 0 when none.
+	retryAfter time.Duration
 }
 
 func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }
@@ -163,5 +166,9 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()
-	return attempt{status: resp.StatusCode}
+	a := attempt{status: resp.StatusCode}
+	if a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable {
+		a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return a
 }

@@ -38,13 +38,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun)
 	for {
 		// Take a slot of the host's limit, then ask its breaker, so an
 		// attempt queued behind a failing one sees the circuit it opened.
-		release, err := w.limit.acquire(ctx, q.host)
+		slot, err := w.limit.acquire(ctx, q.host)
 		if err != nil {
 			return resultAbandoned
 		}
 		ok, retryAt, changed := w.breakers.allow(q.host, w.cfg.Clock())
 		if !ok {
-			release()
+			slot.release()
 			now := w.cfg.Clock()
 			if sched.MaxElapsed > 0 && retryAt.Sub(first) > sched.MaxElapsed {
 				return q.giveUp(ctx, rec, run, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
@@ -60,13 +60,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun)
 		if run != nil {
 			out = run.Record(rec.Channel)
 		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
-			release()
+			slot.release()
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
 		if sub.Format == hub.FormatAtom { // atom.go
 			var ok bool
 			if out, ok, err = w.atomRecord(out, sub.Topic); err != nil || !ok {
-				release()
+				slot.release()
 				if err != nil {
 					return q.giveUp(ctx, rec, run, n, attempt{err: err, permanent: true})
 				}
@@ -76,7 +76,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun)
 		t0 := time.Now()
 		a := w.post(ctx, sub, out, true)
 		took := time.Since(t0)
-		release()
+		slot.done(a, took)
 		now := w.cfg.Clock()
 		if a.abandoned {
 			w.breakers.report(q.host, now, outcomeAbandon)
