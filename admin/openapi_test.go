@@ -176,6 +176,7 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodPost, base+"/admin/subscriptions/"+sub.ID+"/deadletters/dl1/redrive", "", http.StatusCreated)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries?status=failing", "", http.StatusOK)
+	c.admin(t, http.MethodGet, base+"/admin/deliveries/hosts", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/summary", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/follow", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/quarantine", "", http.StatusOK)

@@ -37,7 +37,7 @@ func (p *process) buildClient(context.Context) error {
 		return fmt.Errorf("--allow-networks: %w", err)
 	}
 	p.policy = policy
-	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHost)})
+	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHostMax)})
 	return nil
 }
 
@@ -66,18 +66,20 @@ func (p *process) buildDelivery(context.Context) error {
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
 	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{
-		HubURL:    p.hubURL,
-		Client:    p.client,
-		Schedule:  schedule,
-		SigMethod: s.SigMethod,
-		Scheme:    s.SignatureScheme,
-		PerHost:   s.PerHost,
-		Coalesce:  delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
-		Observer:  p.metrics,
-		ClaimTTL:  s.ClaimTTL,
-		Reconcile: s.Reconcile,
-		Owner:     owner,
-		Logger:    p.logger.With("component", "webhooks"),
+		HubURL:     p.hubURL,
+		Client:     p.client,
+		Schedule:   schedule,
+		SigMethod:  s.SigMethod,
+		Scheme:     s.SignatureScheme,
+		PerHost:    s.PerHost,
+		PerHostMin: s.PerHostMin,
+		PerHostMax: s.PerHostMax,
+		Coalesce:   delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
+		Observer:   p.metrics,
+		ClaimTTL:   s.ClaimTTL,
+		Reconcile:  s.Reconcile,
+		Owner:      owner,
+		Logger:     p.logger.With("component", "webhooks"),
 	})
 	return nil
 }
@@ -152,6 +154,14 @@ func (p *process) buildLive(context.Context) error {
 		SubscriptionLimits: func() (int, uint64, uint64) {
 			st := p.hub.SubscriptionLimitStats()
 			return st.Counted, st.RefusedHub, st.RefusedHost
+		},
+		Hosts: func() []metrics.HostGauge {
+			hosts := hooks.Hosts()
+			out := make([]metrics.HostGauge, len(hosts))
+			for i, h := range hosts {
+				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero()}
+			}
+			return out
 		},
 		Subscriptions: func() []metrics.SubGauge {
 			stats := hooks.Failing()

@@ -20,6 +20,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		WebSocketsRefused:  func() uint64 { return 7 },
 		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
+		Hosts:              func() []HostGauge { return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true}} },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -55,6 +56,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_subscriptions_counted 12`,
 		`rshub_subscription_limit_refusals_total{limit="hub"} 3`,
 		`rshub_subscription_limit_refusals_total{limit="callback_host"} 4`,
+		`rshub_delivery_host_limit{host="cb.example:443"} 12`,
+		`rshub_delivery_host_in_flight{host="cb.example:443"} 5`,
+		`rshub_delivery_host_paused{host="cb.example:443"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {
