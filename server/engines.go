@@ -37,9 +37,15 @@ func (p *process) buildClient(context.Context) error {
 		return fmt.Errorf("--allow-networks: %w", err)
 	}
 	p.policy = policy
-	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHostMax)})
+	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHostMax), MaxIdleConns: webhookIdleConns})
 	return nil
 }
+
+// webhookIdleConns is how many idle connections the delivery client keeps
+// in all: fan-out to a thousand callback hosts reuses a connection per
+// host instead of dialling for most deliveries (each idle connection holds
+// some 20 KB of buffers and goroutine stacks).
+const webhookIdleConns = 2048
 
 // buildDelivery makes the log cache every reader shares, the metrics, the
 // dashboard (with an admin token) and the webhook delivery engine.
