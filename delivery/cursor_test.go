@@ -101,3 +101,34 @@ func TestWebhooks_FanOutCursorWritesBatched(t *testing.T) {
 		t.Fatalf("%d deliveries, want %d: some were delivered twice", got, subs*notes)
 	}
 }
+
+// A queue restarted while the store is down resumes from the cursor its
+// predecessor handed over once the store answers again: it neither stalls
+// nor delivers again.
+func TestWebhooks_RestartDuringStoreOutageResumesFromHandedCursor(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, nil)
+	sub := e.subscribe(topic, r.url("/cb"), "")
+	o := &outage{}
+	cfg := e.fastConfig()
+	cfg.CursorFlush, cfg.ClaimTTL = time.Hour, time.Hour // no store write, no lease lost meanwhile
+	w := NewWebhooks(e.log, &flakyStore{s: e.store, o: o}, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	e.publish(topic, "feed", 0, 1)
+	testenv.Eventually(t, wait, func() bool { return r.count() == 1 }, "first notification delivered")
+
+	o.Set(true)
+	w.Deactivate(sub.ID)
+	w.Activate(sub)
+	testenv.Eventually(t, wait, func() bool { ok, _, _ := w.Health(); return !ok }, "the restarted queue meets the outage")
+	o.Set(false)
+	e.publish(topic, "feed", 1, 1)
+	testenv.Eventually(t, wait, func() bool { return r.count() >= 2 }, "second notification delivered after the outage")
+	if got := r.bodies(); len(got) != 2 || got[0] != "feed-0" || got[1] != "feed-1" {
+		t.Fatalf("bodies %q, want [feed-0 feed-1]", got)
+	}
+}

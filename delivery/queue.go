@@ -180,6 +180,7 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	w.wakes.watch(q, channel)                // before the first read: no append goes unannounced
 	stored, handed := w.cursors.latest(q.id) // an earlier queue's, not stored yet
 	if !q.h.Do(ctx, opCursorRead, func() error {
+		var err error
 		if !handed {
 			stored, err = w.store.Cursor(ctx, q.id)
 		}
