@@ -72,20 +72,22 @@ func (p *process) buildDelivery(context.Context) error {
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
 	p.hooks = delivery.NewWebhooks(p.tail, p.store, delivery.Config{
-		HubURL:     p.hubURL,
-		Client:     p.client,
-		Schedule:   schedule,
-		SigMethod:  s.SigMethod,
-		Scheme:     s.SignatureScheme,
-		PerHost:    s.PerHost,
+		HubURL:    p.hubURL,
+		Client:    p.client,
+		Schedule:  schedule,
+		SigMethod: s.SigMethod,
+		Scheme:    s.SignatureScheme,
+		PerHost:   s.PerHost,
+		Coalesce:  delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
+		Observer:  p.metrics,
+		ClaimTTL:  s.ClaimTTL,
+		Reconcile: s.Reconcile,
+		Owner:     owner,
+		Logger:    p.logger.With("component", "webhooks"),
+
+		// bounds of the adaptive per-host limit PerHost starts
 		PerHostMin: s.PerHostMin,
 		PerHostMax: s.PerHostMax,
-		Coalesce:   delivery.CoalesceConfig{Threshold: s.CoalesceThreshold},
-		Observer:   p.metrics,
-		ClaimTTL:   s.ClaimTTL,
-		Reconcile:  s.Reconcile,
-		Owner:      owner,
-		Logger:     p.logger.With("component", "webhooks"),
 	})
 	return nil
 }
