@@ -35,6 +35,9 @@ type queue struct {
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
 	woken   atomic.Uint64
+	// checked is the callback URL that last passed netguard.CheckURL;
+	// the queue's goroutine only.
+	checked string
 
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set

@@ -74,7 +74,10 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *CoalescedRun)
 			}
 		}
 		t0 := time.Now()
-		a := w.post(ctx, sub, out, true)
+		a := w.post(ctx, sub, out, true, q.checked == sub.Callback)
+		if a.err == nil {
+			q.checked = sub.Callback
+		}
 		took := time.Since(t0)
 		slot.done(a, took)
 		now := w.cfg.Clock()

@@ -153,7 +153,8 @@ type Webhooks struct {
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
 	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
 	index    *statsIndex         // troubled queues and counts by state
-	cursors  *cursorBatch        // cursors delivered, stored together
+	link     atomic.Pointer[linkMemo]
+	cursors  *cursorBatch // cursors delivered, stored together
 	// listedVer is the store's version of each shard at its last listing;
 	// Run's goroutine only.
 	listedVer [hub.Shards]uint64
