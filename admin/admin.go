@@ -154,6 +154,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", a.handle(a.redrive))
 	mux.Handle("GET /admin/subscriptions/{id}/attempts", a.handle(a.attempts))
 	mux.Handle("GET /admin/deliveries", a.handle(a.deliveries))
+	mux.Handle("GET /admin/deliveries/hosts", a.handle(a.deliveryHosts))
 	mux.Handle("GET /admin/summary", a.handle(a.summary))
 	mux.Handle("GET /admin/follow", a.handle(a.follows))
 	mux.Handle("POST /admin/channels/{name}/follow/poll", a.handle(a.pollNow))

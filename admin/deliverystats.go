@@ -31,6 +31,24 @@ type DeliveryIndex interface {
 	StatsPage(after string, limit int) (page []delivery.SubStats, more bool)
 }
 
+// DeliveryHosts is what a delivery engine may offer beyond [Deliveries]:
+// the adaptive concurrency of each callback host, for GET
+// /admin/deliveries/hosts. *delivery.Webhooks implements it.
+type DeliveryHosts interface {
+	Hosts() []delivery.HostStats
+}
+
+// deliveryHosts answers the concurrency of each callback host the engine
+// delivered to recently, ordered by host; none without an engine that
+// reports it.
+func (a *API) deliveryHosts(*http.Request) (any, error) {
+	out := []delivery.HostStats{}
+	if h, ok := a.cfg.Deliveries.(DeliveryHosts); ok {
+		out = append(out, h.Hosts()...)
+	}
+	return out, nil
+}
+
 // isFailing reports whether st is one the failing status selects.
 func isFailing(st delivery.SubStats) bool {
 	switch st.State {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/delivery"
@@ -70,5 +71,8 @@ type stubDeliveries struct {
 	err   error // every redrive's
 }
 
-func (s stubDeliveries) Stats() []delivery.SubStats                    { return s.stats }
+func (s stubDeliveries) Stats() []delivery.SubStats { return s.stats }
+func (s stubDeliveries) Hosts() []delivery.HostStats {
+	return []delivery.HostStats{{Host: "127.0.0.1:2", Limit: 12, InFlight: 3, BaselineMS: 0.4, PausedUntil: time.Now().Add(time.Second)}}
+}
 func (s stubDeliveries) Redrive(context.Context, string, string) error { return s.err }

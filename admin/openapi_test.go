@@ -187,6 +187,7 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/attempts?status=teapot", "", http.StatusBadRequest)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/deliveries?status=failing", "", http.StatusOK)
+	c.admin(t, http.MethodGet, base+"/admin/deliveries/hosts", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/summary", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/follow", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/quarantine", "", http.StatusOK)

@@ -33,7 +33,7 @@ func TestAtomRecord(t *testing.T) {
 	if out.ContentType != wire.MediaTypeAtom || out.Topic != feed || out.ResourceSync != "" || out.Seq != 7 {
 		t.Fatalf("record %+v", out)
 	}
-	if l := linkHeader(w.cfg.HubURL, out); !strings.Contains(l, "<"+feed+`>; rel="self"`) || !strings.Contains(l, `<http://hub.example/>; rel="hub"`) {
+	if l := w.linkHeader(out); !strings.Contains(l, "<"+feed+`>; rel="self"`) || !strings.Contains(l, `<http://hub.example/>; rel="hub"`) {
 		t.Fatalf("Link %s", l)
 	}
 	g, err := (&gofeed.Parser{}).Parse(bytes.NewReader(out.Body))

@@ -2,79 +2,191 @@ package delivery
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/loophealth"
 )
 
-// DefaultCursorFlush is how often, at most, a busy queue stores its cursor.
-const DefaultCursorFlush = 100 * time.Millisecond
+// DefaultCursorFlush is how long, at most, a delivered cursor waits before
+// it is stored.
+const DefaultCursorFlush = time.Second
 
-// cursorSaver stores a queue's cursor when the queue catches up, when it
-// stops, and otherwise at most every Config.CursorFlush while it is busy:
-// one store write per burst instead of one per delivery. A hub process that
-// dies redelivers at most what it delivered since the last write, which
-// at-least-once delivery allows; a graceful stop redelivers nothing.
+// cursorWriters bounds the cursor writes of one flush in flight at once.
+const cursorWriters = 8
+
+// cursorBatch stores the cursors the queues reach, for all queues
+// together: a queue hands its cursor over after each delivery (a map
+// write, no I/O) and a flusher stores every cursor that moved at most
+// Config.CursorFlush later, one write per subscription per flush however
+// many notifications it got meanwhile. In the fan-out pattern (one
+// notification to every subscription of a channel, each queue catching up
+// after each one) that turns a store write per delivery into one per
+// subscription per interval.
 //
-// A write that fails does not hold delivery up: the queue goes on and the
-// write is tried again after a backoff, with the cursor reached by then.
-type cursorSaver struct {
-	q        *queue
-	stored   hub.Cursor // last cursor written
-	written  time.Time
-	failures int       // writes failed in a row
-	retryAt  time.Time // no write before this after a failure
+// Guarantees:
+//   - At least once: a cursor is only ever handed over after a 2xx (or a
+//     stored dead letter). A hub process that dies redelivers to each
+//     subscription at most what it delivered in the last CursorFlush plus
+//     the duration of the write round in flight; nothing is lost. A hub
+//     that loses a shard's lease (stalled past a third of it) stores the
+//     shard's cursors as soon as it notices (shards.go, afterStopped).
+//   - A graceful stop redelivers nothing: Run stores every cursor once its
+//     queues have ended, and a shard is given up only after its cursors are
+//     stored (flushShard). A queue restarted on this engine resumes from
+//     the cursor handed over, stored or not (latest).
+//   - Order: one write round at a time, each cursor of a subscription
+//     written at most once per round and the newest taken, so an older
+//     cursor never lands after a newer one.
+//
+// A write that fails keeps its cursor pending; the flusher retries with
+// backoff and the engine's Health reports it.
+type cursorBatch struct {
+	store Store
+	every time.Duration
+	h     *loophealth.Tracker
+
+	mu      sync.Mutex
+	pending map[string]pendingCursor // handed over, not known stored
+	kick    chan struct{}            // pending became non-empty; buffered 1
+
+	writeMu sync.Mutex // one write round at a time
 }
 
-// due reports whether a busy queue should write its cursor now.
-func (c *cursorSaver) due() bool {
-	if c.failures > 0 {
-		return !time.Now().Before(c.retryAt)
-	}
-	every := c.q.w.cfg.CursorFlush
-	return every <= 0 || time.Since(c.written) >= every
+type pendingCursor struct {
+	c     hub.Cursor
+	shard int
 }
 
-// retryIn returns how long until a failed write of cursor is tried again,
-// 0 when none is pending.
-func (c *cursorSaver) retryIn(cursor hub.Cursor) time.Duration {
-	if c.failures == 0 || cursor == c.stored {
-		return 0
-	}
-	return max(time.Until(c.retryAt), time.Millisecond)
+func newCursorBatch(store Store, every time.Duration, h *loophealth.Tracker) *cursorBatch {
+	return &cursorBatch{store: store, every: max(every, 0), h: h, pending: map[string]pendingCursor{}, kick: make(chan struct{}, 1)}
 }
 
-// flush makes one attempt at writing cursor when it moved since the last
-// write and no failed write is waiting for its backoff. The write is made
-// even when ctx has ended (a 2xx let through by the grace period must not be
-// redelivered); losing it only means notifications are delivered again.
-func (c *cursorSaver) flush(ctx context.Context, cursor hub.Cursor) {
-	if cursor == c.stored || (c.failures > 0 && time.Now().Before(c.retryAt)) {
-		return
+// put hands over the cursor id reached; its queue's goroutine only.
+func (b *cursorBatch) put(id string, shard int, c hub.Cursor) {
+	b.mu.Lock()
+	first := len(b.pending) == 0
+	b.pending[id] = pendingCursor{c: c, shard: shard}
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
 	}
-	q := c.q
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+}
+
+// latest returns the cursor handed over for id and not known stored.
+func (b *cursorBatch) latest(id string) (hub.Cursor, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.pending[id]
+	return p.c, ok
+}
+
+// forget drops id's pending cursor, once any write of it in flight has
+// ended: the subscription is being deleted and must not get a cursor back.
+func (b *cursorBatch) forget(id string) {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	b.mu.Lock()
+	delete(b.pending, id)
+	b.mu.Unlock()
+}
+
+// run flushes, at most every b.every once a cursor is pending, until ctx
+// ends; a failed round is retried with backoff. Idle, it costs nothing.
+func (b *cursorBatch) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.kick:
+		}
+		if !sleep(ctx, b.every, nil, nil) {
+			return
+		}
+		for b.h.Report(ctx, opCursorWrite, b.flush(ctx, nil)) != nil {
+			if !b.h.Backoff(ctx, opCursorWrite, loophealth.EngineRetry) {
+				return
+			}
+		}
+		b.mu.Lock()
+		more := len(b.pending) > 0 // handed over during the round
+		b.mu.Unlock()
+		if more {
+			select {
+			case b.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// flush makes one attempt at storing every pending cursor, or those of
+// the shards only selects when not nil, several at a time. Writes are made
+// even when ctx has ended (the cursors of a stopping engine); ctx only
+// says whose stop it is. It returns the first error.
+func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) error {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	type item struct {
+		id string
+		c  hub.Cursor
+	}
+	b.mu.Lock()
+	items := make([]item, 0, len(b.pending))
+	for id, p := range b.pending {
+		if only == nil || only(p.shard) {
+			items = append(items, item{id, p.c})
+		}
+	}
+	b.mu.Unlock()
+	if len(items) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if q.h.Report(ctx, opCursorWrite, q.w.store.PutCursor(pctx, q.id, cursor)) != nil {
-		c.failures++
-		c.retryAt = time.Now().Add(loophealth.Delay(c.failures))
-		return
+	var (
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	next := make(chan item)
+	for range min(cursorWriters, len(items)) {
+		wg.Go(func() {
+			for it := range next {
+				err := b.store.PutCursor(wctx, it.id, it.c)
+				if err != nil {
+					errMu.Lock()
+					if first == nil {
+						first = err
+					}
+					errMu.Unlock()
+					continue
+				}
+				b.mu.Lock()
+				if p, ok := b.pending[it.id]; ok && p.c == it.c {
+					delete(b.pending, it.id)
+				}
+				b.mu.Unlock()
+			}
+		})
 	}
-	c.stored, c.written, c.failures = cursor, time.Now(), 0
+	for _, it := range items {
+		next <- it
+	}
+	close(next)
+	wg.Wait()
+	return first
 }
 
-// final writes cursor as the queue stops, retrying for a few seconds.
-func (c *cursorSaver) final(ctx context.Context, cursor hub.Cursor) {
-	if cursor == c.stored {
-		return
-	}
-	q := c.q
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// final stores the pending cursors of the shards only selects (all when
+// nil) as the engine stops or gives shards up, retrying for a few seconds;
+// it reports whether they were all stored.
+func (b *cursorBatch) final(ctx context.Context, only func(shard int) bool) bool {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if !q.h.Do(pctx, opCursorWrite, func() error { return q.w.store.PutCursor(pctx, q.id, cursor) }) {
-		q.logger.Warn("cursor not stored; another hub taking the subscription over may deliver again", "seq", cursor.Seq)
-		return
-	}
-	c.stored, c.written, c.failures = cursor, time.Now(), 0
+	return b.h.Do(fctx, opCursorWrite, func() error { return b.flush(fctx, only) })
 }

@@ -10,8 +10,11 @@
 //   - Retries: a schedule with backoff and jitter (ParseSchedule); when
 //     retries run out the notification is set aside as a dead letter, which
 //     the operator can redrive.
-//   - Isolation: each callback host has its own concurrency limit and
-//     circuit breaker, so one failing or slow endpoint delays no one else.
+//   - Isolation: each callback host has its own concurrency limit, which
+//     adapts to how the host answers and honours Retry-After
+//     (hostadapt.go), and circuit breaker, so one failing or slow endpoint
+//     delays no one else.
+//   - Cursors: stored in batches, off the delivery path (cursor.go).
 //   - Filters: a subscription's prefix and change filters keep only
 //     matching entries; Atom subscriptions get notifications re-encoded as
 //     Atom.

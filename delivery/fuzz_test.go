@@ -1,6 +1,11 @@
 package delivery
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
 
 // FuzzParseSchedule: any text either is refused or gives a valid schedule
 // whose String parses back to the same schedule.
@@ -24,6 +29,24 @@ func FuzzParseSchedule(f *testing.F) {
 			if d, more := s.Delay(n, 0.5); more && d < 0 {
 				t.Fatalf("negative delay %v at attempt %d", d, n)
 			}
+		}
+	})
+}
+
+// FuzzParseRetryAfter: any header value gives a wait in [0, MaxRetryAfter],
+// and a delay-seconds value its own number of seconds when within it.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"0", "3", "86400", "-1", "1e3", "Thu, 26 Nov 2026 10:00:30 GMT", "Thursday, 26-Nov-26 10:01:00 GMT", "Thu Nov 26 10:00:05 2026", "", " 7 ", "999999999999999999999"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d := parseRetryAfter(v, now)
+		if d < 0 || d > MaxRetryAfter {
+			t.Fatalf("parseRetryAfter(%q) = %v, outside [0, %v]", v, d, MaxRetryAfter)
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 && n < 600 && strings.Trim(strings.TrimSpace(v), "0123456789") == "" && d != time.Duration(n)*time.Second {
+			t.Fatalf("parseRetryAfter(%q) = %v, want %ds", v, d, n)
 		}
 	})
 }

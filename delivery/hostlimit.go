@@ -1,66 +1,163 @@
 package delivery
 
 import (
+	"container/list"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
-// DefaultPerHost is the default number of concurrent requests to one
-// callback host.
+// DefaultPerHost is the default number of concurrent requests a callback
+// host starts with; it adapts between Config.PerHostMin and PerHostMax
+// (hostadapt.go).
 const DefaultPerHost = 8
 
-// hostLimit bounds the concurrent requests to each callback host with one
-// semaphore per host. Semaphores exist only while someone holds or waits
-// for them, so the map stays as small as the set of busy hosts.
+// hostIdleTTL is how long an idle host keeps what its limit learnt.
+const hostIdleTTL = time.Minute
+
+// hostLimit bounds the concurrent requests to each callback host with an
+// adaptive limit per host (hostadapt.go). Waiters are served in arrival
+// order, each woken only when a slot is its own, so a host with a thousand
+// waiting queues wakes one per freed slot. A host's state stays while it
+// is in use and for hostIdleTTL after, so the map follows the hosts
+// recently delivered to.
 type hostLimit struct {
-	per   int
+	start, floor, ceiling int
+
 	mu    sync.Mutex
 	hosts map[string]*hostSem
+	swept time.Time
 }
 
 type hostSem struct {
-	slots chan struct{}
-	refs  int // holders and waiters
+	adapt    hostAdapt
+	inFlight int
+	waiters  list.List // of chan struct{}, buffered 1: a slot was handed over
+	timer    *time.Timer
+	used     time.Time // last acquire or release
 }
 
-func newHostLimit(per int) *hostLimit {
-	if per <= 0 {
-		per = DefaultPerHost
+func newHostLimit(start, floor, ceiling int) *hostLimit {
+	if floor <= 0 {
+		floor = DefaultPerHostMin
 	}
-	return &hostLimit{per: per, hosts: map[string]*hostSem{}}
+	if ceiling <= 0 {
+		ceiling = max(DefaultPerHostMax, floor)
+	}
+	ceiling = max(ceiling, floor)
+	if start <= 0 {
+		start = DefaultPerHost
+	}
+	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, hosts: map[string]*hostSem{}}
 }
 
-// acquire waits for a slot for host, or for ctx to end. The returned
-// function gives the slot back; call it exactly once.
-func (l *hostLimit) acquire(ctx context.Context, host string) (func(), error) {
+// hostSlot is one request's slot for a host. Give it back exactly once,
+// with done when the request was made or release when it was not.
+type hostSlot struct {
+	l    *hostLimit
+	host string
+	s    *hostSem
+}
+
+// acquire waits for a slot for host, or for ctx to end.
+func (l *hostLimit) acquire(ctx context.Context, host string) (*hostSlot, error) {
+	now := time.Now()
 	l.mu.Lock()
+	l.sweepLocked(now)
 	s := l.hosts[host]
 	if s == nil {
-		s = &hostSem{slots: make(chan struct{}, l.per)}
+		s = &hostSem{adapt: hostAdapt{limit: float64(l.start)}}
 		l.hosts[host] = s
 	}
-	s.refs++
+	s.used = now
+	if s.waiters.Len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
+		s.inFlight++
+		l.mu.Unlock()
+		return &hostSlot{l: l, host: host, s: s}, nil
+	}
+	ready := make(chan struct{}, 1)
+	e := s.waiters.PushBack(ready)
+	l.grantLocked(s, now) // a pause that ended without its timer
 	l.mu.Unlock()
 
 	select {
-	case s.slots <- struct{}{}:
-		return func() {
-			<-s.slots
-			l.unref(host, s)
-		}, nil
+	case <-ready:
+		return &hostSlot{l: l, host: host, s: s}, nil
 	case <-ctx.Done():
-		l.unref(host, s)
+		l.mu.Lock()
+		select {
+		case <-ready: // handed over meanwhile: pass it on
+			s.inFlight--
+			l.grantLocked(s, time.Now())
+		default:
+			s.waiters.Remove(e)
+		}
+		l.mu.Unlock()
 		return nil, fmt.Errorf("delivery: waiting for a slot for host %s: %w", host, ctx.Err())
 	}
 }
 
-func (l *hostLimit) unref(host string, s *hostSem) {
+// grantLocked hands free slots to waiters in order, unless the host is
+// paused; then a timer grants them when the pause ends. l.mu is held.
+func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
+	if s.waiters.Len() == 0 {
+		return
+	}
+	if wait := s.adapt.pause.Sub(now); wait > 0 {
+		if s.timer == nil {
+			s.timer = time.AfterFunc(wait, func() {
+				l.mu.Lock()
+				s.timer = nil
+				l.grantLocked(s, time.Now())
+				l.mu.Unlock()
+			})
+		}
+		return
+	}
+	for s.waiters.Len() > 0 && s.inFlight < s.adapt.slots() {
+		ready := s.waiters.Remove(s.waiters.Front()).(chan struct{})
+		s.inFlight++
+		ready <- struct{}{}
+	}
+}
+
+// done gives the slot back after a request that ended as a did, having
+// taken took, and adapts the host's limit to it.
+func (h *hostSlot) done(a attempt, took time.Duration) {
+	l, s, now := h.l, h.s, time.Now()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	s.refs--
-	if s.refs == 0 {
-		delete(l.hosts, host)
+	saturated := s.inFlight >= s.adapt.slots() || s.waiters.Len() > 0
+	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
+	l.releaseLocked(s, now)
+	l.mu.Unlock()
+}
+
+// release gives the slot back without a request made.
+func (h *hostSlot) release() {
+	h.l.mu.Lock()
+	h.l.releaseLocked(h.s, time.Now())
+	h.l.mu.Unlock()
+}
+
+func (l *hostLimit) releaseLocked(s *hostSem, now time.Time) {
+	s.inFlight--
+	s.used = now
+	l.grantLocked(s, now)
+}
+
+// sweepLocked forgets hosts idle for hostIdleTTL, at most once per TTL.
+func (l *hostLimit) sweepLocked(now time.Time) {
+	if now.Sub(l.swept) < hostIdleTTL {
+		return
+	}
+	l.swept = now
+	for host, s := range l.hosts {
+		if s.inFlight == 0 && s.waiters.Len() == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
+			delete(l.hosts, host)
+		}
 	}
 }
 
@@ -69,7 +166,42 @@ func (l *hostLimit) inUse(host string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s := l.hosts[host]; s != nil {
-		return len(s.slots)
+		return s.inFlight
 	}
 	return 0
 }
+
+// HostStats is the concurrency of one callback host as its adaptive limit
+// stands (hostadapt.go).
+type HostStats struct {
+	Host     string `json:"host"`
+	Limit    int    `json:"limit"`    // requests allowed in flight now
+	InFlight int    `json:"inFlight"` // requests in flight
+	Waiting  int    `json:"waiting"`  // deliveries waiting for a slot
+	// BaselineMS is the host's usual answer time, in milliseconds.
+	BaselineMS float64 `json:"baselineMs"`
+	// PausedUntil is when a Retry-After pause ends, when one is running.
+	PausedUntil time.Time `json:"pausedUntil,omitzero"`
+}
+
+// hosts returns the stats of every host delivered to recently, by host.
+func (l *hostLimit) stats() []HostStats {
+	now := time.Now()
+	l.mu.Lock()
+	out := make([]HostStats, 0, len(l.hosts))
+	for host, s := range l.hosts {
+		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiters.Len(),
+			BaselineMS: float64(s.adapt.base.Microseconds()) / 1000}
+		if now.Before(s.adapt.pause) {
+			st.PausedUntil = s.adapt.pause
+		}
+		out = append(out, st)
+	}
+	l.mu.Unlock()
+	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
+	return out
+}
+
+// Hosts returns the concurrency of every callback host this engine
+// delivered to in the last minute, ordered by host.
+func (w *Webhooks) Hosts() []HostStats { return w.limit.stats() }

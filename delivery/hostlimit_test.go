@@ -8,7 +8,7 @@ import (
 )
 
 func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
-	l := newHostLimit(2)
+	l := newHostLimit(2, 2, 2) // fixed: floor = ceiling
 	ctx := context.Background()
 	r1, _ := l.acquire(ctx, "a")
 	r2, _ := l.acquire(ctx, "a")
@@ -20,7 +20,7 @@ func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb()
+	rb.release()
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
 	if _, err := l.acquire(short, "a"); !errors.Is(err, context.DeadlineExceeded) {
@@ -30,16 +30,14 @@ func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
 	go func() {
 		r3, err := l.acquire(ctx, "a")
 		if err == nil {
-			r3()
+			r3.release()
 		}
 		close(got)
 	}()
-	r1()
+	r1.release()
 	<-got
-	r2()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.hosts) != 0 {
-		t.Fatalf("idle semaphores kept: %v", l.hosts)
+	r2.release()
+	if n := l.inUse("a") + l.inUse("b"); n != 0 {
+		t.Fatalf("%d slots still taken", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
@@ -26,6 +27,8 @@ type attempt struct {
 	permanent bool            // retrying cannot help (bad callback URL)
 	abandoned bool            // the engine stopped before an outcome
 	detail    *responseDetail // of a response other than 2xx, for the attempt log
+	// retryAfter is the Retry-After of a 429 or 503, bounded; 0 when none.
+	retryAfter time.Duration
 }
 
 func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }
@@ -49,15 +52,28 @@ func (a attempt) reason() string {
 	return fmt.Sprintf("callback answered %d %s", a.status, http.StatusText(a.status))
 }
 
+// linkMemo is the Link header of the last topic delivered, which every
+// delivery of a fan-out shares.
+type linkMemo struct{ topic, resourcesync, header string }
+
 // linkHeader is the single Link header of a delivery of rec.
-func linkHeader(hubURL string, rec wire.Record) string {
-	return wire.NotificationLinks(rec.Topic, hubURL, rec.ResourceSync)
+func (w *Webhooks) linkHeader(rec wire.Record) string {
+	if m := w.link.Load(); m != nil && m.topic == rec.Topic && m.resourcesync == rec.ResourceSync {
+		return m.header
+	}
+	h := wire.NotificationLinks(rec.Topic, w.cfg.HubURL, rec.ResourceSync)
+	w.link.Store(&linkMemo{topic: rec.Topic, resourcesync: rec.ResourceSync, header: h})
+	return h
 }
 
-// newRequest builds the POST of rec to sub's callback, exactly as given.
-func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wire.Record) (*http.Request, error) {
-	if err := netguard.CheckURL(sub.Callback); err != nil {
-		return nil, clipError(err)
+// newRequest builds the POST of rec to sub's callback, exactly as given;
+// checked says the callback already passed netguard.CheckURL (the
+// addresses it resolves to are checked at dial time, every time).
+func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wire.Record, checked bool) (*http.Request, error) {
+	if !checked {
+		if err := netguard.CheckURL(sub.Callback); err != nil {
+			return nil, clipError(err)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Callback, bytes.NewReader(rec.Body))
 	if err != nil {
@@ -68,7 +84,7 @@ func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wir
 		ct = "application/xml"
 	}
 	req.Header.Set(wire.HeaderContentType, ct)
-	req.Header.Set(wire.HeaderLink, linkHeader(w.cfg.HubURL, rec))
+	req.Header.Set(wire.HeaderLink, w.linkHeader(rec))
 	req.Header.Set("User-Agent", "rshub")
 	// the hub's cursor for this notification, so a destination can resume
 	// over any transport (WebSocket since=, NATS start sequence) from it
@@ -135,8 +151,9 @@ func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec wire.Record) er
 
 // post makes one delivery attempt of rec to sub. With grace, a request in
 // flight when ctx ends gets cfg.Grace more to finish; without, ctx bounds
-// it. An attempt cut short by ctx is abandoned: it has no outcome.
-func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace bool) (a attempt) {
+// it. An attempt cut short by ctx is abandoned: it has no outcome. checked
+// is newRequest's.
+func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace, checked bool) (a attempt) {
 	ctx, span, start := w.startAttempt(ctx, sub, rec) // trace.go
 	defer func() { endAttempt(span, a, start) }()
 	rctx := ctx
@@ -150,7 +167,7 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 		defer unhook()
 		rctx = pctx
 	}
-	req, err := w.newRequest(rctx, sub, rec)
+	req, err := w.newRequest(rctx, sub, rec, checked)
 	if err != nil {
 		return attempt{err: err, permanent: true}
 	}
@@ -171,5 +188,8 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()
+	if a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable {
+		a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	return a
 }

@@ -60,7 +60,7 @@ func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
 			})
 			sub := hub.Subscription{ID: "0123abcd", Callback: srv.URL + "/cb", Secret: "s3cret", Scheme: tt.sub}
 			rec := wire.Record{Seq: 42, Topic: "http://example.org/t", Body: []byte("<urlset/>"), ContentType: "application/xml", Epoch: "5eed"}
-			if a := w.post(context.Background(), sub, rec, false); !a.ok() {
+			if a := w.post(context.Background(), sub, rec, false, false); !a.ok() {
 				t.Fatalf("post: %s", a.reason())
 			}
 			r := <-got
@@ -105,7 +105,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 		if i == 1 {
 			clock = clock.Add(90 * time.Second)
 		}
-		if a := w.post(context.Background(), sub, rec, false); !a.ok() {
+		if a := w.post(context.Background(), sub, rec, false, false); !a.ok() {
 			t.Fatalf("post: %s", a.reason())
 		}
 		*r = <-got
@@ -116,7 +116,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 	if first.header.Get("webhook-timestamp") != "1800000000" || second.header.Get("webhook-timestamp") != "1800000090" {
 		t.Fatalf("timestamps %q %q", first.header.Get("webhook-timestamp"), second.header.Get("webhook-timestamp"))
 	}
-	other := w.post(context.Background(), sub, wire.Record{Seq: 8, Body: rec.Body}, false)
+	other := w.post(context.Background(), sub, wire.Record{Seq: 8, Body: rec.Body}, false, false)
 	if !other.ok() || (<-got).header.Get("webhook-id") == first.header.Get("webhook-id") {
 		t.Fatal("another sequence has the same webhook-id")
 	}
@@ -126,12 +126,31 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 // base64 cannot be signed with; the attempt fails at once, with the reason.
 func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Scheme: wire.SchemeStandard})
-	_, err := w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "whsec_***"}, wire.Record{Seq: 1})
+	_, err := w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "whsec_***"}, wire.Record{Seq: 1}, false)
 	if err == nil {
 		t.Fatal("signed with a bad whsec_ secret")
 	}
-	_, err = w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1})
+	_, err = w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1}, false)
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("unknown scheme: %v", err)
+	}
+}
+
+// Deliveries of records of different topics and resourcesync links, one
+// after another, each get their own record's Link header, however the
+// last one is remembered.
+func TestLinkHeader_FollowsEachRecord(t *testing.T) {
+	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL})
+	recs := []wire.Record{
+		{Topic: "http://a.example/t"},
+		{Topic: "http://b.example/t"},
+		{Topic: "http://b.example/t", ResourceSync: "http://b.example/rs"},
+		{Topic: "http://a.example/t"},
+		{Topic: "http://a.example/t"},
+	}
+	for i, rec := range recs {
+		if got, want := w.linkHeader(rec), wire.NotificationLinks(rec.Topic, testHubURL, rec.ResourceSync); got != want {
+			t.Errorf("record %d: Link %q, want %q", i, got, want)
+		}
 	}
 }

@@ -36,6 +36,9 @@ type queue struct {
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
 	woken   atomic.Uint64
+	// checked is the callback URL that last passed netguard.CheckURL;
+	// the queue's goroutine only.
+	checked string
 
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set
@@ -152,7 +155,6 @@ func (q *queue) run(ctx context.Context, st *runState) (parked bool) {
 type runState struct {
 	channel string
 	cursor  hub.Cursor
-	saver   cursorSaver
 	cu      catchUp
 }
 
@@ -179,10 +181,13 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	}
 
 	channel := logChannel(sub)
-	w.wakes.watch(q, channel) // before the first read: no append goes unannounced
-	var stored hub.Cursor
+	w.wakes.watch(q, channel)                // before the first read: no append goes unannounced
+	stored, handed := w.cursors.latest(q.id) // an earlier queue's, not stored yet
 	if !q.h.Do(ctx, opCursorRead, func() error {
-		stored, err = w.store.Cursor(ctx, q.id)
+		var err error
+		if !handed {
+			stored, err = w.store.Cursor(ctx, q.id)
+		}
 		if errors.Is(err, hub.ErrNotFound) {
 			stored, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
 		}
@@ -198,24 +203,14 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 		return nil, stopCtx
 	}
 	q.update(func(s *SubStats) { s.Cursor = stored; s.State = StateActive })
-	return &runState{
-		channel: channel,
-		cursor:  stored,
-		saver:   cursorSaver{q: q, stored: stored, written: time.Now()},
-	}, stopCtx
+	return &runState{channel: channel, cursor: stored}, stopCtx
 }
 
 // loop delivers from st onwards until ctx ends, the lease ends, the
 // subscription is gone or the queue parks, caught up.
 func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 	w := q.w
-	channel, saver := st.channel, &st.saver
-	defer func() {
-		if reason != stopGone && reason != stopParked {
-			saver.final(ctx, st.cursor)
-		}
-	}()
-
+	channel := st.channel
 	for {
 		sub := q.getSub()
 		now := w.cfg.Clock()
@@ -230,16 +225,14 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			}
 			continue
 		}
-		if err != nil { // hub.ErrNotFound
-			saver.flush(ctx, st.cursor) // caught up: store where we are before waiting
+		if err != nil { // hub.ErrNotFound: caught up
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
-			retry := saver.retryIn(st.cursor)
-			if retry == 0 && q.park(ctx, st, sub, now) {
+			if q.park(ctx, st, sub, now) {
 				return stopParked
 			}
-			if !q.waitForMore(ctx, sub, now, retry) {
+			if !q.waitForMore(ctx, sub, now) {
 				return stopCtx
 			}
 			continue
@@ -270,6 +263,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		case resultGone:
 			q.logger.Info("callback answered 410 Gone; subscription deleted")
 			w.forget(q.id)
+			w.cursors.forget(q.id)
 			q.h.Do(ctx, opDelete, func() error {
 				// the first attempt is made even when the engine is stopping
 				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -286,10 +280,8 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			cursor = hub.Cursor{Seq: run.Last, Until: run.Until}
 		}
 		st.cursor = cursor
+		w.cursors.put(q.id, q.shard, cursor)
 		q.update(func(s *SubStats) { s.Cursor = cursor })
-		if run != nil || saver.due() {
-			saver.flush(ctx, cursor)
-		}
 		if ctx.Err() != nil {
 			return stopCtx
 		}
@@ -298,19 +290,15 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 
 // waitForMore waits for a wake-up (an append to the queue's channel, as
 // announced by the dispatcher, or a changed subscription), the end of the
-// lease, the next attempt at storing the cursor (retry > 0) or the end of
-// ctx. It reports whether to go on. An idle queue with neither a lease end
-// nor a retry ahead has no timer: it costs no CPU until woken.
-func (q *queue) waitForMore(ctx context.Context, sub hub.Subscription, now time.Time, retry time.Duration) bool {
+// lease or the end of ctx. It reports whether to go on. An idle queue
+// with no lease end ahead has no timer: it costs no CPU until woken.
+func (q *queue) waitForMore(ctx context.Context, sub hub.Subscription, now time.Time) bool {
 	var wait time.Duration // 0: no timer
 	if !sub.Expires.IsZero() {
 		wait = sub.Expires.Sub(now)
 		if wait <= 0 {
 			return ctx.Err() == nil
 		}
-	}
-	if retry > 0 && (wait == 0 || retry < wait) {
-		wait = retry
 	}
 	var timeout <-chan time.Time
 	if wait > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rshub/rshub/hub"
 )
@@ -68,12 +69,13 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 		return fmt.Errorf("%w: %w", ErrRedriveFailed, err)
 	}
 	host := hostOf(sub.Callback)
-	release, err := w.limit.acquire(ctx, host)
+	slot, err := w.limit.acquire(ctx, host)
 	if err != nil {
 		return fmt.Errorf("delivery: redrive: %w", err)
 	}
-	a := w.post(ctx, sub, rec, false)
-	release()
+	t0 := time.Now()
+	a := w.post(ctx, sub, rec, false, false)
+	slot.done(a, time.Since(t0))
 	now := w.cfg.Clock()
 	switch {
 	case a.abandoned:

@@ -39,13 +39,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 	for {
 		// Take a slot of the host's limit, then ask its breaker, so an
 		// attempt queued behind a failing one sees the circuit it opened.
-		release, err := w.limit.acquire(ctx, q.host)
+		slot, err := w.limit.acquire(ctx, q.host)
 		if err != nil {
 			return resultAbandoned
 		}
 		ok, retryAt, changed := w.breakers.allow(q.host, w.cfg.Clock())
 		if !ok {
-			release()
+			slot.release()
 			now := w.cfg.Clock()
 			if sched.MaxElapsed > 0 && retryAt.Sub(first) > sched.MaxElapsed {
 				return q.giveUp(ctx, rec, run, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
@@ -61,13 +61,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		if run != nil {
 			out = run.Record(rec.Channel)
 		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
-			release()
+			slot.release()
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
 		if sub.Format == hub.FormatAtom { // atom.go
 			var ok bool
 			if out, ok, err = w.atomRecord(out, sub.Topic); err != nil || !ok {
-				release()
+				slot.release()
 				if err != nil {
 					return q.giveUp(ctx, rec, run, n, attempt{err: err, permanent: true})
 				}
@@ -75,9 +75,12 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			}
 		}
 		t0 := time.Now()
-		a := w.post(ctx, sub, out, true)
+		a := w.post(ctx, sub, out, true, q.checked == sub.Callback)
+		if a.err == nil {
+			q.checked = sub.Callback
+		}
 		took := time.Since(t0)
-		release()
+		slot.done(a, took)
 		now := w.cfg.Clock()
 		if a.abandoned {
 			w.breakers.report(q.host, now, outcomeAbandon)

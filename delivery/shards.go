@@ -213,7 +213,30 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 // held.
 func (w *Webhooks) dropShardLocked(n int) {
 	w.shards[n] = shardState{}
-	w.retireShardLocked(n)
+	w.afterStopped(n, w.retireShardLocked(n), nil)
+}
+
+// afterStopped, on a goroutine of w.wg, stores the cursors the queues of
+// shard n reached (cursor.go) at once, then again once the stopping ones
+// have ended, then calls then when not nil. A shard whose lease is lost
+// gets its cursors stored as soon as can be too: the first write covers
+// the queues not in the middle of a POST, before the lease lapses.
+func (w *Webhooks) afterStopped(n int, stopping []*queue, then func()) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		ofShard := func(shard int) bool { return shard == n }
+		_ = w.cursors.flush(context.Background(), ofShard) // retried below
+		for _, q := range stopping {
+			<-q.done // each ends within Grace once cancelled
+		}
+		if !w.cursors.final(context.Background(), ofShard) {
+			w.logger.Warn("cursors of a shard not stored; the hub taking it will deliver again since the last stored", "shard", n)
+		}
+		if then != nil {
+			then()
+		}
+	}()
 }
 
 // retireShardLocked stops the queues of shard n and returns them; w.mu is
@@ -236,12 +259,7 @@ func (w *Webhooks) release(ctx context.Context, n int) {
 	w.mu.Lock()
 	stopping := w.retireShardLocked(n)
 	w.mu.Unlock()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		for _, q := range stopping {
-			<-q.done // each ends within Grace once cancelled
-		}
+	w.afterStopped(n, stopping, func() {
 		w.mu.Lock()
 		st := &w.shards[n]
 		if !st.releasing { // dropped meanwhile
@@ -251,7 +269,7 @@ func (w *Webhooks) release(ctx context.Context, n int) {
 		*st = shardState{}
 		w.mu.Unlock()
 		w.releaseKey(ctx, shardKey(n))
-	}()
+	})
 }
 
 // releaseKey gives up a lease, even while the engine stops.

@@ -226,6 +226,7 @@ func TestWebhooks_DeadHubsShardsMoveWithinTheClaimTTL(t *testing.T) {
 	}
 	l.publish(5)
 	// A cursor the dead hub could not store is delivered again from the
-	// stored one: repeats are bounded by what it delivered unstored.
+	// stored one: repeats are bounded by what it delivered unstored, at
+	// most a CursorFlush interval's worth (cursor.go).
 	l.check(t, 5)
 }

@@ -53,8 +53,14 @@ type Config struct {
 	Schedule  Schedule     // zero: DefaultSchedule
 	SigMethod string       // sha1, sha256 (default), sha384 or sha512
 	Scheme    string       // signs subscriptions that asked for no scheme: wire.SchemeWebSub (default), SchemeStandard or SchemeBoth
-	PerHost   int          // max concurrent requests per callback host (default DefaultPerHost)
-	Breaker   BreakerConfig
+	// PerHost is how many concurrent requests a callback host starts
+	// with (default DefaultPerHost); the limit then adapts to the host's
+	// answers between PerHostMin and PerHostMax (hostadapt.go; defaults
+	// DefaultPerHostMin, DefaultPerHostMax). PerHostMin = PerHostMax fixes it.
+	PerHost    int
+	PerHostMin int
+	PerHostMax int
+	Breaker    BreakerConfig
 	// Reconcile is how often the engine reads the store's shard versions
 	// and re-lists the subscriptions of its shards that changed (default 5s).
 	Reconcile time.Duration
@@ -68,9 +74,11 @@ type Config struct {
 	// ends (default 5s). A 2xx within it still moves the cursor.
 	Grace  time.Duration
 	Logger *slog.Logger // default slog.Default()
-	// CursorFlush is how often, at most, a busy subscription's cursor is
-	// stored (default DefaultCursorFlush; negative: after every delivery). A
-	// cursor is also stored whenever its queue catches up or stops.
+	// CursorFlush is how long, at most, a delivered cursor waits before it
+	// is stored, written together with the other queues' (cursor.go;
+	// default DefaultCursorFlush; negative: at once, still off the
+	// delivery's path). It bounds what a crashed hub redelivers. Cursors
+	// are also stored when the engine stops and before a shard is given up.
 	CursorFlush time.Duration
 	// Coalesce configures coalesced catch-up (coalesce_queue.go); the zero
 	// value coalesces only for subscriptions that opted in.
@@ -132,8 +140,8 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //     consecutive change notifications as one coalesced notification
 //     covering the run's window (logcache.CoalesceLog), with Rshub-Seq the run's
 //     last sequence; the cursor moves there after a 2xx.
-//   - Attempts to one callback host share a concurrency limit (PerHost)
-//     and a circuit breaker; attempts held back by an open circuit do not
+//   - Attempts to one callback host share a concurrency limit that adapts
+//     to its answers (PerHost, hostadapt.go) and a circuit breaker; attempts held back by an open circuit do not
 //     count against the Schedule's Attempts, only its MaxElapsed.
 //
 // A queue runs only while this engine holds the lease of its
@@ -154,6 +162,8 @@ type Webhooks struct {
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
 	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
 	index    *statsIndex         // troubled queues and counts by state
+	link     atomic.Pointer[linkMemo]
+	cursors  *cursorBatch // cursors delivered, stored together
 	// listedVer is the store's version of each shard at its last listing;
 	// Run's goroutine only.
 	listedVer [hub.Shards]uint64
@@ -209,14 +219,16 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		cfg.Owner = defaultOwner()
 	}
 	lg := cfg.Logger.With("component", "webhooks")
+	h := loophealth.New(lg)
 	return &Webhooks{
 		log:         log,
 		store:       store,
 		cfg:         cfg,
 		logger:      lg,
-		h:           loophealth.New(lg),
+		h:           h,
+		cursors:     newCursorBatch(store, cfg.CursorFlush, h),
 		obs:         obs,
-		limit:       newHostLimit(cfg.PerHost),
+		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax),
 		breakers:    newBreakerSet(cfg.Breaker),
 		wakes:       newWakeIndex(),
 		kick:        make(chan struct{}, 1),
@@ -275,6 +287,11 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		defer close(owned)
 		w.ownShards(ctx)
 	}()
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		w.cursors.run(ctx)
+	}()
 	w.mu.Unlock()
 
 	defer func() {
@@ -284,6 +301,10 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		w.mu.Unlock()
 		w.wg.Wait()
 		<-dispatched
+		<-flushed
+		if !w.cursors.final(ctx, nil) {
+			w.logger.Warn("cursors not stored; the hub taking the subscriptions over will deliver again since the last stored")
+		}
 		w.leave(ctx)
 		w.mu.Lock()
 		clear(w.queues)

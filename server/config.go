@@ -42,7 +42,11 @@ type Config struct {
 	Retry                   string
 	SigMethod               string
 	SignatureScheme         string // signature scheme of subscriptions that ask for none (wire.SchemeWebSub, SchemeStandard, SchemeBoth)
-	PerHost                 int
+	// PerHost is the concurrency a callback host starts with; it adapts
+	// between PerHostMin and PerHostMax (delivery/hostadapt.go).
+	PerHost    int
+	PerHostMin int
+	PerHostMax int
 	// CoalesceThreshold: a webhook subscription whose channel has more
 	// undelivered records than this receives coalesced notifications; 0
 	// disables it except for subscriptions that opt in (rshub.coalesce=on).
@@ -90,7 +94,9 @@ func Defaults() Config {
 		LeaseMax:                2678400,
 		SigMethod:               "sha256",
 		SignatureScheme:         wire.SchemeWebSub,
-		PerHost:                 8,
+		PerHost:                 delivery.DefaultPerHost,
+		PerHostMin:              delivery.DefaultPerHostMin,
+		PerHostMax:              delivery.DefaultPerHostMax,
 		CoalesceThreshold:       delivery.DefaultCoalesceThreshold,
 		LogFormat:               "text",
 		LogLevel:                "info",
@@ -131,6 +137,12 @@ func (s Config) withDefaults() Config {
 	if s.OTelSample == 0 {
 		s.OTelSample = d.OTelSample
 	}
+	if s.PerHostMin == 0 {
+		s.PerHostMin = d.PerHostMin
+	}
+	if s.PerHostMax == 0 {
+		s.PerHostMax = max(d.PerHostMax, s.PerHost)
+	}
 	return s
 }
 
@@ -143,6 +155,10 @@ func (s Config) Check() error {
 		return fmt.Errorf("--max-body must be between 1 and %d bytes (the ResourceSync document limit), got %d", 50<<20, s.MaxBody)
 	case s.PerHost <= 0:
 		return fmt.Errorf("--per-host must be positive, got %d", s.PerHost)
+	case s.PerHostMin < 0 || s.PerHostMax < 0 || s.PerHostMax > 4096:
+		return fmt.Errorf("--per-host-min and --per-host-max must be 1 to 4096, got %d and %d", s.PerHostMin, s.PerHostMax)
+	case (s.PerHostMin > 0 && s.PerHost < s.PerHostMin) || (s.PerHostMax > 0 && s.PerHost > s.PerHostMax):
+		return fmt.Errorf("--per-host (the concurrency a callback host starts with) must lie between --per-host-min %d and --per-host-max %d, got %d", s.PerHostMin, s.PerHostMax, s.PerHost)
 	case s.CoalesceThreshold < 0:
 		return fmt.Errorf("--coalesce-threshold must be 0 (off) or positive, got %d", s.CoalesceThreshold)
 	case s.NATSReplicas < 1 || s.NATSReplicas > 5:

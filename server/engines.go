@@ -37,9 +37,15 @@ func (p *process) buildClient(context.Context) error {
 		return fmt.Errorf("--allow-networks: %w", err)
 	}
 	p.policy = policy
-	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHost)})
+	p.client = netguard.NewClient(policy, netguard.Timeouts{MaxIdleConnsPerHost: max(64, p.cfg.PerHostMax), MaxIdleConns: webhookIdleConns})
 	return nil
 }
+
+// webhookIdleConns is how many idle connections the delivery client keeps
+// in all: fan-out to a thousand callback hosts reuses a connection per
+// host instead of dialling for most deliveries (each idle connection holds
+// some 20 KB of buffers and goroutine stacks).
+const webhookIdleConns = 2048
 
 // buildDelivery makes the log cache every reader shares, the metrics, the
 // dashboard (with an admin token) and the webhook delivery engine.
@@ -81,6 +87,10 @@ func (p *process) buildDelivery(context.Context) error {
 		Owner:     owner,
 		Tracer:    p.tracing.Tracer("delivery"),
 		Logger:    p.logger.With("component", "webhooks"),
+
+		// bounds of the adaptive per-host limit PerHost starts
+		PerHostMin: s.PerHostMin,
+		PerHostMax: s.PerHostMax,
 	})
 	return nil
 }
@@ -167,6 +177,14 @@ func (p *process) buildLive(context.Context) error {
 		SubscriptionLimits: func() (int, uint64, uint64) {
 			st := p.hub.SubscriptionLimitStats()
 			return st.Counted, st.RefusedHub, st.RefusedHost
+		},
+		Hosts: func() []metrics.HostGauge {
+			hosts := hooks.Hosts()
+			out := make([]metrics.HostGauge, len(hosts))
+			for i, h := range hosts {
+				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero()}
+			}
+			return out
 		},
 		Subscriptions: func() []metrics.SubGauge {
 			stats := hooks.Failing()

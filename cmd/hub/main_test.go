@@ -43,6 +43,9 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		"retry schedule": {"--retry", "0s,x2", "--listen", "127.0.0.1:0", "--data-dir", ""},
 		"sync":           {"--sync", "sometimes", "--data-dir", "", "--listen", "127.0.0.1:0"},
 		"lease policy":   {"--lease-min", "900", "--lease-default", "600", "--listen", "127.0.0.1:0", "--data-dir", ""},
+		"per-host floor": {"--per-host", "4", "--per-host-min", "8"},
+		"per-host ceil":  {"--per-host", "16", "--per-host-max", "8"},
+		"per-host range": {"--per-host-min", "-1"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

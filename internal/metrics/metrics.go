@@ -1,7 +1,7 @@
 // Package metrics exposes the hub's Prometheus metrics: intake (publishes,
 // rejects by reason, gaps, verifications), delivery (outcomes, latency
 // histograms, subscriptions by delivery state, backlog and dead letters
-// of each subscription in trouble), WebSocket connections and log size. It implements hub.Observer and the delivery
+// of each subscription in trouble, adaptive concurrency of each callback host), WebSocket connections and log size. It implements hub.Observer and the delivery
 // engine's observer, and reads gauges from the engines at scrape time.
 package metrics
 
@@ -26,6 +26,15 @@ type SubGauge struct {
 	State       string
 	Backlog     uint64
 	DeadLetters int
+}
+
+// HostGauge is one callback host's adaptive delivery concurrency at scrape
+// time; only hosts delivered to recently have one.
+type HostGauge struct {
+	Host     string
+	Limit    int // requests allowed in flight
+	InFlight int
+	Paused   bool // a Retry-After pause runs
 }
 
 // Sources are read at every scrape; nil fields are skipped.
@@ -53,6 +62,9 @@ type Sources struct {
 	// AttemptLog counts the webhook attempt records written to the store
 	// and those dropped (its buffer full or the store failing).
 	AttemptLog func() (written, dropped uint64)
+	// Hosts returns the delivery concurrency of the callback hosts
+	// delivered to recently.
+	Hosts func() []HostGauge
 }
 
 // Metrics holds the hub's collectors in its own registry.
@@ -155,6 +167,7 @@ type gauges struct {
 	subStates, deadTotal                 *prometheus.Desc
 	subsHeld, subsRefused                *prometheus.Desc
 	attempts                             *prometheus.Desc
+	hostLimit, hostInFlight, hostPaused  *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -171,13 +184,16 @@ func newGauges(src Sources) *gauges {
 		subStates:      prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
 		deadTotal:      prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
 		subsHeld:       prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
+		hostLimit:      prometheus.NewDesc("rshub_delivery_host_limit", "Webhook requests a callback host may have in flight, as its adaptive limit stands (--per-host-min to --per-host-max).", []string{"host"}, nil),
+		hostInFlight:   prometheus.NewDesc("rshub_delivery_host_in_flight", "Webhook requests in flight to a callback host.", []string{"host"}, nil),
+		hostPaused:     prometheus.NewDesc("rshub_delivery_host_paused", "1 while a callback host's Retry-After pauses deliveries to it.", []string{"host"}, nil),
 		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
 		attempts:       prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused} {
 		ch <- d
 	}
 }
@@ -218,6 +234,17 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		written, dropped := src.AttemptLog()
 		ch <- prometheus.MustNewConstMetric(g.attempts, prometheus.CounterValue, float64(written), "written")
 		ch <- prometheus.MustNewConstMetric(g.attempts, prometheus.CounterValue, float64(dropped), "dropped")
+	}
+	if src.Hosts != nil {
+		for _, h := range src.Hosts() {
+			paused := 0.0
+			if h.Paused {
+				paused = 1
+			}
+			ch <- prometheus.MustNewConstMetric(g.hostLimit, prometheus.GaugeValue, float64(h.Limit), h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostInFlight, prometheus.GaugeValue, float64(h.InFlight), h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostPaused, prometheus.GaugeValue, paused, h.Host)
+		}
 	}
 	if src.LogQuarantined != nil {
 		ch <- prometheus.MustNewConstMetric(g.logQuarantined, prometheus.CounterValue, float64(src.LogQuarantined()))

@@ -21,6 +21,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
+		Hosts:              func() []HostGauge { return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true}} },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -58,6 +59,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_subscription_limit_refusals_total{limit="callback_host"} 4`,
 		`rshub_attempt_log_records_total{result="written"} 30`,
 		`rshub_attempt_log_records_total{result="dropped"} 6`,
+		`rshub_delivery_host_limit{host="cb.example:443"} 12`,
+		`rshub_delivery_host_in_flight{host="cb.example:443"} 5`,
+		`rshub_delivery_host_paused{host="cb.example:443"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {

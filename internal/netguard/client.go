@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"cmp"
 	"net"
 	"net/http"
 	"time"
@@ -18,6 +19,10 @@ type Timeouts struct {
 	// it should be at least the delivery engine's per-host concurrency so
 	// that fan-out to many callbacks on one host reuses connections.
 	MaxIdleConnsPerHost int
+	// MaxIdleConns is how many idle connections are kept in all (default
+	// 4 × MaxIdleConnsPerHost, at least 256); fan-out to many callback
+	// hosts reuses connections only when it covers the hosts in use.
+	MaxIdleConns int
 }
 
 // DefaultTimeouts returns the timeouts used for zero fields: 5s connect,
@@ -76,11 +81,8 @@ func NewClient(p Policy, t Timeouts) *http.Client {
 		ResponseHeaderTimeout: t.ResponseHeader,
 		ExpectContinueTimeout: time.Second,
 		IdleConnTimeout:       t.IdleConn,
-		MaxIdleConns:          4 * t.MaxIdleConnsPerHost,
+		MaxIdleConns:          cmp.Or(t.MaxIdleConns, max(4*t.MaxIdleConnsPerHost, 256)),
 		MaxIdleConnsPerHost:   t.MaxIdleConnsPerHost,
-	}
-	if tr.MaxIdleConns < 256 {
-		tr.MaxIdleConns = 256
 	}
 	return &http.Client{
 		Transport: tr,

@@ -88,3 +88,21 @@ func TestNewClient_AppliesTimeoutDefaults(t *testing.T) {
 		t.Fatal("client must not use a proxy")
 	}
 }
+
+// The idle connections kept in all follow Timeouts.MaxIdleConns, so that
+// fan-out to more hosts than the default pool covers reuses connections.
+func TestNewClient_IdlePoolSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   Timeouts
+		want int
+	}{
+		{Timeouts{}, 256},
+		{Timeouts{MaxIdleConnsPerHost: 128}, 512},
+		{Timeouts{MaxIdleConns: 2048}, 2048},
+	} {
+		tr := NewClient(Policy{}, tt.in).Transport.(*http.Transport)
+		if tr.MaxIdleConns != tt.want {
+			t.Errorf("NewClient(%+v): MaxIdleConns %d, want %d", tt.in, tr.MaxIdleConns, tt.want)
+		}
+	}
+}

@@ -105,8 +105,9 @@ func (b *clusterBench) join(ctx context.Context, life *clusterLife, idle idleWor
 	}
 	// A moved subscription has at most one delivery in flight when its
 	// old owner lets go: the hubs that gave shards up (the two that were
-	// live) have at most PerHost × callback servers deliveries in flight.
-	inFlight := min(moved, 2*cfg.PerHost*cfg.Servers)
+	// live) have at most their per-host maximum × callback servers
+	// deliveries in flight.
+	inFlight := min(moved, 2*cfg.perHostMax()*cfg.Servers)
 	b.lg.Info("cluster: join", "took", share, "after", took, "moved", moved, "receipts", pc.Receipts, "duplicates", pc.Dups,
 		"at moved subscriptions", pc.MovedDups, "in-flight bound", inFlight)
 	return []sample{

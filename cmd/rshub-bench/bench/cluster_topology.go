@@ -125,8 +125,11 @@ func startClusterInfra(ctx context.Context, base string, bins clusterBinaries, c
 		"--nats-url", strings.Join(t.natsURLs, ","), "--nats-replicas", "3", "--redis-url", t.redisURL,
 		"--allow-networks", "127.0.0.0/8", "--channels", chanFile,
 		"--claim-ttl", cfg.ClusterClaimTTL.String(), "--reconcile", clusterReconcile(cfg).String(),
-		"--retry", "100ms,x2,max=2s,attempts=100", "--per-host", strconv.Itoa(cfg.PerHost),
+		"--retry", "100ms,x2,max=2s,attempts=100",
 		"--admin-token", clusterAdminToken, "--log-level", "warn", "--log-format", "text"}
+	if cfg.PerHost > 0 {
+		t.hubArgs = append(t.hubArgs, "--per-host", strconv.Itoa(cfg.PerHost))
+	}
 	return t, nil
 }
 

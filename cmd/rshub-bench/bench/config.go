@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rshub/rshub/server"
 )
 
 // Scenario names accepted by Config.Scenarios.
@@ -42,7 +44,7 @@ type Config struct {
 	Runs          int      // repetitions of each scenario; medians are over these
 	Subscribers   int      // webhook subscriptions on one channel
 	Servers       int      // loopback callback servers the subscribers are spread over
-	PerHost       int      // hub's concurrent deliveries per callback host (host:port)
+	PerHost       int      // hub's starting concurrent deliveries per callback host (host:port); 0: the hub's default
 	Clients       int      // WebSocket clients
 	Notifications int      // notifications per webhook and WebSocket measurement
 	NATSMessages  int      // notifications per NATS measurement
@@ -110,7 +112,7 @@ func Defaults() Config {
 		Runs:          3,
 		Subscribers:   1000,
 		Servers:       4,
-		PerHost:       64,
+		PerHost:       0, // the hub's default: adaptive
 		Clients:       10000,
 		Notifications: 50,
 		NATSMessages:  2000,
@@ -139,7 +141,6 @@ func Quick(c Config) Config {
 	c.Runs = 1
 	c.Subscribers = 50
 	c.Servers = 2
-	c.PerHost = 16
 	c.Clients = 200
 	c.Notifications = 5
 	c.NATSMessages = 200
@@ -163,7 +164,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.Runs, "runs", d.Runs, "repetitions of each scenario; the table reports medians over them")
 	fs.IntVar(&c.Subscribers, "subscribers", d.Subscribers, "webhook: WebSub subscriptions (loopback callbacks) on one channel")
 	fs.IntVar(&c.Servers, "callback-servers", d.Servers, "webhook: loopback HTTP servers the callbacks are spread over (each is one callback host)")
-	fs.IntVar(&c.PerHost, "per-host", d.PerHost, "webhook: hub's concurrent deliveries per callback host; the ceiling runs as many keep-alive workers, at least 32")
+	fs.IntVar(&c.PerHost, "per-host", d.PerHost, "webhook: concurrent deliveries a callback host starts with on the hub, adapting up to the hub's --per-host-max (0: the hub's defaults); the ceiling runs callback-servers × that maximum keep-alive workers, at least 32")
 	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket and sse: client connections (websocket: in a child process)")
 	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
 	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
@@ -294,10 +295,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("--runs must be 1 to 20, got %d", c.Runs)
 	case c.Subscribers < 1 || c.Subscribers > 10000:
 		return fmt.Errorf("--subscribers must be 1 to 10000, got %d", c.Subscribers)
-	case c.Servers < 1 || c.Servers > 64:
-		return fmt.Errorf("--callback-servers must be 1 to 64, got %d", c.Servers)
-	case c.PerHost < 1 || c.PerHost > 4096:
-		return fmt.Errorf("--per-host must be 1 to 4096, got %d", c.PerHost)
+	case c.Servers < 1 || c.Servers > 1000:
+		return fmt.Errorf("--callback-servers must be 1 to 1000, got %d", c.Servers)
+	case c.PerHost < 0 || c.PerHost > 4096:
+		return fmt.Errorf("--per-host must be 0 (the hub's default) to 4096, got %d", c.PerHost)
 	case c.Clients < 1 || c.Clients > 50000:
 		return fmt.Errorf("--clients must be 1 to 50000, got %d", c.Clients)
 	case c.Notifications < 2 || c.Notifications > 10000:
@@ -333,5 +334,10 @@ func (c Config) Check() error {
 }
 
 // concurrency is the number of webhook deliveries in flight at most, for
-// the hub and for the ceiling alike.
-func (c Config) concurrency() int { return min(c.Subscribers, c.Servers*c.PerHost) }
+// the hub (its per-host limit adapts up to its maximum) and for the
+// ceiling alike.
+func (c Config) concurrency() int { return min(c.Subscribers, c.Servers*c.perHostMax()) }
+
+// perHostMax is the most deliveries the hub has in flight to one callback
+// host.
+func (c Config) perHostMax() int { return max(c.PerHost, server.Defaults().PerHostMax) }

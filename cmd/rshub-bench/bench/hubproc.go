@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -108,7 +109,8 @@ func benchHubConfig(dir, token, natsListen string, o hubOptions) server.Config {
 		AdminToken:      token,
 		AllowNetworks:   "127.0.0.0/8",
 		SigMethod:       "sha256",
-		PerHost:         max(o.PerHost, 1),
+		PerHost:         cmp.Or(o.PerHost, server.Defaults().PerHost),
+		PerHostMax:      max(o.PerHost, server.Defaults().PerHostMax),
 		Retry:           o.Retry,
 		LogFormat:       "text",
 		LogLevel:        "warn",

@@ -1,0 +1,64 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
+)
+
+// BenchmarkWebhooks_FanOut measures the fan-out pattern: subscriptions of
+// one channel on one loopback callback host, all caught up, then b.N
+// notifications appended back to back, each delivered to every
+// subscription. It reports deliveries/s, the process's CPU time per delivery and, with
+// -benchmem, the
+// allocations per notification (divide by subs for per delivery).
+func BenchmarkWebhooks_FanOut(b *testing.B) {
+	b.Run("perhost=8", func(b *testing.B) { benchFanOut(b, 8, 8) })
+	b.Run("adaptive", func(b *testing.B) { benchFanOut(b, 0, 0) })
+}
+
+// benchFanOut runs BenchmarkWebhooks_FanOut with the per-host floor and
+// ceiling given (0: the defaults).
+func benchFanOut(b *testing.B, floor, ceiling int) {
+	const subs = 500
+	e := newEnv(b)
+	e.channel(topic, "feed")
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(srv.Close)
+	for i := range subs {
+		e.subscribe(topic, fmt.Sprintf("%s/cb/%d", srv.URL, i), "s3cret")
+	}
+	cfg := e.fastConfig()
+	cfg.Clock = nil
+	cfg.PerHostMin, cfg.PerHostMax = floor, ceiling
+	w, _ := e.start(cfg)
+	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == subs })
+	body := []byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
+		`<rs:md capability="change-notification" from="2024-01-01T00:00:00Z" until="2024-01-01T00:00:01Z"/>` +
+		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime(b)
+	for i := 0; i < b.N; i++ {
+		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
+		if _, _, err := e.log.Append(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	testenv.Eventually(b, 10*time.Minute, func() bool { return got.Load() >= int64(b.N*subs) })
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*subs)/time.Since(start).Seconds(), "deliveries/s")
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N*subs), "cpu-µs/delivery")
+}

@@ -1,0 +1,116 @@
+package delivery
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// Callback host phases of TestHostLimit_AdaptsToTheHost.
+const (
+	phaseFast     = iota // answers at once
+	phaseSlow            // answers after slowAnswer
+	phaseThrottle        // the next request is answered 429 Retry-After: 1, then fast again
+)
+
+const slowAnswer = 400 * time.Millisecond
+
+// A callback host that answers quickly gets more concurrency, up to the
+// ceiling; one that slows down gets less; a 429 with Retry-After pauses
+// it for as long as asked; and once it answers quickly again its
+// concurrency grows back. The host is a real loopback server under a
+// steady load of notifications to 30 subscriptions.
+func TestHostLimit_AdaptsToTheHost(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	var (
+		phase   atomic.Int32
+		mu      sync.Mutex
+		t0      time.Time   // when the 429 was answered
+		arrived []time.Time // requests after it
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		if !t0.IsZero() {
+			arrived = append(arrived, now)
+		}
+		mu.Unlock()
+		switch phase.Load() {
+		case phaseSlow:
+			time.Sleep(slowAnswer) // the host being slow, not synchronisation
+		case phaseThrottle:
+			if phase.CompareAndSwap(phaseThrottle, phaseFast) {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				mu.Lock()
+				t0 = time.Now()
+				mu.Unlock()
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	host := hostOf(srv.URL)
+	for i := range 30 {
+		e.subscribe(topic, srv.URL+"/cb/"+strconv.Itoa(i), "")
+	}
+	cfg := e.fastConfig()
+	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 2, 1, 12
+	cfg.Schedule.Attempts = 0 // retried until delivered: no dead letter in this test
+	w, stop := e.start(cfg)
+
+	done := make(chan struct{})
+	loaded := make(chan struct{})
+	go func() { // a steady load, more than the host takes
+		defer close(loaded)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			e.publish(topic, "feed", i, 1)
+			time.Sleep(5 * time.Millisecond) // pacing the load, not synchronisation
+		}
+	}()
+	t.Cleanup(func() { close(done); <-loaded; stop() })
+
+	limit := func() HostStats {
+		for _, h := range w.Hosts() {
+			if h.Host == host {
+				return h
+			}
+		}
+		return HostStats{}
+	}
+	testenv.Eventually(t, wait, func() bool { return limit().Limit == 12 }, "a fast host's concurrency grows to the ceiling")
+
+	phase.Store(phaseSlow)
+	testenv.Eventually(t, wait, func() bool { return limit().Limit <= 3 }, "a slow host's concurrency shrinks")
+
+	phase.Store(phaseThrottle)
+	testenv.Eventually(t, wait, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !t0.IsZero() && len(arrived) > 0 && arrived[len(arrived)-1].Sub(t0) >= time.Second
+	}, "requests again after Retry-After")
+	mu.Lock()
+	for _, at := range arrived {
+		// requests sent before the hub read the 429 arrive at once; none
+		// is sent after it until the second asked for has passed
+		if d := at.Sub(t0); d > 250*time.Millisecond && d < time.Second {
+			t.Errorf("a request %v after a 429 with Retry-After: 1", d)
+		}
+	}
+	mu.Unlock()
+
+	testenv.Eventually(t, wait, func() bool { return limit().Limit >= 8 }, "a recovered host's concurrency grows again")
+}
