@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,8 +38,9 @@ func TestPublishFramework_OnceAcrossHubsWhateverTheDuplicateWindow(t *testing.T)
 		t.Fatal(err)
 	}
 	const hubURL = "http://127.0.0.1:1/websub"
+	var published publishCounter // the hub's own notifications are not counted as publishes
 	process := func() *hub.Hub {
-		h, err := hub.New(hub.Config{HubURL: hubURL, Store: st, Log: log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
+		h, err := hub.New(hub.Config{HubURL: hubURL, Store: st, Log: log, Client: http.DefaultClient, Observer: &published, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,4 +116,15 @@ func TestPublishFramework_OnceAcrossHubsWhateverTheDuplicateWindow(t *testing.T)
 	if _, err := a.PublishFramework(ctx, gone); !errors.As(err, &pe) || pe.Status != http.StatusNotFound {
 		t.Fatalf("a deleted channel's framework topic: %v, want a 404 refusal", err)
 	}
+	if n := published.n.Load(); n != 0 {
+		t.Errorf("the observer counted %d publishes, want none: framework notifications are the hub's own", n)
+	}
 }
+
+// publishCounter is a hub.Observer that counts publishes.
+type publishCounter struct{ n atomic.Int64 }
+
+func (c *publishCounter) Published(string, int, time.Duration) { c.n.Add(1) }
+func (c *publishCounter) Rejected(string)                      {}
+func (c *publishCounter) Verified(string, bool)                {}
+func (c *publishCounter) GapRecorded(string)                   {}

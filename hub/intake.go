@@ -206,7 +206,9 @@ func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err e
 		}
 		advance(&m.st, rec, gap)
 		h.markDirty(m)
-		h.obs.Published(in.ch.Name, len(in.body), h.cfg.Now().Sub(start))
+		if !in.once { // the hub's own framework notifications are not a Source's publishes
+			h.obs.Published(in.ch.Name, len(in.body), h.cfg.Now().Sub(start))
+		}
 		return PublishResult{Seq: seq, Duplicate: dup, Gap: gap}, nil
 	}
 }
