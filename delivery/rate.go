@@ -46,11 +46,16 @@ func limitOf(r float64) rate.Limit {
 }
 
 // pace waits until the queue may ask for a slot of its host for its next
-// attempt: for its subscription's token, then for the host's Retry-After
-// pause to end and the host's token. It returns false when ctx ended
-// first.
+// attempt: for the host's Retry-After pause to end, so that no token is
+// spent waiting it out, for its subscription's token, then for the end of
+// a pause that came meanwhile and the host's token. It returns false when
+// ctx ended first.
 func (q *queue) pace(ctx context.Context) bool {
-	return q.subToken(ctx) && q.w.limit.pace(ctx, q.host) == nil
+	l := q.w.limit
+	if q.rate == nil && l.perSecond == 0 && subRate(q.getSub(), q.w.cfg.DefaultRate, q.w.cfg.MaxRate) == 0 {
+		return true // no rate: the host's pause is left to hostLimit.acquire
+	}
+	return l.pace(ctx, q.host, false) == nil && q.subToken(ctx) && l.pace(ctx, q.host, true) == nil
 }
 
 // subToken takes a token of the subscription's rate, waiting for it. A
@@ -89,9 +94,9 @@ func (q *queue) subToken(ctx context.Context) bool {
 	}
 }
 
-// pace waits for host's Retry-After pause to end, then takes a token of
-// the per-host rate (Config.PerHostRate) when there is one.
-func (l *hostLimit) pace(ctx context.Context, host string) error {
+// pace waits for host's Retry-After pause to end, then, with token, takes
+// a token of the per-host rate (Config.PerHostRate) when there is one.
+func (l *hostLimit) pace(ctx context.Context, host string, token bool) error {
 	l.mu.Lock()
 	s := l.semLocked(host, time.Now())
 	s.pacing++
@@ -116,7 +121,7 @@ func (l *hostLimit) pace(ctx context.Context, host string) error {
 			return fmt.Errorf("delivery: waiting out the pause of host %s: %w", host, ctx.Err())
 		}
 	}
-	if lim == nil {
+	if lim == nil || !token {
 		return nil
 	}
 	if err := lim.Wait(ctx); err != nil {
