@@ -53,9 +53,12 @@ type Continuity interface {
 }
 
 // Subscriptions is what the admin API needs of the hub to end a
-// subscription.
+// subscription and to set its rate.
 type Subscriptions interface {
 	DenySubscription(ctx context.Context, s hub.Subscription, reason string) error
+	// SetOperatorRate sets the operator's deliveries per second of the
+	// subscription id, 0 removing it.
+	SetOperatorRate(ctx context.Context, id string, rate float64) (hub.Subscription, error)
 }
 
 // Hub is the hub as the admin API uses it; *hub.Hub implements it.
@@ -149,6 +152,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("POST /admin/channels/{name}/continuity/reset", a.handle(a.resetContinuity))
 	mux.Handle("GET /admin/subscriptions", a.handle(a.listSubs))
 	mux.Handle("GET /admin/subscriptions/{id}", a.handle(a.getSub))
+	mux.Handle("PATCH /admin/subscriptions/{id}", a.handle(a.patchSub))
 	mux.Handle("DELETE /admin/subscriptions/{id}", a.handle(a.deleteSub))
 	mux.Handle("GET /admin/subscriptions/{id}/deadletters", a.handle(a.deadLetters))
 	mux.Handle("POST /admin/subscriptions/{id}/deadletters/{dl}/redrive", a.handle(a.redrive))

@@ -73,6 +73,6 @@ type stubDeliveries struct {
 
 func (s stubDeliveries) Stats() []delivery.SubStats { return s.stats }
 func (s stubDeliveries) Hosts() []delivery.HostStats {
-	return []delivery.HostStats{{Host: "127.0.0.1:2", Limit: 12, InFlight: 3, BaselineMS: 0.4, PausedUntil: time.Now().Add(time.Second)}}
+	return []delivery.HostStats{{Host: "127.0.0.1:2", Limit: 12, InFlight: 3, BaselineMS: 0.4, PausedUntil: time.Now().Add(time.Second), Rate: 5, RateWaiting: 2}}
 }
 func (s stubDeliveries) Redrive(context.Context, string, string) error { return s.err }

@@ -173,6 +173,10 @@ func TestOpenAPI_EveryAdminRouteAnswersAsTheContractSays(t *testing.T) {
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions", "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions?"+url.Values{"topic": {ch.Topic}}.Encode(), "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID, "", http.StatusOK)
+	c.admin(t, http.MethodPatch, base+"/admin/subscriptions/"+sub.ID, `{"rate": 2.5}`, http.StatusOK)
+	c.admin(t, http.MethodPatch, base+"/admin/subscriptions/"+sub.ID, `{"rate": -1}`, http.StatusBadRequest)
+	c.admin(t, http.MethodPatch, base+"/admin/subscriptions/"+strings.Repeat("0", 32), `{"rate": 1}`, http.StatusNotFound)
+	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID, "", http.StatusOK)
 	c.admin(t, http.MethodGet, base+"/admin/subscriptions/"+sub.ID+"/deadletters", "", http.StatusOK)
 	c.admin(t, http.MethodPost, base+"/admin/subscriptions/"+sub.ID+"/deadletters/dl1/redrive", "", http.StatusCreated)
 	if err := f.Store.AddAttempts(ctx, []hub.Attempt{

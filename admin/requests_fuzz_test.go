@@ -40,6 +40,9 @@ func FuzzHubRequests(f *testing.F) {
 	f.Add("GET", "/admin/summary", "")
 	f.Add("GET", "/topics/..%2f..", "")
 	f.Add("POST", "/admin/subscriptions/0123456789abcdef0123456789abcdef/deadletters/x/redrive", "")
+	f.Add("PATCH", "/admin/subscriptions/0123456789abcdef0123456789abcdef", `{"rate": 2.5}`)
+	f.Add("PATCH", "/admin/subscriptions/0123456789abcdef0123456789abcdef", `{"rate": 1e400}`)
+	f.Add("POST", "/", "hub.mode=subscribe&hub.topic=http%3A%2F%2Fa.example%2Ft&hub.callback=http%3A%2F%2Fb.example%2Fcb&rshub.rate=0x1p-2")
 	var st hub.Store
 	z := hubtest.NewIntake(f, func(c *hub.Config) { c.OpenTopics = true; c.MaxOpenChannels = 20; st = c.Store }, func(h *hub.Hub, mux *http.ServeMux) {
 		api, err := admin.New(admin.Config{Token: fuzzAdmin, Hub: h, Store: st, Logger: slog.New(slog.DiscardHandler)})

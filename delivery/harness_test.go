@@ -161,6 +161,7 @@ type delivery struct {
 	Header http.Header
 	Path   string
 	Query  string
+	At     time.Time // when it arrived
 }
 
 // receiver is a callback endpoint on loopback that records requests and
@@ -176,7 +177,7 @@ func newReceiver(t testing.TB, respond func(n int, d delivery) int) *receiver {
 	r := &receiver{respond: respond}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		d := delivery{Body: string(body), Header: req.Header.Clone(), Path: req.URL.Path, Query: req.URL.RawQuery}
+		d := delivery{Body: string(body), Header: req.Header.Clone(), Path: req.URL.Path, Query: req.URL.RawQuery, At: time.Now()}
 		if req.Method != http.MethodPost {
 			d.Body = "METHOD " + req.Method
 		}

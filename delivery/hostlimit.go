@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // DefaultPerHost is the default number of concurrent requests a callback
@@ -26,6 +28,7 @@ const hostIdleTTL = time.Minute
 // recently delivered to.
 type hostLimit struct {
 	start, floor, ceiling int
+	perSecond             float64 // requests a second to each host (rate.go); 0: no limit
 
 	mu    sync.Mutex
 	hosts map[string]*hostSem
@@ -37,10 +40,12 @@ type hostSem struct {
 	inFlight int
 	waiters  list.List // of chan struct{}, buffered 1: a slot was handed over
 	timer    *time.Timer
-	used     time.Time // last acquire or release
+	used     time.Time     // last acquire or release
+	pacer    *rate.Limiter // hostLimit.perSecond; nil without it
+	pacing   int           // queues in hostLimit.pace
 }
 
-func newHostLimit(start, floor, ceiling int) *hostLimit {
+func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 	if floor <= 0 {
 		floor = DefaultPerHostMin
 	}
@@ -51,7 +56,7 @@ func newHostLimit(start, floor, ceiling int) *hostLimit {
 	if start <= 0 {
 		start = DefaultPerHost
 	}
-	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, hosts: map[string]*hostSem{}}
+	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{}}
 }
 
 // hostSlot is one request's slot for a host. Give it back exactly once,
@@ -66,13 +71,7 @@ type hostSlot struct {
 func (l *hostLimit) acquire(ctx context.Context, host string) (*hostSlot, error) {
 	now := time.Now()
 	l.mu.Lock()
-	l.sweepLocked(now)
-	s := l.hosts[host]
-	if s == nil {
-		s = &hostSem{adapt: hostAdapt{limit: float64(l.start)}}
-		l.hosts[host] = s
-	}
-	s.used = now
+	s := l.semLocked(host, now)
 	if s.waiters.Len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
 		s.inFlight++
 		l.mu.Unlock()
@@ -98,6 +97,19 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (*hostSlot, error)
 		l.mu.Unlock()
 		return nil, fmt.Errorf("delivery: waiting for a slot for host %s: %w", host, ctx.Err())
 	}
+}
+
+// semLocked returns host's state, made when the host is new, marked used
+// at now. l.mu is held.
+func (l *hostLimit) semLocked(host string, now time.Time) *hostSem {
+	l.sweepLocked(now)
+	s := l.hosts[host]
+	if s == nil {
+		s = &hostSem{adapt: hostAdapt{limit: float64(l.start)}}
+		l.hosts[host] = s
+	}
+	s.used = now
+	return s
 }
 
 // grantLocked hands free slots to waiters in order, unless the host is
@@ -155,7 +167,7 @@ func (l *hostLimit) sweepLocked(now time.Time) {
 	}
 	l.swept = now
 	for host, s := range l.hosts {
-		if s.inFlight == 0 && s.waiters.Len() == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
+		if s.inFlight == 0 && s.waiters.Len() == 0 && s.pacing == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
 			delete(l.hosts, host)
 		}
 	}
@@ -182,6 +194,12 @@ type HostStats struct {
 	BaselineMS float64 `json:"baselineMs"`
 	// PausedUntil is when a Retry-After pause ends, when one is running.
 	PausedUntil time.Time `json:"pausedUntil,omitzero"`
+	// Rate is the deliveries a second the host is held to
+	// (Config.PerHostRate), 0 for none; RateWaiting counts the deliveries
+	// waiting for it or for the end of a Retry-After pause, before they
+	// wait for a slot (Waiting).
+	Rate        float64 `json:"rate"`
+	RateWaiting int     `json:"rateWaiting"`
 }
 
 // hosts returns the stats of every host delivered to recently, by host.
@@ -191,7 +209,7 @@ func (l *hostLimit) stats() []HostStats {
 	out := make([]HostStats, 0, len(l.hosts))
 	for host, s := range l.hosts {
 		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiters.Len(),
-			BaselineMS: float64(s.adapt.base.Microseconds()) / 1000}
+			BaselineMS: float64(s.adapt.base.Microseconds()) / 1000, Rate: l.perSecond, RateWaiting: s.pacing}
 		if now.Before(s.adapt.pause) {
 			st.PausedUntil = s.adapt.pause
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
-	l := newHostLimit(2, 2, 2) // fixed: floor = ceiling
+	l := newHostLimit(2, 2, 2, 0) // fixed: floor = ceiling
 	ctx := context.Background()
 	r1, _ := l.acquire(ctx, "a")
 	r2, _ := l.acquire(ctx, "a")

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
@@ -39,6 +41,9 @@ type queue struct {
 	// checked is the callback URL that last passed netguard.CheckURL;
 	// the queue's goroutine only.
 	checked string
+	// rate paces the subscription's attempts (rate.go); nil while it has
+	// had no rate. The queue's goroutine only.
+	rate *rate.Limiter
 
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set
@@ -98,7 +103,8 @@ func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 	q.sub, q.gen = sub, gen
 	q.stats.Expires = sub.Expires
 	q.mu.Unlock()
-	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret {
+	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret &&
+		old.Rate == sub.Rate && old.OperatorRate == sub.OperatorRate {
 		return
 	}
 	q.signal()

@@ -26,7 +26,8 @@ const (
 // (coalesce_queue.go), it POSTs the run's coalesced body instead, the same
 // on every attempt, and an exhausted schedule stores a dead letter for
 // each record of the run.
-// Attempts wait for a slot of the host's concurrency limit and are held
+// Attempts wait for their tokens of the subscription's and the host's
+// rates (rate.go), then for a slot of the host's concurrency limit, and are held
 // back while the host's circuit is open; time held back counts against
 // the schedule's MaxElapsed but not against its Attempts, so with no
 // MaxElapsed a notification waits for the host to come back.
@@ -37,8 +38,12 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 	n := 0
 	var last attempt
 	for {
-		// Take a slot of the host's limit, then ask its breaker, so an
-		// attempt queued behind a failing one sees the circuit it opened.
+		// Take the rates' tokens, a slot of the host's limit, then ask its
+		// breaker, so an attempt queued behind a failing one sees the
+		// circuit it opened.
+		if !q.pace(ctx) {
+			return resultAbandoned
+		}
 		slot, err := w.limit.acquire(ctx, q.host)
 		if err != nil {
 			return resultAbandoned

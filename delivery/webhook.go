@@ -60,7 +60,15 @@ type Config struct {
 	PerHost    int
 	PerHostMin int
 	PerHostMax int
-	Breaker    BreakerConfig
+	// DefaultRate is the deliveries per second of a subscription that
+	// asked for no rate (hub.Subscription.Rate); MaxRate caps every
+	// subscription's; PerHostRate is the deliveries per second to one
+	// callback host, however many subscriptions it has. 0: no limit.
+	// See rate.go.
+	DefaultRate float64
+	MaxRate     float64
+	PerHostRate float64
+	Breaker     BreakerConfig
 	// Reconcile is how often the engine reads the store's shard versions
 	// and re-lists the subscriptions of its shards that changed (default 5s).
 	Reconcile time.Duration
@@ -140,6 +148,8 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 //     consecutive change notifications as one coalesced notification
 //     covering the run's window (logcache.CoalesceLog), with Rshub-Seq the run's
 //     last sequence; the cursor moves there after a 2xx.
+//   - Attempts are spaced by the subscription's rate and its host's, when
+//     they have one (rate.go).
 //   - Attempts to one callback host share a concurrency limit that adapts
 //     to its answers (PerHost, hostadapt.go) and a circuit breaker; attempts held back by an open circuit do not
 //     count against the Schedule's Attempts, only its MaxElapsed.
@@ -228,7 +238,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		h:           h,
 		cursors:     newCursorBatch(store, cfg.CursorFlush, h),
 		obs:         obs,
-		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax),
+		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax, cfg.PerHostRate),
 		breakers:    newBreakerSet(cfg.Breaker),
 		wakes:       newWakeIndex(),
 		kick:        make(chan struct{}, 1),

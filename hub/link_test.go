@@ -57,11 +57,17 @@ func TestNameForTopic_SlugAndDistinct(t *testing.T) {
 }
 
 func FuzzParseSubscription(f *testing.F) {
-	f.Add("subscribe", "http://127.0.0.1/t", "http://127.0.0.1/cb?x=1", "secret", "3600")
-	f.Add("unsubscribe", "http://t/", "https://c/", "", "")
-	f.Add("subscribe", "ftp://t/", "http://u:p@c/", "", "-1")
-	f.Fuzz(func(t *testing.T, mode, topic, callback, secret, lease string) {
+	f.Add("subscribe", "http://127.0.0.1/t", "http://127.0.0.1/cb?x=1", "secret", "3600", "")
+	f.Add("unsubscribe", "http://t/", "https://c/", "", "", "")
+	f.Add("subscribe", "ftp://t/", "http://u:p@c/", "", "-1", "")
+	for _, rate := range []string{"5", "0.01", "10000", "0.5", "0", "10001", "-1", "1e3", "0x10", "NaN", "Inf", "1.2.3", ".", "5 ", "00000000000000005"} {
+		f.Add("subscribe", "http://127.0.0.1/t", "http://127.0.0.1/cb", "", "", rate)
+	}
+	f.Fuzz(func(t *testing.T, mode, topic, callback, secret, lease, rate string) {
 		form := map[string][]string{"hub.mode": {mode}, "hub.topic": {topic}, "hub.callback": {callback}, "hub.secret": {secret}, "hub.lease_seconds": {lease}}
+		if rate != "" {
+			form[wire.ParamRate] = []string{rate}
+		}
 		p := defaultLeasePolicy()
 		r, err := parseSubscription(form, p)
 		if err != nil {
@@ -69,6 +75,9 @@ func FuzzParseSubscription(f *testing.F) {
 		}
 		if len(r.Secret) >= 200 || (r.Mode == "subscribe" && (r.Lease < p.Min || r.Lease > p.Max)) {
 			t.Fatalf("accepted %+v", r)
+		}
+		if r.Rate != 0 && !(r.Rate >= MinRate && r.Rate <= MaxRate) || rate != "" && r.Rate == 0 {
+			t.Fatalf("accepted rate %q as %v", rate, r.Rate)
 		}
 		if checkHTTPURL(r.Topic) != nil || checkHTTPURL(r.Callback) != nil {
 			t.Fatalf("accepted bad URL %+v", r)

@@ -120,6 +120,12 @@ type Subscription struct {
 	// Coalesce is the subscription's choice about coalesced catch-up:
 	// "" (the hub's setting), wire.CoalesceOn or wire.CoalesceOff.
 	Coalesce string `json:"coalesce,omitempty"`
+	// Rate is the deliveries per second the subscriber asked for
+	// (wire.ParamRate); 0 takes the hub's default. OperatorRate, set by the
+	// hub operator (SetOperatorRate), wins over it and outlives
+	// resubscriptions. The delivery engine caps both at its maximum.
+	Rate         float64 `json:"rate,omitempty"`
+	OperatorRate float64 `json:"operatorRate,omitempty"`
 	// Format is how deliveries are rendered: "" the stored body, FormatAtom
 	// an Atom document of the notification's entries (the subscription's
 	// Topic is then the channel's feed URL; see feedtopic.go).

@@ -31,6 +31,7 @@ type verifyJob struct {
 	scheme   string
 	filter   *changefeed.Filter
 	coalesce string
+	rate     float64
 	// authorized: the subscriber showed a token covering a private
 	// channel's topic (the lease then ends with the token)
 	authorized bool
@@ -46,6 +47,7 @@ type subscriptionRequest struct {
 	Scheme   string             // wire.ParamSignatureScheme; "" is WebSub's
 	Filter   *changefeed.Filter // wire.ParamFilterPrefix, wire.ParamFilterChange; nil: every entry
 	Coalesce string             // wire.ParamCoalesce; "" is the hub's setting
+	Rate     float64            // wire.ParamRate; 0 is the hub's default
 }
 
 // parseSubscription checks a subscribe or unsubscribe form against WebSub
@@ -97,6 +99,16 @@ func parseSubscription(form url.Values, leases LeasePolicy) (subscriptionRequest
 	case "", wire.CoalesceOn, wire.CoalesceOff:
 	default:
 		return r, fmt.Errorf("%s must be %s or %s, got %q", wire.ParamCoalesce, wire.CoalesceOn, wire.CoalesceOff, wire.Clip(r.Coalesce))
+	}
+	if v, ok := form[wire.ParamRate]; ok {
+		if len(v) != 1 {
+			return r, fmt.Errorf("%s must be given once, got %d values", wire.ParamRate, len(v))
+		}
+		rate, err := ParseRate(v[0])
+		if err != nil {
+			return r, err
+		}
+		r.Rate = rate
 	}
 	f, err := changefeed.ParseFilter(form[wire.ParamFilterPrefix], form[wire.ParamFilterChange])
 	if err != nil {
@@ -158,7 +170,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		h.writeRefusal(w, unavailable("the state store", err))
 		return
 	}
-	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce}
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate}
 	if req.Mode == "subscribe" {
 		authorized, until, ref := h.admitSubscriber(r.Context(), r, req.Topic)
 		if ref != nil {
@@ -244,6 +256,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Scheme = j.scheme
 	sub.Filter = j.filter
 	sub.Coalesce = j.coalesce
+	sub.Rate = j.rate
 	sub.Format = format
 	sub.Authorized = j.authorized
 	sub.Lease = j.lease

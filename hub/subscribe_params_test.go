@@ -51,3 +51,24 @@ func TestParseSubscription_RshubParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSubscription_RateBoundedAndDecimal(t *testing.T) {
+	form := func(rates ...string) url.Values {
+		return url.Values{"hub.mode": {"subscribe"}, "hub.topic": {"http://a.example/t"}, "hub.callback": {"http://b.example/cb"}, wire.ParamRate: rates}
+	}
+	for in, want := range map[string]float64{"5": 5, "0.5": 0.5, "0.01": hub.MinRate, "10000": hub.MaxRate, "007": 7} {
+		r, err := hub.ParseSubscription(form(in), hub.DefaultLeasePolicy())
+		if err != nil || r.Rate != want {
+			t.Errorf("%s=%s: %v %v, want %v", wire.ParamRate, in, r.Rate, err, want)
+		}
+	}
+	if r, err := hub.ParseSubscription(url.Values{"hub.mode": {"subscribe"}, "hub.topic": {"http://a.example/t"}, "hub.callback": {"http://b.example/cb"}}, hub.DefaultLeasePolicy()); err != nil || r.Rate != 0 {
+		t.Fatalf("without %s: %v %v, want 0 (the hub's default)", wire.ParamRate, r.Rate, err)
+	}
+	for _, bad := range [][]string{{""}, {"0"}, {"0.001"}, {"10000.5"}, {"-1"}, {"+1"}, {"1e3"}, {"0x10"}, {"NaN"}, {"Inf"}, {"1.2.3"}, {"."}, {" 5"}, {"5/s"}, {strings.Repeat("1", 17)}, {"5", "6"}} {
+		_, err := hub.ParseSubscription(form(bad...), hub.DefaultLeasePolicy())
+		if err == nil || !strings.Contains(err.Error(), wire.ParamRate) {
+			t.Errorf("%s=%q: %v, want a refusal naming %s", wire.ParamRate, bad, err, wire.ParamRate)
+		}
+	}
+}

@@ -47,6 +47,12 @@ type Config struct {
 	PerHost    int
 	PerHostMin int
 	PerHostMax int
+	// DefaultRate, MaxRate and PerHostRate are deliveries per second: of a
+	// subscription that asks for none (rshub.rate), at most of any, and to
+	// one callback host; 0 is no limit (delivery/rate.go).
+	DefaultRate float64
+	MaxRate     float64
+	PerHostRate float64
 	// CoalesceThreshold: a webhook subscription whose channel has more
 	// undelivered records than this receives coalesced notifications; 0
 	// disables it except for subscriptions that opt in (rshub.coalesce=on).
@@ -159,6 +165,10 @@ func (s Config) Check() error {
 		return fmt.Errorf("--per-host-min and --per-host-max must be 1 to 4096, got %d and %d", s.PerHostMin, s.PerHostMax)
 	case (s.PerHostMin > 0 && s.PerHost < s.PerHostMin) || (s.PerHostMax > 0 && s.PerHost > s.PerHostMax):
 		return fmt.Errorf("--per-host (the concurrency a callback host starts with) must lie between --per-host-min %d and --per-host-max %d, got %d", s.PerHostMin, s.PerHostMax, s.PerHost)
+	case badRate(s.DefaultRate) || badRate(s.MaxRate) || badRate(s.PerHostRate):
+		return fmt.Errorf("--default-rate, --max-rate and --per-host-rate must be 0 (no limit) or %g to %g deliveries a second, got %g, %g and %g", hub.MinRate, hub.MaxRate, s.DefaultRate, s.MaxRate, s.PerHostRate)
+	case s.MaxRate > 0 && s.DefaultRate > s.MaxRate:
+		return fmt.Errorf("--default-rate %g exceeds --max-rate %g", s.DefaultRate, s.MaxRate)
 	case s.CoalesceThreshold < 0:
 		return fmt.Errorf("--coalesce-threshold must be 0 (off) or positive, got %d", s.CoalesceThreshold)
 	case s.NATSReplicas < 1 || s.NATSReplicas > 5:
@@ -194,3 +204,7 @@ func (s Config) Check() error {
 	_, _, err := s.verifiers(http.DefaultClient) // the keys, refused before anything starts
 	return err
 }
+
+// badRate reports whether r is neither 0 (no limit) nor a rate a
+// subscription may have (hub.CheckRate).
+func badRate(r float64) bool { return r != 0 && hub.CheckRate(r) != nil }

@@ -91,6 +91,10 @@ func (p *process) buildDelivery(context.Context) error {
 		// bounds of the adaptive per-host limit PerHost starts
 		PerHostMin: s.PerHostMin,
 		PerHostMax: s.PerHostMax,
+
+		DefaultRate: s.DefaultRate,
+		MaxRate:     s.MaxRate,
+		PerHostRate: s.PerHostRate,
 	})
 	return nil
 }
@@ -182,7 +186,7 @@ func (p *process) buildLive(context.Context) error {
 			hosts := hooks.Hosts()
 			out := make([]metrics.HostGauge, len(hosts))
 			for i, h := range hosts {
-				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero()}
+				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero(), Rate: h.Rate, RateWaiting: h.RateWaiting}
 			}
 			return out
 		},

@@ -20,6 +20,9 @@ const (
 	// hub's threshold it receives one notification per run covering the
 	// run's window with the net change per resource, instead of each.
 	ParamCoalesce = "rshub.coalesce"
+	// ParamRate limits the subscription's deliveries per second (a decimal
+	// number, 0.01 to 10000), within the hub operator's maximum.
+	ParamRate = "rshub.rate"
 )
 
 // Values of ParamCoalesce.

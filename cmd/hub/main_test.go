@@ -46,6 +46,9 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		"per-host floor": {"--per-host", "4", "--per-host-min", "8"},
 		"per-host ceil":  {"--per-host", "16", "--per-host-max", "8"},
 		"per-host range": {"--per-host-min", "-1"},
+		"rate range":     {"--max-rate", "-1"},
+		"per-host rate":  {"--per-host-rate", "0.001"},
+		"default > max":  {"--default-rate", "10", "--max-rate", "5"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -273,6 +273,7 @@ func testSubsByTopic(t *testing.T, s hub.Store) {
 	same(t, "Subscription", got, one)
 
 	one.State = hub.SubExpired
+	one.Rate, one.OperatorRate = 2.5, 0.25 // deliveries per second, kept
 	check(t, s.PutSubscription(ctx, one))
 	got, err = s.Subscription(ctx, one.ID)
 	check(t, err)

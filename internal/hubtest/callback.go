@@ -67,14 +67,26 @@ func (c *Callback) SetReply(fn func(q url.Values) (int, string)) {
 	c.mu.Unlock()
 }
 
-// Activations is a hub.Activator that records the deactivations.
+// Activations is a hub.Activator that records what it is told.
 type Activations struct {
 	mu          sync.Mutex
+	activated   []hub.Subscription
 	deactivated []string
 }
 
-// Activate does nothing.
-func (a *Activations) Activate(hub.Subscription) {}
+// Activate records s.
+func (a *Activations) Activate(s hub.Subscription) {
+	a.mu.Lock()
+	a.activated = append(a.activated, s)
+	a.mu.Unlock()
+}
+
+// Activated returns the subscriptions activated so far, in order.
+func (a *Activations) Activated() []hub.Subscription {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]hub.Subscription(nil), a.activated...)
+}
 
 // Deactivate records id.
 func (a *Activations) Deactivate(id string) {

@@ -35,6 +35,10 @@ type HostGauge struct {
 	Limit    int // requests allowed in flight
 	InFlight int
 	Paused   bool // a Retry-After pause runs
+	// Rate is the host's deliveries per second (0: no limit); RateWaiting
+	// the deliveries waiting for it or for a pause to end.
+	Rate        float64
+	RateWaiting int
 }
 
 // Sources are read at every scrape; nil fields are skipped.
@@ -168,6 +172,7 @@ type gauges struct {
 	subsHeld, subsRefused                *prometheus.Desc
 	attempts                             *prometheus.Desc
 	hostLimit, hostInFlight, hostPaused  *prometheus.Desc
+	hostRate, hostRateWait               *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -186,6 +191,8 @@ func newGauges(src Sources) *gauges {
 		subsHeld:       prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
 		hostLimit:      prometheus.NewDesc("rshub_delivery_host_limit", "Webhook requests a callback host may have in flight, as its adaptive limit stands (--per-host-min to --per-host-max).", []string{"host"}, nil),
 		hostInFlight:   prometheus.NewDesc("rshub_delivery_host_in_flight", "Webhook requests in flight to a callback host.", []string{"host"}, nil),
+		hostRate:       prometheus.NewDesc("rshub_delivery_host_rate", "Webhook deliveries a second a callback host is held to (--per-host-rate; absent: no limit).", []string{"host"}, nil),
+		hostRateWait:   prometheus.NewDesc("rshub_delivery_host_rate_waiting", "Webhook deliveries waiting for a callback host's rate or the end of its Retry-After pause, before they wait for a slot.", []string{"host"}, nil),
 		hostPaused:     prometheus.NewDesc("rshub_delivery_host_paused", "1 while a callback host's Retry-After pauses deliveries to it.", []string{"host"}, nil),
 		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
 		attempts:       prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
@@ -193,7 +200,7 @@ func newGauges(src Sources) *gauges {
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused, g.hostRate, g.hostRateWait} {
 		ch <- d
 	}
 }
@@ -244,6 +251,10 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.hostLimit, prometheus.GaugeValue, float64(h.Limit), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostInFlight, prometheus.GaugeValue, float64(h.InFlight), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostPaused, prometheus.GaugeValue, paused, h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostRateWait, prometheus.GaugeValue, float64(h.RateWaiting), h.Host)
+			if h.Rate > 0 {
+				ch <- prometheus.MustNewConstMetric(g.hostRate, prometheus.GaugeValue, h.Rate, h.Host)
+			}
 		}
 	}
 	if src.LogQuarantined != nil {

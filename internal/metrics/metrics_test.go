@@ -21,7 +21,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
-		Hosts:              func() []HostGauge { return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true}} },
+		Hosts:              func() []HostGauge { return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4}, {Host: "free.example:443", Limit: 8}} },
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
@@ -62,10 +62,16 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_delivery_host_limit{host="cb.example:443"} 12`,
 		`rshub_delivery_host_in_flight{host="cb.example:443"} 5`,
 		`rshub_delivery_host_paused{host="cb.example:443"} 1`,
+		`rshub_delivery_host_rate{host="cb.example:443"} 2.5`,
+		`rshub_delivery_host_rate_waiting{host="cb.example:443"} 4`,
+		`rshub_delivery_host_rate_waiting{host="free.example:443"} 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if strings.Contains(out, `rshub_delivery_host_rate{host="free.example:443"}`) {
+		t.Errorf("a host without a rate has a rate gauge")
 	}
 }
