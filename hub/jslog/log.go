@@ -34,6 +34,11 @@ type Config struct {
 	MaxAge          time.Duration // 0: unlimited
 	MaxBytes        int64         // 0: unlimited
 	DuplicateWindow time.Duration // a retried publish with the same Key is stored once; default 10 min
+	// Upstream, the JetStream domain of an origin hub's NATS server reached
+	// over a leaf node link, makes the log a read-only mirror of the
+	// origin's stream of the same name: the same records at the same
+	// sequences, with the origin's epoch. Appends fail with ErrMirror.
+	Upstream string
 	Logger          *slog.Logger  // reconnection events; default: none
 }
 
@@ -172,6 +177,9 @@ func (l *Log) AppendAfter(ctx context.Context, rec wire.Record, lastSeq uint64) 
 }
 
 func (l *Log) publish(ctx context.Context, rec wire.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
+	if l.cfg.Upstream != "" {
+		return 0, false, fmt.Errorf("jslog: append to %s: %w", l.Subject(rec.Channel), ErrMirror)
+	}
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}
