@@ -39,7 +39,7 @@ type Config struct {
 	// origin's stream of the same name: the same records at the same
 	// sequences, with the origin's epoch. Appends fail with ErrMirror.
 	Upstream string
-	Logger          *slog.Logger  // reconnection events; default: none
+	Logger   *slog.Logger // reconnection events; default: none
 }
 
 // Log is a hub.Log stored in a JetStream stream.

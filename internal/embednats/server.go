@@ -83,7 +83,7 @@ type Config struct {
 type Server struct {
 	ns     *server.Server
 	listen bool
-	opts   *server.Options // as the server resolved them (a random leaf port)
+	opts   *server.Options             // as the server resolved them (a random leaf port)
 	lock   interface{ Unlock() error } // the data directory's, released at Shutdown
 }
 
