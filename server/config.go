@@ -18,6 +18,22 @@ type Config struct {
 	NATSURL         string
 	NATSListen      string
 	NATSReplicas    int
+	// NATSDomain is the embedded NATS server's JetStream domain; "" gives
+	// DefaultDomain to an origin and DefaultEdgeDomain to an edge. Every
+	// edge of one origin needs its own.
+	NATSDomain string
+	// LeafListen is where the embedded NATS server accepts edge hubs' leaf
+	// node connections; "off" accepts none.
+	LeafListen string
+	// Upstream, an origin hub's URL, makes this hub an edge (edge.go): its
+	// log mirrors the origin's and its publishes are forwarded there.
+	Upstream string
+	// UpstreamLeaf is the origin's leaf node URL the embedded NATS server
+	// links to (nats-leaf://host:port); with NATSURL the external server's
+	// own leafnodes configuration links it instead.
+	UpstreamLeaf string
+	// UpstreamDomain is the origin's JetStream domain.
+	UpstreamDomain string
 	Sync            string
 	RedisURL        string
 	RetentionAge    time.Duration
@@ -70,6 +86,8 @@ func Defaults() Config {
 		DataDir:                 "./data",
 		NATSListen:              "127.0.0.1:4222",
 		NATSReplicas:            1,
+		LeafListen:              "off",
+		UpstreamDomain:          DefaultDomain,
 		Sync:                    "default",
 		MaxBody:                 10 << 20,
 		LeaseMin:                300,
@@ -114,6 +132,12 @@ func (s Config) withDefaults() Config {
 	if s.UnhealthyAfter == 0 {
 		s.UnhealthyAfter = d.UnhealthyAfter
 	}
+	if s.LeafListen == "" {
+		s.LeafListen = d.LeafListen
+	}
+	if s.UpstreamDomain == "" {
+		s.UpstreamDomain = d.UpstreamDomain
+	}
 	return s
 }
 
@@ -156,5 +180,5 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	return nil
+	return s.checkEdge()
 }

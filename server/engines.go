@@ -126,7 +126,7 @@ func (p *process) buildPull(context.Context) error {
 		Logger:       p.logger.With("component", "pull"),
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
 	})
-	if err == nil {
+	if err == nil && !p.cfg.isEdge() { // an edge's framework notifications come from the origin
 		p.pull.EnableFramework() // announce rotations on framework channels
 	}
 	return err
@@ -184,6 +184,9 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
 	for i, c := range chs {
+		if s.isEdge() {
+			c = atOrigin(c, s.Upstream)
+		}
 		if _, err := h.PutChannel(ctx, c); err != nil {
 			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}

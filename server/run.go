@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -174,6 +175,9 @@ func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan erro
 		"live":      p.live.Run,
 		"health":    func(ctx context.Context) error { p.health.run(ctx); return nil },
 	}
+	if p.cfg.isEdge() {
+		delete(engines, "follow") // the origin follows Sources; an edge never appends
+	}
 	for name, runner := range engines {
 		wg.Add(1)
 		go func() {
@@ -233,14 +237,23 @@ func (p *process) buildRoutes(context.Context) error {
 	p.health = p.buildHealth()
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
+	var handler http.Handler = mux
+	if p.cfg.isEdge() {
+		u, _ := url.Parse(p.hubURL) // checked by buildHub
+		in, err := newUpstreamIntake(u.Path, p.cfg.Upstream, p.cfg.MaxBody, mux, p.logger.With("component", "edge"))
+		if err != nil {
+			return err
+		}
+		handler = in
+	}
+	p.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
 	p.srv.RegisterOnShutdown(p.live.CloseSessions) // Server-Sent Events responses end only with their sessions
 	return nil
 }
 
 // buildHealth probes every dependency readiness depends on.
 func (p *process) buildHealth() *health {
-	return newHealth([]probe{
+	probes := []probe{
 		{"NATS", func(context.Context) error { return p.nc.Err() }},
 		{"log", func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
 		{"store", p.store.Ping},
@@ -248,5 +261,9 @@ func (p *process) buildHealth() *health {
 		{"pull mode", engineHealth(p.pull.Health)},
 		{"webhook delivery", engineHealth(p.hooks.Health)},
 		{"WebSocket delivery", engineHealth(p.live.Health)},
-	}, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
+	}
+	if p.cfg.isEdge() {
+		probes = append(probes, p.linkProbe())
+	}
+	return newHealth(probes, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
 }
