@@ -12,12 +12,12 @@ import (
 
 // Config is every setting of a hub process. cmd/hub documents each one.
 type Config struct {
-	Listen          string
-	HubURL          string
-	DataDir         string
-	NATSURL         string
-	NATSListen      string
-	NATSReplicas    int
+	Listen       string
+	HubURL       string
+	DataDir      string
+	NATSURL      string
+	NATSListen   string
+	NATSReplicas int
 	// NATSDomain is the embedded NATS server's JetStream domain; "" gives
 	// DefaultDomain to an origin and DefaultEdgeDomain to an edge. Every
 	// edge of one origin needs its own.
@@ -33,7 +33,7 @@ type Config struct {
 	// own leafnodes configuration links it instead.
 	UpstreamLeaf string
 	// UpstreamDomain is the origin's JetStream domain.
-	UpstreamDomain string
+	UpstreamDomain  string
 	Sync            string
 	RedisURL        string
 	RetentionAge    time.Duration

@@ -14,7 +14,7 @@ import (
 
 // probe is one dependency readiness depends on.
 type probe struct {
-	name  string // what is unreachable, for /readyz's reason
+	name  string                      // what is unreachable, for /readyz's reason
 	check func(context.Context) error // a degradedError is a state, not a fault
 }
 
