@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/rshub/rshub/hub"
@@ -166,14 +167,22 @@ type upstreamIntake struct {
 
 // newUpstreamIntake forwards the publishes that reach hubPath to the
 // origin at upstream and passes the rest to next.
-func newUpstreamIntake(hubPath, upstream string, maxBody int64, next http.Handler, logger *slog.Logger) (*upstreamIntake, error) {
+func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler, logger *slog.Logger) (*upstreamIntake, error) {
 	origin, err := url.Parse(upstream)
 	if err != nil {
 		return nil, fmt.Errorf("--upstream: %w", err)
 	}
+	own, err := url.Parse(hubURL)
+	if err != nil {
+		return nil, fmt.Errorf("hub URL: %w", err)
+	}
+	hubPath := own.Path
 	if hubPath == "" {
 		hubPath = "/"
 	}
+	// a Source names the hub it publishes to as rel="hub"; the origin
+	// takes its own URL there
+	relink := strings.NewReplacer("<"+hubURL+">", "<"+upstream+">")
 	transport := &http.Transport{
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -184,6 +193,9 @@ func newUpstreamIntake(hubPath, upstream string, maxBody int64, next http.Handle
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			u := *origin
 			pr.Out.URL, pr.Out.Host = &u, ""
+			for i, v := range pr.Out.Header.Values("Link") {
+				pr.Out.Header["Link"][i] = relink.Replace(v)
+			}
 			pr.SetXForwarded()
 		},
 		Transport: transport,

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -239,8 +238,7 @@ func (p *process) buildRoutes(context.Context) error {
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	var handler http.Handler = mux
 	if p.cfg.isEdge() {
-		u, _ := url.Parse(p.hubURL) // checked by buildHub
-		in, err := newUpstreamIntake(u.Path, p.cfg.Upstream, p.cfg.MaxBody, mux, p.logger.With("component", "edge"))
+		in, err := newUpstreamIntake(p.hubURL, p.cfg.Upstream, p.cfg.MaxBody, mux, p.logger.With("component", "edge"))
 		if err != nil {
 			return err
 		}

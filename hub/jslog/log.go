@@ -69,6 +69,9 @@ type Log struct {
 	refreshing *boundsCall
 
 	quarantine quarantine // messages that never decode, which readers skip
+
+	linkMu sync.Mutex
+	heard  time.Time // a mirror's: when Link last found the origin heard from
 }
 
 // boundsCall is one stream info request made for Bounds; err is set

@@ -56,12 +56,20 @@ func (l *Log) Link(ctx context.Context) (LinkState, error) {
 	if err != nil {
 		return LinkState{}, fmt.Errorf("jslog: link: %w", err)
 	}
-	return linkState(info, time.Now()), nil
+	l.linkMu.Lock()
+	defer l.linkMu.Unlock()
+	st := linkState(info, time.Now(), l.heard)
+	l.heard = st.Since
+	return st, nil
 }
 
-// linkState reads the mirror's state from its stream info, taken at now.
-func linkState(info *jetstream.StreamInfo, now time.Time) LinkState {
-	st := LinkState{Last: info.State.LastSeq}
+// linkState reads the mirror's state from its stream info, taken at now;
+// heard is when an earlier look last found the origin heard from. The
+// server forgets when it last heard from the origin once it gives up on a
+// link (Active is then -1, as for a link never up), so the mirror's own
+// memory of it is the answer then.
+func linkState(info *jetstream.StreamInfo, now, heard time.Time) LinkState {
+	st := LinkState{Last: info.State.LastSeq, Since: heard}
 	m := info.Mirror
 	if m == nil {
 		return st
@@ -70,8 +78,10 @@ func linkState(info *jetstream.StreamInfo, now time.Time) LinkState {
 	if m.Error != nil {
 		st.Err = m.Error.Error()
 	}
-	if m.Active >= 0 { // -1: never heard from
-		st.Since = now.Add(-m.Active)
+	if m.Active >= 0 {
+		if at := now.Add(-m.Active); at.After(heard) {
+			st.Since = at
+		}
 		st.Up = m.Active < StaleAfter && m.Error == nil
 	}
 	return st

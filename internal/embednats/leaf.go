@@ -44,6 +44,9 @@ func leafOptions(opts *server.Options, cfg Config) error {
 			p = server.RANDOM_PORT
 		}
 		opts.LeafNode.Host, opts.LeafNode.Port = host, p
+		// the listen address is no edge's business: an edge dials the URL
+		// it was given (a proxy's, a NAT's), never one the server announces
+		opts.LeafNode.NoAdvertise = true
 	}
 	if cfg.LeafRemote != "" {
 		u, err := url.Parse(cfg.LeafRemote)
