@@ -25,7 +25,7 @@ func TestLinkState(t *testing.T) {
 		withError bool
 	}{
 		"heard a second ago":         {info(time.Second, nil), heard, true, now.Add(-time.Second), false},
-		"silent beyond StaleAfter":   {info(StaleAfter + time.Second, nil), heard, false, now.Add(-StaleAfter - time.Second), false},
+		"silent beyond StaleAfter":   {info(StaleAfter+time.Second, nil), heard, false, now.Add(-StaleAfter - time.Second), false},
 		"forgotten, remembered here": {info(-1, nil), heard, false, heard, false},
 		"never heard":                {info(-1, nil), time.Time{}, false, time.Time{}, false},
 		"heard but failing":          {info(time.Second, &jetstream.APIError{Description: "consumer setup failed"}), heard, false, now.Add(-time.Second), true},
