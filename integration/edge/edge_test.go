@@ -203,14 +203,20 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 	r2.subscribe(t, e2, topic)
 	s1, s2 := openEvents(t, e1, channel), openEvents(t, e2, channel)
 
-	// steady load: lag and bytes over each link
+	// the idle link, then a steady load: lag and bytes over each link
+	const idleFor = 2 * time.Second
+	idle0 := p1.bytes.Load()
+	waitFor(idleFor)
+	idlePerSec := float64(p1.bytes.Load()-idle0) / idleFor.Seconds()
 	src := startSource(t, origin, e2)
-	bytes0 := [2]int64{p1.bytes.Load(), p2.bytes.Load()}
+	bytes0, began := [2]int64{p1.bytes.Load(), p2.bytes.Load()}, time.Now()
 	waitFor(*steady)
 	steadyAcks := src.acks()
-	bytesPer := [2]float64{}
+	bytesPer, netPer := [2]float64{}, [2]float64{}
 	for i, p := range []*linkProxy{p1, p2} {
-		bytesPer[i] = float64(p.bytes.Load()-bytes0[i]) / float64(len(steadyAcks))
+		b := float64(p.bytes.Load() - bytes0[i])
+		bytesPer[i] = b / float64(len(steadyAcks))
+		netPer[i] = (b - idlePerSec*time.Since(began).Seconds()) / float64(len(steadyAcks))
 	}
 
 	// edge1's link cut, edge2 down, under load
@@ -276,9 +282,10 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("load %d notifications/s, %d acknowledged (%d during the steady %v)", *rate, len(acks), len(steadyAcks), *steady)
+	t.Logf("idle link: %.0f bytes/s; a notification's body: %d bytes", idlePerSec, len(notification(len(acks))))
 	for i := range 2 {
-		t.Logf("edge%d: replication lag (origin's acknowledgement to the edge's Server-Sent Event) p50 %v p99 %v; %.0f bytes over the link per notification",
-			i+1, pct(lags[i], 50), pct(lags[i], 99), bytesPer[i])
+		t.Logf("edge%d: replication lag (origin's acknowledgement to the edge's Server-Sent Event) p50 %v p99 %v; %.0f bytes over the link per notification, %.0f beyond the idle link's",
+			i+1, pct(lags[i], 50), pct(lags[i], 99), bytesPer[i], netPer[i])
 	}
 	t.Logf("catch-up after a %v leaf cut: %v; delivery at edge1 resumed %v after the origin's restart", *cutFor, catchUp.Round(time.Millisecond), resumed.Round(time.Millisecond))
 }
