@@ -228,12 +228,23 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 		t.Fatalf("edge1 /healthz with its link cut = %d %q, want 200 (a restart mends nothing)", code, body)
 	}
 	waitFor(*cutFor)
+	if ends := s1.endings(); len(ends) > 0 {
+		t.Fatalf("edge1's live session ended with its link cut: %q", ends)
+	}
 	restored := time.Now()
 	beforeRestore := src.acks()
 	p1.Restore()
 	e2.Start()
 	last := beforeRestore[len(beforeRestore)-1].seq
-	testenv.Eventually(t, 5*time.Minute, func() bool { _, ok := s1.at(last); return ok }, "edge1 catches up")
+	for deadline := time.Now().Add(5 * time.Minute); ; waitFor(10 * time.Millisecond) { // poll with a deadline
+		if _, ok := s1.at(last); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, ready := e1.get("readyz")
+			t.Fatalf("edge1 did not catch up with sequence %d: /readyz %q, its live sessions ended: %q", last, ready, s1.endings())
+		}
+	}
 	catchUp := time.Since(restored)
 	e1.awaitReadyz(200, "ready", 30*time.Second)
 	e2.awaitReadyz(200, "ready", 30*time.Second)
@@ -269,8 +280,8 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 	}
 	waitDelivered(t, "edge1", r1, s1, acks, 5*time.Minute)
 	waitDelivered(t, "edge2", r2, s2again, acks, 5*time.Minute)
-	if s1.ended.Load() {
-		t.Fatal("edge1's live session ended during the cuts")
+	if ends := s1.endings(); len(ends) > 0 {
+		t.Logf("edge1's live sessions ended by the hub after the cuts (and resumed from their last event's id): %q", ends)
 	}
 
 	lags := make([][]time.Duration, 2)

@@ -289,50 +289,102 @@ func (r *receiver) firsts() []delivered {
 	return out
 }
 
-// events reads a Server-Sent Events session at a hub and records when each
-// notification's sequence arrived.
+// events reads Server-Sent Events sessions at a hub, as a browser's
+// EventSource does: a session the hub ends is opened again from the last
+// event's id (Last-Event-ID). It records when each notification's sequence
+// first arrived, and the end events.
 type events struct {
 	mu      sync.Mutex
 	arrived map[uint64]time.Time
 	order   []uint64
-	ended   atomic.Bool
+	lastID  string
+	ends    []string // the data of each end event
 }
 
 func openEvents(t *testing.T, h *hubProc, channel string) *events {
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+"events?since=0&channels="+channel, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		cancel()
-		t.Fatalf("events at %s: %v %v", h.name, err, resp)
-	}
 	e := &events{arrived: map[uint64]time.Time{}}
-	done := make(chan struct{})
+	first, done := make(chan error, 1), make(chan struct{})
 	go func() {
 		defer close(done)
-		defer e.ended.Store(true)
-		sc := bufio.NewScanner(resp.Body)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event:"):
-				event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-			case strings.HasPrefix(line, "id:") && event == wire.EventNotification:
-				c, err := wire.ParseCursor(strings.TrimSpace(strings.TrimPrefix(line, "id:")))
-				if err == nil {
-					e.mu.Lock()
-					if _, ok := e.arrived[c.Seq]; !ok {
-						e.arrived[c.Seq] = time.Now()
-						e.order = append(e.order, c.Seq)
-					}
-					e.mu.Unlock()
-				}
+		opened := func(err error) {
+			select { // the first session's outcome; later ones go unread
+			case first <- err:
+			default:
+			}
+		}
+		for ctx.Err() == nil {
+			if err := e.session(ctx, h.url+"events?since=0&channels="+channel, opened); err != nil {
+				opened(err)
+			}
+			select { // the EventSource's retry
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	if err := <-first; err != nil {
+		cancel()
+		<-done
+		t.Fatalf("events at %s: %v", h.name, err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
 	return e
+}
+
+// session reads one session until it ends, calling opened once it is
+// open; an error means it did not open.
+func (e *events) session(ctx context.Context, u string, opened func(error)) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	e.mu.Lock()
+	if e.lastID != "" {
+		req.Header.Set(wire.HeaderLastEventID, e.lastID)
+	}
+	e.mu.Unlock()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	opened(nil)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:") && event == wire.EventEnd:
+			e.mu.Lock()
+			e.ends = append(e.ends, strings.TrimSpace(strings.TrimPrefix(line, "data:")))
+			e.mu.Unlock()
+		case strings.HasPrefix(line, "id:") && event == wire.EventNotification:
+			id := strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			c, err := wire.ParseCursor(id)
+			if err != nil {
+				continue
+			}
+			e.mu.Lock()
+			e.lastID = id
+			if _, ok := e.arrived[c.Seq]; !ok {
+				e.arrived[c.Seq] = time.Now()
+				e.order = append(e.order, c.Seq)
+			}
+			e.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// endings returns the data of the end events so far.
+func (e *events) endings() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.ends)
 }
 
 // at returns when seq arrived.
