@@ -1,8 +1,15 @@
-.PHONY: run test bench fuzz build
+.PHONY: run run-edge test bench fuzz build
 
 # Runs the hub with everything embedded and the demo Source and subscriber.
 run:
 	go run ./examples/demo
+
+# Runs an edge hub of `make run`'s hub on 127.0.0.1:8081 (docs/edge.md): its
+# log mirrors the origin's over a NATS leaf node link, publishes go to the
+# origin.
+run-edge:
+	go run ./cmd/hub --demo --listen 127.0.0.1:8081 --data-dir ./data-edge --nats-listen off \
+		--upstream http://127.0.0.1:8080/ --upstream-leaf nats-leaf://127.0.0.1:7422
 
 # Runs every check and test, installing what the tests need.
 test:

@@ -13,12 +13,28 @@ import (
 
 // Config is every setting of a hub process. cmd/hub documents each one.
 type Config struct {
-	Listen          string
-	HubURL          string
-	DataDir         string
-	NATSURL         string
-	NATSListen      string
-	NATSReplicas    int
+	Listen       string
+	HubURL       string
+	DataDir      string
+	NATSURL      string
+	NATSListen   string
+	NATSReplicas int
+	// NATSDomain is the embedded NATS server's JetStream domain; "" gives
+	// DefaultDomain to an origin and DefaultEdgeDomain to an edge. Every
+	// edge of one origin needs its own.
+	NATSDomain string
+	// LeafListen is where the embedded NATS server accepts edge hubs' leaf
+	// node connections; "off" accepts none.
+	LeafListen string
+	// Upstream, an origin hub's URL, makes this hub an edge (edge.go): its
+	// log mirrors the origin's and its publishes are forwarded there.
+	Upstream string
+	// UpstreamLeaf is the origin's leaf node URL the embedded NATS server
+	// links to (nats-leaf://host:port); with NATSURL the external server's
+	// own leafnodes configuration links it instead.
+	UpstreamLeaf string
+	// UpstreamDomain is the origin's JetStream domain.
+	UpstreamDomain  string
 	Sync            string
 	RedisURL        string
 	RetentionAge    time.Duration
@@ -93,6 +109,8 @@ func Defaults() Config {
 		DataDir:                 "./data",
 		NATSListen:              "127.0.0.1:4222",
 		NATSReplicas:            1,
+		LeafListen:              "off",
+		UpstreamDomain:          DefaultDomain,
 		Sync:                    "default",
 		MaxBody:                 10 << 20,
 		LeaseMin:                300,
@@ -149,6 +167,12 @@ func (s Config) withDefaults() Config {
 	if s.PerHostMax == 0 {
 		s.PerHostMax = max(d.PerHostMax, s.PerHost)
 	}
+	if s.LeafListen == "" {
+		s.LeafListen = d.LeafListen
+	}
+	if s.UpstreamDomain == "" {
+		s.UpstreamDomain = d.UpstreamDomain
+	}
 	return s
 }
 
@@ -201,8 +225,10 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	_, _, err := s.verifiers(http.DefaultClient) // the keys, refused before anything starts
-	return err
+	if _, _, err := s.verifiers(http.DefaultClient); err != nil { // the keys, refused before anything starts
+		return err
+	}
+	return s.checkEdge()
 }
 
 // badRate reports whether r is neither 0 (no limit) nor a rate a

@@ -151,7 +151,7 @@ func (p *process) buildPull(context.Context) error {
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
 		Readers:      p.hub.Subscribers(),
 	})
-	if err == nil {
+	if err == nil && !p.cfg.isEdge() { // an edge's framework notifications come from the origin
 		p.pull.EnableFramework(p.hub) // announce rotations and channels on framework channels, through intake
 	}
 	return err
@@ -221,6 +221,9 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
 	for i, c := range chs {
+		if s.isEdge() {
+			c = atOrigin(c, s.Upstream)
+		}
 		if _, err := h.PutChannel(ctx, c); err != nil {
 			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,9 +14,15 @@ import (
 
 // probe is one dependency readiness depends on.
 type probe struct {
-	name  string // what is unreachable, for /readyz's reason
-	check func(context.Context) error
+	name  string                      // what is unreachable, for /readyz's reason
+	check func(context.Context) error // a degradedError is a state, not a fault
 }
+
+// degradedError is a check's failure that is the hub's state, not a fault
+// of its own (an edge hub cut from its origin): /readyz gives it as the
+// reason as it is, and /healthz ignores it, since restarting the hub would
+// not mend it.
+type degradedError struct{ error }
 
 // probeTimeout bounds one check of one probe: a dependency that has not
 // answered by then counts as unreachable.
@@ -36,10 +43,11 @@ type health struct {
 
 	checked chan struct{} // closed once every probe has answered (or timed out) once
 
-	mu       sync.Mutex
-	state    []probeState // by probe
-	badSince time.Time    // zero while ready or starting
-	reason   string       // why not ready; "" when ready
+	mu           sync.Mutex
+	state        []probeState // by probe
+	badSince     time.Time    // since when a probe that is not degraded fails; zero while none does
+	unreadySince time.Time    // since when /readyz fails (for the logs); zero while ready or starting
+	reason       string       // why not ready; "" when ready
 }
 
 // probeState is what the last check of a probe found.
@@ -120,12 +128,15 @@ func (h *health) record(i int, err error) {
 	defer h.mu.Unlock()
 	h.state[i].answered, h.state[i].err = true, err
 	var failing []string
-	starting := false
+	starting, faulty := false, false
 	for j, st := range h.state {
 		switch {
 		case !st.answered:
 			starting = true
+		case errors.As(st.err, new(degradedError)):
+			failing = append(failing, st.err.Error())
 		case st.err != nil:
+			faulty = true
 			failing = append(failing, fmt.Sprintf("%s unreachable: %v", h.probes[j].name, st.err))
 		}
 	}
@@ -136,12 +147,18 @@ func (h *health) record(i int, err error) {
 		close(h.checked)
 	}
 	switch {
-	case reason != "" && !starting && h.badSince.IsZero():
+	case faulty && !starting && h.badSince.IsZero():
 		h.badSince = now
-		h.logger.Warn("hub not ready", "reason", reason)
-	case reason == "" && !h.badSince.IsZero():
-		h.logger.Info("hub ready again", "after", now.Sub(h.badSince).Round(time.Millisecond))
+	case !faulty:
 		h.badSince = time.Time{}
+	}
+	switch {
+	case reason != "" && !starting && h.unreadySince.IsZero():
+		h.unreadySince = now
+		h.logger.Warn("hub not ready", "reason", reason)
+	case reason == "" && !h.unreadySince.IsZero():
+		h.logger.Info("hub ready again", "after", now.Sub(h.unreadySince).Round(time.Millisecond))
+		h.unreadySince = time.Time{}
 	}
 	h.reason = reason
 }
@@ -162,8 +179,8 @@ func (h *health) serveReady(w http.ResponseWriter, _ *http.Request) {
 }
 
 // serveHealth is /healthz: 200 while the hub is ready or has been unready
-// for less than unhealthyAfter; 503 with the reason after that. It does no
-// I/O.
+// for less than unhealthyAfter (failures of degraded probes aside); 503
+// with the reason after that. It does no I/O.
 func (h *health) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h.mu.Lock()
 	since, reason := h.badSince, h.reason

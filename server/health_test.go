@@ -157,3 +157,33 @@ func TestHealth_ReadyzNamesEveryFailingDependency(t *testing.T) {
 	pull.set(nil)
 	awaitReady(t, h, 200, "ready")
 }
+
+// A degraded dependency (an edge hub's link to its origin) makes /readyz
+// fail with its own words but never /healthz: restarting the hub would
+// not mend the link. A real fault beside it still does.
+func TestHealth_DegradedIsUnreadyButNeverUnhealthy(t *testing.T) {
+	link, store := &switchable{}, &switchable{}
+	h := newHealth([]probe{{"store", store.check}, {"upstream", link.check}}, time.Minute, slog.New(slog.DiscardHandler))
+	clock := &testenv.Clock{}
+	h.now = clock.Now
+	runHealth(t, h)
+	awaitReady(t, h, 200, "ready")
+	link.set(degradedError{errors.New("stale since 2024-01-01T00:00:00Z")})
+	awaitReady(t, h, 503, "stale since 2024-01-01T00:00:00Z")
+	if _, body, _ := get(h.serveReady); strings.Contains(body, "unreachable") {
+		t.Fatalf("readyz %q: a degraded state is given as it is", body)
+	}
+	clock.Advance(2 * time.Minute)
+	if code, body, _ := get(h.serveHealth); code != 200 {
+		t.Fatalf("healthz degraded for 2 min = %d %q, want 200", code, body)
+	}
+	store.set(errors.New("connection refused"))
+	awaitReady(t, h, 503, "store unreachable: connection refused; stale since")
+	clock.Advance(61 * time.Second)
+	if code, _, _ := get(h.serveHealth); code != 503 {
+		t.Fatalf("healthz with the store down 61 s = %d, want 503", code)
+	}
+	store.set(nil)
+	link.set(nil)
+	awaitReady(t, h, 200, "ready")
+}

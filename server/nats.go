@@ -42,7 +42,11 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("--sync: %w", err)
 	}
-	cfg := embednats.Config{DataDir: s.DataDir, Sync: pol, MaxPayload: int32(min(s.MaxBody+64<<10, 64<<20)), Logger: natsLogger(logger)}
+	cfg := embednats.Config{DataDir: s.DataDir, Sync: pol, MaxPayload: int32(min(s.MaxBody+64<<10, 64<<20)), Logger: natsLogger(logger),
+		Domain: s.natsDomain(), LeafRemote: s.UpstreamLeaf}
+	if s.LeafListen != "off" {
+		cfg.LeafListen = s.LeafListen
+	}
 	if s.NATSListen != "off" {
 		host, port, err := net.SplitHostPort(s.NATSListen)
 		if err != nil {
@@ -58,7 +62,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	case errors.Is(err, embednats.ErrDataDirInUse):
 		return nil, nil, fmt.Errorf("--data-dir %s is in use, probably by another hub: give this hub its own --data-dir: %w", s.DataDir, err)
 	case errors.Is(err, embednats.ErrPortInUse):
-		return nil, nil, fmt.Errorf("--nats-listen %s is taken, probably by another hub: give this hub another --nats-listen address, or --nats-listen off: %w", s.NATSListen, err)
+		return nil, nil, fmt.Errorf("--nats-listen %s or --leaf-listen %s is taken, probably by another hub: give this hub other addresses, or off: %w", s.NATSListen, s.LeafListen, err)
 	case err != nil:
 		return nil, nil, err
 	}
@@ -72,6 +76,9 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	}
 	if u := ns.ClientURL(); u != "" {
 		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String())
+	}
+	if u := ns.LeafURL(); u != "" {
+		logger.Info("embedded NATS takes edge hubs", "leaf_url", u, "domain", cfg.Domain)
 	}
 	return c, func() { c.Close(); ns.Shutdown() }, nil
 }

@@ -179,6 +179,9 @@ func (p *process) runEngines(bg context.Context, wg *sync.WaitGroup) <-chan erro
 		"live":      p.live.Run,
 		"health":    func(ctx context.Context) error { p.health.run(ctx); return nil },
 	}
+	if p.cfg.isEdge() {
+		delete(engines, "follow") // the origin follows Sources; an edge never appends
+	}
 	for name, runner := range engines {
 		wg.Add(1)
 		go func() {
@@ -238,14 +241,22 @@ func (p *process) buildRoutes(context.Context) error {
 	p.health = p.buildHealth()
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
+	var handler http.Handler = mux
+	if p.cfg.isEdge() {
+		in, err := newUpstreamIntake(p.hubURL, p.cfg.Upstream, p.cfg.MaxBody, mux, p.logger.With("component", "edge"))
+		if err != nil {
+			return err
+		}
+		handler = in
+	}
+	p.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
 	p.srv.RegisterOnShutdown(p.live.CloseSessions) // Server-Sent Events responses end only with their sessions
 	return nil
 }
 
 // buildHealth probes every dependency readiness depends on.
 func (p *process) buildHealth() *health {
-	return newHealth([]probe{
+	probes := []probe{
 		{"NATS", func(context.Context) error { return p.nc.Err() }},
 		{"log", func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
 		{"store", p.store.Ping},
@@ -253,5 +264,9 @@ func (p *process) buildHealth() *health {
 		{"pull mode", engineHealth(p.pull.Health)},
 		{"webhook delivery", engineHealth(p.hooks.Health)},
 		{"WebSocket delivery", engineHealth(p.live.Health)},
-	}, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
+	}
+	if p.cfg.isEdge() {
+		probes = append(probes, p.linkProbe())
+	}
+	return newHealth(probes, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
 }

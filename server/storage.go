@@ -16,8 +16,13 @@ import (
 // to the startup timeout for JetStream to answer.
 func (p *process) openLog(ctx context.Context) error {
 	s := p.cfg
-	err := untilReady(ctx, s.StartupTimeout, p.logger, "log", func(ctx context.Context) (err error) {
-		p.notifications, err = jslog.OpenConn(ctx, p.nc, jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes, Logger: p.logger.With("component", "log")})
+	cfg := jslog.Config{Replicas: s.NATSReplicas, MaxAge: s.RetentionAge, MaxBytes: s.RetentionBytes, Logger: p.logger.With("component", "log")}
+	what := "log"
+	if s.isEdge() { // a mirror of the origin's log (edge.go)
+		cfg.Upstream, what = s.UpstreamDomain, "the origin's log (JetStream domain "+s.UpstreamDomain+") to mirror"
+	}
+	err := untilReady(ctx, s.StartupTimeout, p.logger, what, func(ctx context.Context) (err error) {
+		p.notifications, err = jslog.OpenConn(ctx, p.nc, cfg)
 		return err
 	})
 	if err != nil {

@@ -148,18 +148,30 @@ func run(ctx context.Context, out io.Writer, every time.Duration) error {
 
 // hubConfig is the settings of `hub --demo` with its data in dir, listening
 // on 127.0.0.1:8080 when that is free (any free port otherwise), with an
-// admin token for the dashboard.
+// admin token for the dashboard, taking edge hubs (`make run-edge`) on
+// 127.0.0.1:7422 when that is free.
 func hubConfig(dir, token string) server.Config {
 	cfg := server.Defaults()
 	cfg.Listen = "127.0.0.1:8080"
-	if l, err := net.Listen("tcp", cfg.Listen); err != nil {
+	if !free(cfg.Listen) {
 		cfg.Listen = "127.0.0.1:0"
-	} else {
-		l.Close()
+	}
+	if free("127.0.0.1:7422") {
+		cfg.LeafListen = "127.0.0.1:7422"
 	}
 	cfg.DataDir, cfg.NATSListen, cfg.Demo, cfg.AdminToken = dir, "off", true, token
 	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "error", 5*time.Second, 30*time.Second
 	return cfg
+}
+
+// free reports whether addr can be listened on.
+func free(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // change creates, rewrites or deletes a file or two.

@@ -92,7 +92,13 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	if maxBytes <= 0 {
 		maxBytes = -1
 	}
-	st, epoch, err := ensureStream(ctx, js, jetstream.StreamConfig{
+	ensure := ensureStream
+	if cfg.Upstream != "" {
+		ensure = func(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) (jetstream.Stream, string, error) {
+			return ensureMirror(ctx, nc, js, sc, cfg.Upstream)
+		}
+	}
+	st, epoch, err := ensure(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "rshub notification log",
 		Subjects:    []string{wire.Subject(cfg.SubjectPrefix, "")},

@@ -34,7 +34,12 @@ type Config struct {
 	MaxAge          time.Duration // 0: unlimited
 	MaxBytes        int64         // 0: unlimited
 	DuplicateWindow time.Duration // a retried publish with the same Key is stored once; default 10 min
-	Logger          *slog.Logger  // reconnection events; default: none
+	// Upstream, the JetStream domain of an origin hub's NATS server reached
+	// over a leaf node link, makes the log a read-only mirror of the
+	// origin's stream of the same name: the same records at the same
+	// sequences, with the origin's epoch. Appends fail with ErrMirror.
+	Upstream string
+	Logger   *slog.Logger // reconnection events; default: none
 }
 
 // Log is a hub.Log stored in a JetStream stream.
@@ -64,6 +69,9 @@ type Log struct {
 	refreshing *boundsCall
 
 	quarantine quarantine // messages that never decode, which readers skip
+
+	linkMu sync.Mutex
+	heard  time.Time // a mirror's: when Link last found the origin heard from
 }
 
 // boundsCall is one stream info request made for Bounds; err is set
@@ -172,6 +180,9 @@ func (l *Log) AppendAfter(ctx context.Context, rec wire.Record, lastSeq uint64) 
 }
 
 func (l *Log) publish(ctx context.Context, rec wire.Record, opts ...jetstream.PublishOpt) (uint64, bool, error) {
+	if l.cfg.Upstream != "" {
+		return 0, false, fmt.Errorf("jslog: append to %s: %w", l.Subject(rec.Channel), ErrMirror)
+	}
 	if err := validChannel(rec.Channel); err != nil {
 		return 0, false, fmt.Errorf("jslog: append: %w", err)
 	}

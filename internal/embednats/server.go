@@ -65,12 +65,25 @@ type Config struct {
 	Sync       SyncPolicy // when writes are fsynced, see the package documentation
 	MaxPayload int32      // largest message; default 8 MiB
 	Logger     *slog.Logger
+	// Domain is the server's JetStream domain: another server linked to it
+	// as a leaf node reaches its JetStream API as $JS.<Domain>.API. ""
+	// leaves the server without one.
+	Domain string
+	// LeafListen, "host:port", accepts leaf node connections of other
+	// servers (edge hubs); port 0 picks a free one (see LeafURL). "" accepts
+	// none.
+	LeafListen string
+	// LeafRemote, a nats-leaf:// URL, links the server as a leaf node to
+	// another server's leaf listener, dialling again whenever the link
+	// fails. "" links to none.
+	LeafRemote string
 }
 
 // Server is a running embedded NATS server with JetStream.
 type Server struct {
 	ns     *server.Server
 	listen bool
+	opts   *server.Options             // as the server resolved them (a random leaf port)
 	lock   interface{ Unlock() error } // the data directory's, released at Shutdown
 }
 
@@ -104,7 +117,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("embednats: invalid port %d", cfg.Port)
 	}
 	opts := &server.Options{
-		ServerName: "rshub-embedded",
+		ServerName: serverName(cfg.Domain),
 		Host:       cfg.Host,
 		Port:       cfg.Port,
 		DontListen: cfg.Port == 0,
@@ -113,6 +126,9 @@ func Start(cfg Config) (_ *Server, err error) {
 		MaxPayload: cfg.MaxPayload,
 		NoSigs:     true,
 		NoLog:      cfg.Logger == nil,
+	}
+	if err := leafOptions(opts, cfg); err != nil {
+		return nil, err
 	}
 	switch cfg.Sync {
 	case SyncDefault:
@@ -146,7 +162,7 @@ func Start(cfg Config) (_ *Server, err error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("embednats: JetStream did not start on %s", cfg.DataDir)
 	}
-	return &Server{ns: ns, listen: !opts.DontListen, lock: lock}, nil
+	return &Server{ns: ns, listen: !opts.DontListen, opts: opts, lock: lock}, nil
 }
 
 // Connect opens an in-process client connection; opts are applied after

@@ -1,0 +1,75 @@
+package embednats
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// leafReconnect is how soon a leaf node dials its remote again after the
+// link failed.
+const leafReconnect = time.Second
+
+// serverName names the server after its JetStream domain: two servers
+// linked as leaf nodes must not share a name.
+func serverName(domain string) string {
+	if domain == "" {
+		return "rshub-embedded"
+	}
+	return "rshub-" + domain
+}
+
+// leafOptions sets the JetStream domain, the leaf listener and the leaf
+// remote of cfg on opts.
+func leafOptions(opts *server.Options, cfg Config) error {
+	opts.JetStreamDomain = cfg.Domain
+	if cfg.LeafListen != "" {
+		host, port, err := net.SplitHostPort(cfg.LeafListen)
+		if err != nil {
+			return fmt.Errorf("embednats: leaf listen address %q: %w", cfg.LeafListen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 0 || p > 65535 {
+			return fmt.Errorf("embednats: leaf listen port %q is not a port number", port)
+		}
+		if p > 0 {
+			if err := checkPort(host, p); err != nil {
+				return err
+			}
+		} else {
+			p = server.RANDOM_PORT
+		}
+		opts.LeafNode.Host, opts.LeafNode.Port = host, p
+		// the listen address is no edge's business: an edge dials the URL
+		// it was given (a proxy's, a NAT's), never one the server announces
+		opts.LeafNode.NoAdvertise = true
+	}
+	if cfg.LeafRemote != "" {
+		u, err := url.Parse(cfg.LeafRemote)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("embednats: leaf remote %q is not a URL (want nats-leaf://host:port)", cfg.LeafRemote)
+		}
+		opts.LeafNode.ReconnectInterval = leafReconnect
+		opts.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}}}
+	}
+	return nil
+}
+
+// LeafURL returns the nats-leaf:// URL edge servers link to, or "" when the
+// server accepts no leaf node connections.
+func (s *Server) LeafURL() string {
+	if s.opts.LeafNode.Port <= 0 {
+		return ""
+	}
+	return "nats-leaf://" + net.JoinHostPort(s.opts.LeafNode.Host, strconv.Itoa(s.opts.LeafNode.Port))
+}
+
+// LeafNodes returns how many leaf node connections the server has, in
+// either direction.
+func (s *Server) LeafNodes() int {
+	return s.ns.NumLeafNodes()
+}

@@ -1,0 +1,245 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/wire"
+)
+
+// An edge hub (Config.Upstream) serves an origin hub's history close to
+// its subscribers. Its NATS server is a leaf node of the origin's, in a
+// JetStream domain of its own; its log is a JetStream mirror of the
+// origin's (jslog.Config.Upstream), so sequences, cursors and epochs are
+// the origin's. Everything else is the edge's own: channels, subscriptions,
+// webhook delivery, live sessions, pull-mode documents. It never appends:
+// publishes are forwarded to the origin's hub URL and the origin's answer
+// is the Source's (200 once the origin's log has the notification). With
+// the origin unreachable, publishes are refused with 503 and Retry-After,
+// /readyz says since when the mirror is stale, and the rest serves on.
+
+// JetStream domains given when Config.NATSDomain is empty.
+const (
+	DefaultDomain     = "rshub" // an origin's (a hub with --leaf-listen)
+	DefaultEdgeDomain = "edge"  // an edge's
+)
+
+// publishRetryAfter is the Retry-After, in seconds, of a publish refused
+// while the origin is unreachable.
+const publishRetryAfter = "5"
+
+// maxPublishForm bounds a form read to tell a publish ping from a
+// subscription request (as the hub bounds its forms).
+const maxPublishForm = 64 << 10
+
+func (s Config) isEdge() bool { return s.Upstream != "" }
+
+// natsDomain is the embedded NATS server's JetStream domain: the one set,
+// else the default of an edge or of an origin, else none (a hub neither
+// links nor is linked to).
+func (s Config) natsDomain() string {
+	switch {
+	case s.NATSDomain != "":
+		return s.NATSDomain
+	case s.isEdge():
+		return DefaultEdgeDomain
+	case s.LeafListen != "off":
+		return DefaultDomain
+	}
+	return ""
+}
+
+// checkEdge refuses edge and leaf settings that cannot work together.
+func (s Config) checkEdge() error {
+	for flag, d := range map[string]string{"--nats-domain": s.NATSDomain, "--upstream-domain": s.UpstreamDomain} {
+		if d != "" && !validDomain(d) {
+			return fmt.Errorf("%s must be 1-64 characters of A-Z a-z 0-9 - _, got %q", flag, wire.Clip(d))
+		}
+	}
+	switch {
+	case s.LeafListen != "off" && s.NATSURL != "":
+		return errors.New("--leaf-listen applies to the embedded NATS server; configure leafnodes on the external server instead")
+	case s.UpstreamLeaf != "" && !s.isEdge():
+		return errors.New("--upstream-leaf needs --upstream (the origin's hub URL)")
+	case !s.isEdge():
+		return nil
+	}
+	u, err := url.Parse(s.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return fmt.Errorf("--upstream must be the origin's hub URL, an absolute http(s) URL without user info, got %q", wire.Clip(s.Upstream))
+	}
+	switch {
+	case s.NATSURL == "" && s.UpstreamLeaf == "":
+		return errors.New("--upstream needs --upstream-leaf, the origin's leaf node URL (nats-leaf://host:port, the origin's --leaf-listen)")
+	case s.NATSURL != "" && s.UpstreamLeaf != "":
+		return errors.New("--upstream-leaf applies to the embedded NATS server; link the external server to the origin in its own leafnodes configuration")
+	case s.natsDomain() == s.UpstreamDomain:
+		return fmt.Errorf("--nats-domain %q is the origin's (--upstream-domain): an edge needs a JetStream domain of its own", s.UpstreamDomain)
+	}
+	if s.UpstreamLeaf != "" {
+		if l, err := url.Parse(s.UpstreamLeaf); err != nil || l.Host == "" {
+			return fmt.Errorf("--upstream-leaf must be a URL such as nats-leaf://host:7422, got %q", wire.Clip(s.UpstreamLeaf))
+		}
+	}
+	return nil
+}
+
+// validDomain reports whether d can be a JetStream domain: one subject
+// token of at most 64 letters, digits, '-' and '_'.
+func validDomain(d string) bool {
+	if len(d) == 0 || len(d) > 64 {
+		return false
+	}
+	for _, c := range d {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// atOrigin gives a hosted channel of an edge the topic the origin hosts it
+// at: one channel has one topic at every hub, so a Source publishing
+// through an edge and a subscriber subscribing at one name the same.
+func atOrigin(ch hub.Channel, upstream string) hub.Channel {
+	if !ch.Hosted || ch.Topic != "" {
+		return ch
+	}
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return ch // Check refused it
+	}
+	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
+	ch.Topic = u.String() + wire.TopicPath(ch.Name)
+	return ch
+}
+
+// linkProbe is the readiness of an edge's link to its origin: degraded,
+// with since when the mirror is stale, while the origin is not heard from.
+func (p *process) linkProbe() probe {
+	return probe{"upstream", func(ctx context.Context) error {
+		st, err := p.notifications.Link(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Up {
+			return nil
+		}
+		return degradedError{staleReason(st, p.cfg.UpstreamDomain)}
+	}}
+}
+
+// staleReason says how stale the mirror is and why.
+func staleReason(st jslog.LinkState, domain string) error {
+	why := ""
+	if st.Err != "" {
+		why = " (" + st.Err + ")"
+	}
+	if st.Since.IsZero() {
+		return fmt.Errorf("stale: the origin (JetStream domain %s) not reached since this edge's NATS server started%s; serving the log up to sequence %d", domain, why, st.Last)
+	}
+	return fmt.Errorf("stale since %s: the link to the origin (JetStream domain %s) is down%s; serving the log up to sequence %d",
+		st.Since.UTC().Format(time.RFC3339), domain, why, st.Last)
+}
+
+// upstreamIntake is an edge's hub URL: publishes (fat pings, publish
+// pings) go to the origin's hub URL, everything else to the edge's own
+// routes.
+type upstreamIntake struct {
+	path    string // the edge's hub URL path
+	maxBody int64
+	proxy   *httputil.ReverseProxy
+	next    http.Handler
+}
+
+// newUpstreamIntake forwards the publishes that reach hubPath to the
+// origin at upstream and passes the rest to next.
+func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler, logger *slog.Logger) (*upstreamIntake, error) {
+	origin, err := url.Parse(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("--upstream: %w", err)
+	}
+	own, err := url.Parse(hubURL)
+	if err != nil {
+		return nil, fmt.Errorf("hub URL: %w", err)
+	}
+	hubPath := own.Path
+	if hubPath == "" {
+		hubPath = "/"
+	}
+	// a Source names the hub it publishes to as rel="hub"; the origin
+	// takes its own URL there
+	relink := strings.NewReplacer("<"+hubURL+">", "<"+upstream+">")
+	transport := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		ResponseHeaderTimeout: 30 * time.Second,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			u := *origin
+			pr.Out.URL, pr.Out.Host = &u, ""
+			for i, v := range pr.Out.Header.Values("Link") {
+				pr.Out.Header["Link"][i] = relink.Replace(v)
+			}
+			pr.SetXForwarded()
+		},
+		Transport: transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("the notification is larger than %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+				return
+			}
+			logger.Warn("publish not forwarded: the origin did not answer", "origin", upstream, "err", err)
+			w.Header().Set("Retry-After", publishRetryAfter)
+			http.Error(w, "this is an edge hub and its origin "+upstream+" did not answer: the notification was not published; publish it again later", http.StatusServiceUnavailable)
+		},
+	}
+	return &upstreamIntake{path: hubPath, maxBody: maxBody, proxy: proxy, next: next}, nil
+}
+
+func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != u.path {
+		u.next.ServeHTTP(w, r)
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/xml", "text/xml":
+		r.Body = http.MaxBytesReader(w, r.Body, u.maxBody)
+		u.proxy.ServeHTTP(w, r)
+	case "application/x-www-form-urlencoded":
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxPublishForm+1))
+		if err != nil {
+			http.Error(w, "reading the form: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(body) > maxPublishForm {
+			http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxPublishForm), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("hub.mode") == "publish" {
+			u.proxy.ServeHTTP(w, r)
+			return
+		}
+		u.next.ServeHTTP(w, r) // subscriptions, and forms the hub refuses itself
+	default:
+		u.next.ServeHTTP(w, r)
+	}
+}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/rshub/rshub/hub"
+)
+
+func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
+	edge := func(edit func(*Config)) Config {
+		c := Defaults()
+		c.Upstream, c.UpstreamLeaf = "http://origin.example/", "nats-leaf://origin.example:7422"
+		edit(&c)
+		return c
+	}
+	for name, tc := range map[string]struct {
+		cfg  Config
+		want string // "" accepted
+	}{
+		"an edge":                      {edge(func(*Config) {}), ""},
+		"an edge on external NATS":     {edge(func(c *Config) { c.NATSURL, c.UpstreamLeaf = "nats://n:4222", "" }), ""},
+		"an origin":                    {func() Config { c := Defaults(); c.LeafListen = "127.0.0.1:7422"; return c }(), ""},
+		"upstream not http":            {edge(func(c *Config) { c.Upstream = "nats://origin" }), "--upstream"},
+		"upstream with user info":      {edge(func(c *Config) { c.Upstream = "http://u:p@origin/" }), "--upstream"},
+		"no leaf with embedded NATS":   {edge(func(c *Config) { c.UpstreamLeaf = "" }), "--upstream-leaf"},
+		"leaf with external NATS":      {edge(func(c *Config) { c.NATSURL = "nats://n:4222" }), "--upstream-leaf applies"},
+		"leaf without upstream":        {edge(func(c *Config) { c.Upstream = "" }), "needs --upstream"},
+		"leaf not a URL":               {edge(func(c *Config) { c.UpstreamLeaf = "origin:7422" }), "--upstream-leaf must"},
+		"the origin's domain":          {edge(func(c *Config) { c.NATSDomain = DefaultDomain }), "domain of its own"},
+		"domain with a dot":            {edge(func(c *Config) { c.NATSDomain = "a.b" }), "--nats-domain"},
+		"upstream domain wildcard":     {edge(func(c *Config) { c.UpstreamDomain = ">" }), "--upstream-domain"},
+		"leaf listener, external NATS": {func() Config { c := Defaults(); c.LeafListen, c.NATSURL = ":7422", "nats://n"; return c }(), "--leaf-listen"},
+	} {
+		err := tc.cfg.Check()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Check = %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// A hosted channel of an edge has the topic the origin hosts it at; a
+// channel with its own topic keeps it.
+func TestAtOrigin_HostedTopicIsTheOrigins(t *testing.T) {
+	got := atOrigin(hub.Channel{Name: "demo", Hosted: true}, "https://origin.example/hub")
+	if got.Topic != "https://origin.example/topics/demo" {
+		t.Fatalf("hosted topic at an edge = %q", got.Topic)
+	}
+	own := hub.Channel{Name: "x", Topic: "https://src.example/cl.xml"}
+	if got := atOrigin(own, "https://origin.example/"); got != own {
+		t.Fatalf("a channel with a topic changed: %+v", got)
+	}
+}
+
+// An edge's hub URL sends publishes (fat pings and publish pings) to the
+// origin, naming the origin as rel="hub", and answers with the origin's
+// answer; subscriptions and everything else stay at the edge; an origin
+// that does not answer gets a 503 with Retry-After.
+func TestUpstreamIntake_ForwardsPublishesOnly(t *testing.T) {
+	var forwarded []string
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		forwarded = append(forwarded, r.URL.Path+" "+r.Header.Get("Link")+" "+string(b))
+		w.Header().Set("Rshub-Seq", "42")
+		_, _ = io.WriteString(w, "stored")
+	}))
+	defer origin.Close()
+	local := 0
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { local++; w.WriteHeader(http.StatusAccepted) })
+	const edgeURL = "http://edge.example/hub"
+	in, err := newUpstreamIntake(edgeURL, origin.URL+"/ohub", 1024, next, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(path, ctype, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://edge.example"+path, strings.NewReader(body))
+		r.Header.Set("Content-Type", ctype)
+		r.Header.Set("Link", `<https://t.example/>; rel="self", <`+edgeURL+`>; rel="hub"`)
+		w := httptest.NewRecorder()
+		in.ServeHTTP(w, r)
+		return w
+	}
+	w := serve("/hub", "application/xml", "<urlset/>")
+	if w.Code != 200 || w.Header().Get("Rshub-Seq") != "42" || len(forwarded) != 1 {
+		t.Fatalf("fat ping at the edge: %d %v, forwarded %q", w.Code, w.Header(), forwarded)
+	}
+	if want := "/ohub " + `<https://t.example/>; rel="self", <` + origin.URL + `/ohub>; rel="hub" <urlset/>`; forwarded[0] != want {
+		t.Fatalf("forwarded %q, want %q", forwarded[0], want)
+	}
+	ping := url.Values{"hub.mode": {"publish"}, "hub.url": {"https://t.example/"}}.Encode()
+	if w := serve("/hub", "application/x-www-form-urlencoded", ping); w.Code != 200 || len(forwarded) != 2 || !strings.HasSuffix(forwarded[1], ping) {
+		t.Fatalf("publish ping at the edge: %d, forwarded %q", w.Code, forwarded)
+	}
+	sub := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {"https://t.example/"}}.Encode()
+	if w := serve("/hub", "application/x-www-form-urlencoded", sub); w.Code != http.StatusAccepted || local != 1 {
+		t.Fatalf("subscription at the edge: %d, local %d", w.Code, local)
+	}
+	if w := serve("/elsewhere", "application/xml", "<urlset/>"); w.Code != http.StatusAccepted || local != 2 {
+		t.Fatalf("another path: %d, local %d", w.Code, local)
+	}
+	if w := serve("/hub", "application/xml", strings.Repeat("x", 2048)); w.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over the limit: %d", w.Code)
+	}
+	if w := serve("/hub", "application/x-www-form-urlencoded", strings.Repeat("x", maxPublishForm+1)); w.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a form over the limit: %d", w.Code)
+	}
+	origin.Close()
+	w = serve("/hub", "application/xml", "<urlset/>")
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "not published") {
+		t.Fatalf("origin down: %d %v %q", w.Code, w.Header(), w.Body.String())
+	}
+}
