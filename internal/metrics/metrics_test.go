@@ -21,7 +21,9 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		LogSize:            func(context.Context) (uint64, uint64, error) { return 42, 4096, nil },
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
-		Hosts:              func() []HostGauge { return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4}, {Host: "free.example:443", Limit: 8}} },
+		Hosts: func() []HostGauge {
+			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4}, {Host: "free.example:443", Limit: 8}}
+		},
 	})
 	m.Published("demo", 100, time.Millisecond)
 	m.Published("demo", 50, time.Millisecond)
