@@ -30,7 +30,8 @@ type Config struct {
 	// log mirrors the origin's and its publishes are forwarded there.
 	Upstream string
 	// UpstreamLeaf is the origin's leaf node URL the embedded NATS server
-	// links to (nats-leaf://host:port); with NATSURL the external server's
+	// links to (nats-leaf://host:port, or several separated by commas: the
+	// nodes of an origin's NATS cluster); with NATSURL the external server's
 	// own leafnodes configuration links it instead.
 	UpstreamLeaf string
 	// UpstreamDomain is the origin's JetStream domain.

@@ -89,9 +89,12 @@ func (s Config) checkEdge() error {
 	case s.natsDomain() == s.UpstreamDomain:
 		return fmt.Errorf("--nats-domain %q is the origin's (--upstream-domain): an edge needs a JetStream domain of its own", s.UpstreamDomain)
 	}
-	if s.UpstreamLeaf != "" {
-		if l, err := url.Parse(s.UpstreamLeaf); err != nil || l.Host == "" {
-			return fmt.Errorf("--upstream-leaf must be a URL such as nats-leaf://host:7422, got %q", wire.Clip(s.UpstreamLeaf))
+	if s.UpstreamLeaf == "" {
+		return nil
+	}
+	for _, leaf := range strings.Split(s.UpstreamLeaf, ",") {
+		if l, err := url.Parse(strings.TrimSpace(leaf)); err != nil || l.Host == "" {
+			return fmt.Errorf("--upstream-leaf must be URLs such as nats-leaf://host:7422, comma-separated, got %q", wire.Clip(s.UpstreamLeaf))
 		}
 	}
 	return nil

@@ -32,6 +32,8 @@ func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
 		"leaf with external NATS":      {edge(func(c *Config) { c.NATSURL = "nats://n:4222" }), "--upstream-leaf applies"},
 		"leaf without upstream":        {edge(func(c *Config) { c.Upstream = "" }), "needs --upstream"},
 		"leaf not a URL":               {edge(func(c *Config) { c.UpstreamLeaf = "origin:7422" }), "--upstream-leaf must"},
+		"leaves of a cluster":          {edge(func(c *Config) { c.UpstreamLeaf = "nats-leaf://a:7422, nats-leaf://b:7422" }), ""},
+		"one leaf of several bad":      {edge(func(c *Config) { c.UpstreamLeaf = "nats-leaf://a:7422,b:7422" }), "--upstream-leaf must"},
 		"the origin's domain":          {edge(func(c *Config) { c.NATSDomain = DefaultDomain }), "domain of its own"},
 		"domain with a dot":            {edge(func(c *Config) { c.NATSDomain = "a.b" }), "--nats-domain"},
 		"upstream domain wildcard":     {edge(func(c *Config) { c.UpstreamDomain = ">" }), "--upstream-domain"},

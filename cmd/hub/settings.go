@@ -38,7 +38,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.NATSDomain, "nats-domain", "", "JetStream domain of the embedded NATS server (default \""+server.DefaultDomain+"\" with --leaf-listen, \""+server.DefaultEdgeDomain+"\" with --upstream; each edge of one origin needs its own)")
 	fs.StringVar(&s.LeafListen, "leaf-listen", d.LeafListen, "where the embedded NATS server accepts edge hubs' leaf node connections (host:port, e.g. 127.0.0.1:7422); \"off\" for none")
 	fs.StringVar(&s.Upstream, "upstream", "", "make this hub an edge of the origin hub at this hub URL: its log mirrors the origin's, publishes are forwarded there (docs/edge.md)")
-	fs.StringVar(&s.UpstreamLeaf, "upstream-leaf", "", "with --upstream and embedded NATS: the origin's --leaf-listen as nats-leaf://host:port")
+	fs.StringVar(&s.UpstreamLeaf, "upstream-leaf", "", "with --upstream and embedded NATS: the origin's --leaf-listen as nats-leaf://host:port (several, comma-separated, for an origin's NATS cluster)")
 	fs.StringVar(&s.UpstreamDomain, "upstream-domain", d.UpstreamDomain, "with --upstream: the origin's JetStream domain")
 	fs.IntVar(&s.NATSReplicas, "nats-replicas", d.NATSReplicas, "JetStream replicas of the log and KV buckets (3 on a cluster)")
 	fs.StringVar(&s.Sync, "sync", d.Sync, "embedded log fsync policy: default (survives a process kill) or always (survives power loss)")

@@ -5,7 +5,9 @@
 // origin acknowledged, in order and at the origin's sequences, across a
 // cut link, an edge that was down and an origin that was down; that
 // readiness tells the truth meanwhile; and measures replication lag,
-// bytes over the link and catch-up time (docs/edge.md).
+// bytes over the link and catch-up time (docs/edge.md). cluster_test.go
+// does the same with processes: an origin on a three-node nats-server
+// cluster, a cut link and a killed node.
 //
 // The measurement with a longer cut and another load:
 //

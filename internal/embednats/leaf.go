@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -49,12 +50,18 @@ func leafOptions(opts *server.Options, cfg Config) error {
 		opts.LeafNode.NoAdvertise = true
 	}
 	if cfg.LeafRemote != "" {
-		u, err := url.Parse(cfg.LeafRemote)
-		if err != nil || u.Host == "" {
-			return fmt.Errorf("embednats: leaf remote %q is not a URL (want nats-leaf://host:port)", cfg.LeafRemote)
+		// one remote, several URLs (an origin that is a NATS cluster): the
+		// link dials the next one when the node it was on goes away
+		var urls []*url.URL
+		for _, s := range strings.Split(cfg.LeafRemote, ",") {
+			u, err := url.Parse(strings.TrimSpace(s))
+			if err != nil || u.Host == "" {
+				return fmt.Errorf("embednats: leaf remote %q is not a URL (want nats-leaf://host:port)", s)
+			}
+			urls = append(urls, u)
 		}
 		opts.LeafNode.ReconnectInterval = leafReconnect
-		opts.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}}}
+		opts.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: urls}}
 	}
 	return nil
 }

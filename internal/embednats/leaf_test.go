@@ -40,6 +40,7 @@ func TestLeaf_RefusesBadAddresses(t *testing.T) {
 		{LeafListen: "7422"},
 		{LeafListen: "127.0.0.1:http"},
 		{LeafRemote: "origin:7422"},
+		{LeafRemote: "nats-leaf://a:7422,origin:7422"},
 	} {
 		cfg.DataDir = t.TempDir()
 		if s, err := Start(cfg); err == nil {

@@ -73,9 +73,10 @@ type Config struct {
 	// servers (edge hubs); port 0 picks a free one (see LeafURL). "" accepts
 	// none.
 	LeafListen string
-	// LeafRemote, a nats-leaf:// URL, links the server as a leaf node to
-	// another server's leaf listener, dialling again whenever the link
-	// fails. "" links to none.
+	// LeafRemote, nats-leaf:// URLs separated by commas (the nodes of one
+	// cluster), links the server as a leaf node to another server's leaf
+	// listener, dialling again (the next URL) whenever the link fails. ""
+	// links to none.
 	LeafRemote string
 }
 
