@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/integration/series"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 	"github.com/rshub/rshub/server"
@@ -46,20 +47,9 @@ const (
 	channel = "edge"
 )
 
-func notification(n int) string {
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	from, until := base.Add(time.Duration(n)*time.Second), base.Add(time.Duration(n+1)*time.Second)
-	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-<rs:md capability="change-notification" from="%s" until="%s"/>
-<url><loc>http://example.com/n/%d</loc><rs:md change="updated" datetime="%s"/></url>
-</urlset>
-`, from.Format(time.RFC3339), until.Format(time.RFC3339), n, from.Add(time.Second/2).Format(time.RFC3339Nano))
-}
-
 // post publishes notification n at h and returns the answer.
 func post(h *hubProc, n int) (*http.Response, string, error) {
-	req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(notification(n)))
+	req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(series.Notification(n)))
 	req.Header.Set("Content-Type", "application/xml")
 	req.Header.Set("Link", "<"+topic+`>; rel="self", <`+h.url+`>; rel="hub"`)
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -295,7 +285,7 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("load %d notifications/s, %d acknowledged (%d during the steady %v)", *rate, len(acks), len(steadyAcks), *steady)
-	t.Logf("idle link: %.0f bytes/s; a notification's body: %d bytes", idlePerSec, len(notification(len(acks))))
+	t.Logf("idle link: %.0f bytes/s; a notification's body: %d bytes", idlePerSec, len(series.Notification(len(acks))))
 	for i := range 2 {
 		t.Logf("edge%d: replication lag (origin's acknowledgement to the edge's Server-Sent Event) p50 %v p99 %v; %.0f bytes over the link per notification, %.0f beyond the idle link's",
 			i+1, pct(lags[i], 50), pct(lags[i], 99), bytesPer[i], netPer[i])
