@@ -229,7 +229,23 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 		}
 		return ch, nil
 	}
-	chs, err := h.cfg.Store.Channels(ctx)
+	// one listing at a time: the callers that found the index stale together
+	// (every live session checks each record's channel) wait for it and
+	// answer from it, instead of each listing the store
+	release, err := h.names.acquire(ctx)
+	if err != nil {
+		return Channel{}, err
+	}
+	defer release()
+	if ch, found, fresh := h.names.get(name, h.cfg.Now()); fresh {
+		if !found {
+			return Channel{}, ErrNotFound
+		}
+		return ch, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	chs, err := h.cfg.Store.Channels(lctx)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -245,6 +261,7 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 // nameIndex is the store's channels by name, as last listed.
 type nameIndex struct {
 	mu      sync.Mutex
+	listing chan struct{} // one slot: held while the store is listed (acquire)
 	byName  map[string]Channel
 	byTopic map[string]string // topic to name, to move a renamed channel
 	listed  time.Time
@@ -260,6 +277,27 @@ func (x *nameIndex) get(name string, now time.Time) (ch Channel, found, fresh bo
 	}
 	ch, found = x.byName[name]
 	return ch, found, true
+}
+
+// listTimeout bounds one listing of the store's channels for the index, so
+// the callers waiting for it are not held longer by a store that hangs.
+const listTimeout = 5 * time.Second
+
+// acquire takes the right to list the store for the index, waiting at
+// most until ctx ends, and returns its release.
+func (x *nameIndex) acquire(ctx context.Context) (func(), error) {
+	x.mu.Lock()
+	if x.listing == nil {
+		x.listing = make(chan struct{}, 1)
+	}
+	slot := x.listing
+	x.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the channel listing: %w", ctx.Err())
+	}
 }
 
 // reset replaces the index with a listing taken at now.
