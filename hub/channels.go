@@ -229,6 +229,9 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 		}
 		return ch, nil
 	}
+	if err := h.names.failing(h.cfg.Now()); err != nil {
+		return Channel{}, err
+	}
 	// one listing at a time: the callers that found the index stale together
 	// (every live session checks each record's channel) wait for it and
 	// answer from it, instead of each listing the store
@@ -243,10 +246,16 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 		}
 		return ch, nil
 	}
+	if err := h.names.failing(h.cfg.Now()); err != nil { // the listing waited for failed
+		return Channel{}, err
+	}
 	lctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	chs, err := h.cfg.Store.Channels(lctx)
 	if err != nil {
+		if ctx.Err() == nil { // the store's failure, not this caller's end
+			h.names.failed(err, h.cfg.Now())
+		}
 		return Channel{}, err
 	}
 	h.names.reset(chs, h.cfg.Now())
@@ -262,6 +271,11 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 type nameIndex struct {
 	mu      sync.Mutex
 	listing chan struct{} // one slot: held while the store is listed (acquire)
+	// lastErr is the last listing's failure, answered without listing
+	// again until retryAt (a store that hangs costs one listTimeout a
+	// second, not one per lookup).
+	lastErr error
+	retryAt time.Time
 	byName  map[string]Channel
 	byTopic map[string]string // topic to name, to move a renamed channel
 	listed  time.Time
@@ -300,6 +314,27 @@ func (x *nameIndex) acquire(ctx context.Context) (func(), error) {
 	}
 }
 
+// listRetry is how long a failed listing is answered again before the
+// store is listed anew.
+const listRetry = time.Second
+
+// failed records a listing that failed at now.
+func (x *nameIndex) failed(err error, now time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.lastErr, x.retryAt = err, now.Add(listRetry)
+}
+
+// failing is the last listing's failure while it is answered again, or nil.
+func (x *nameIndex) failing(now time.Time) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.lastErr != nil && now.Before(x.retryAt) {
+		return x.lastErr
+	}
+	return nil
+}
+
 // reset replaces the index with a listing taken at now.
 func (x *nameIndex) reset(chs []Channel, now time.Time) {
 	byName := make(map[string]Channel, len(chs))
@@ -310,6 +345,7 @@ func (x *nameIndex) reset(chs []Channel, now time.Time) {
 	}
 	x.mu.Lock()
 	x.byName, x.byTopic, x.listed = byName, byTopic, now
+	x.lastErr = nil
 	x.mu.Unlock()
 }
 

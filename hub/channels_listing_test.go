@@ -74,3 +74,44 @@ func TestChannelByName_OneListingForConcurrentCallers(t *testing.T) {
 		t.Errorf("%d listings of the store for %d concurrent lookups, want 1", n, callers)
 	}
 }
+
+// A store that does not answer costs the lookups one bounded listing: the
+// callers that follow within a second get its failure at once, and the
+// store is listed again after that.
+func TestChannelByName_FailedListingAnsweredAgainForASecond(t *testing.T) {
+	var st *gatedLister
+	f := hubtest.Start(t, func(c *hub.Config) {
+		st = &gatedLister{Store: c.Store, gate: make(chan struct{})}
+		c.Store = st
+	}, nil)
+	f.Channel(hub.Channel{Name: "a", Topic: "http://example.com/a", Trust: hub.TrustOpen})
+	f.Clock.Advance(time.Minute)
+	st.armed.Store(true) // the listing hangs until its deadline
+	before := st.calls.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err := f.Hub.ChannelByName(ctx, "a")
+	cancel()
+	if err == nil {
+		t.Fatal("lookup answered while the store hangs")
+	}
+	if n := st.calls.Load() - before; n != 1 {
+		t.Fatalf("%d listings, want 1", n)
+	}
+	// the caller's own deadline ended it: not the store's failure
+	if _, err := f.Hub.ChannelByName(context.Background(), "x"); err == nil {
+		t.Fatal("want the hanging store's failure")
+	}
+	for range 20 {
+		if _, err := f.Hub.ChannelByName(context.Background(), "a"); err == nil {
+			t.Fatal("lookup answered while the store hangs")
+		}
+	}
+	if n := st.calls.Load() - before; n != 2 {
+		t.Errorf("%d listings for 22 lookups within a second of a failure, want 2", n)
+	}
+	st.armed.Store(false)
+	f.Clock.Advance(2 * time.Second)
+	if ch, err := f.Hub.ChannelByName(context.Background(), "a"); err != nil || ch.Name != "a" {
+		t.Fatalf("after the retry pause: %+v, %v", ch, err)
+	}
+}
