@@ -2,7 +2,6 @@ package hub_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -190,16 +189,7 @@ func TestPrivate_HostedTopicHidden(t *testing.T) {
 	ch := f.Channel(hub.Channel{Name: "secret", Hosted: true, Trust: hub.TrustOpen, Private: true})
 	get := func(u string, hdr ...string) (int, string, http.Header) {
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
+		return hubtest.DoHeader(t, req, hdr...)
 	}
 	ps, pb, ph := get(ch.Topic)
 	us, ub, _ := get(f.Server.URL + "/topics/none")

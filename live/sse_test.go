@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/live"
@@ -97,19 +96,7 @@ func TestEvents_SeamUnderConcurrentAppendsHasNoLossNoDuplicate(t *testing.T) {
 }
 
 func TestEvents_GapEventForCursorOlderThanRetention(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{log: jslog.Config{MaxBytes: 16 << 10}})
-	var last uint64
-	for i := range 40 {
-		rec := hubtest.Record("a", i+1)
-		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 1000)...)
-		last = e.append(rec)
-	}
-	var first uint64
-	testenv_Eventually(t, func() bool {
-		f, _, err := e.log.Bounds(e.ctx)
-		first = f
-		return err == nil && f > 1
-	})
+	e, first, last := pastRetention(t)
 	c := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)
 	g := c.next()
 	if g.Type != wire.EventGap || g.msg.From2 != 1 || g.msg.To < first-1 || g.ID != e.id(g.msg.To) {

@@ -1,6 +1,7 @@
 package live_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,6 +305,24 @@ func query(kv ...string) string {
 func testenv_Eventually(t *testing.T, cond func() bool) {
 	t.Helper()
 	testenv.Eventually(t, wsTimeout, cond)
+}
+
+// pastRetention is an env whose log keeps 16 KiB, with 40 records of about
+// 1 KB appended to channel a: the first have been dropped. It returns the
+// log's first remaining sequence and the last.
+func pastRetention(t *testing.T) (e *wsEnv, first, last uint64) {
+	e = newWSEnv(t, wsEnvOpts{log: jslog.Config{MaxBytes: 16 << 10}})
+	for i := range 40 {
+		rec := hubtest.Record("a", i+1)
+		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 1000)...)
+		last = e.append(rec)
+	}
+	testenv_Eventually(t, func() bool {
+		f, _, err := e.log.Bounds(e.ctx)
+		first = f
+		return err == nil && f > 1
+	})
+	return e, first, last
 }
 
 // appendConcurrently appends total change notifications, to channels a, b

@@ -1,7 +1,6 @@
 package live_test
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/wire"
 )
@@ -106,19 +104,7 @@ func TestWebSocket_SeamUnderConcurrentPublishing(t *testing.T) {
 }
 
 func TestWebSocket_GapFrameForCursorOlderThanRetention(t *testing.T) {
-	e := newWSEnv(t, wsEnvOpts{log: jslog.Config{MaxBytes: 16 << 10}})
-	var last uint64
-	for i := range 40 {
-		rec := hubtest.Record("a", i+1)
-		rec.Body = append(rec.Body, bytes.Repeat([]byte(" "), 1000)...)
-		last = e.append(rec)
-	}
-	var first uint64
-	testenv_Eventually(t, func() bool {
-		f, _, err := e.log.Bounds(e.ctx)
-		first = f
-		return err == nil && f > 1
-	})
+	e, first, last := pastRetention(t)
 	c := e.mustDial(query("channels", "a", "since", "0"))
 	m := read(t, c)
 	if m.Type != "gap" || m.From2 != 1 || m.To < first-1 || m.Message == "" {

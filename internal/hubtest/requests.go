@@ -16,6 +16,13 @@ import (
 // the status and body of the answer.
 func Do(tb testing.TB, req *http.Request, hdr ...string) (int, string) {
 	tb.Helper()
+	status, body, _ := DoHeader(tb, req, hdr...)
+	return status, body
+}
+
+// DoHeader is Do that also returns the answer's header.
+func DoHeader(tb testing.TB, req *http.Request, hdr ...string) (int, string, http.Header) {
+	tb.Helper()
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -25,7 +32,7 @@ func Do(tb testing.TB, req *http.Request, hdr ...string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 // SubscribeForm is a subscription request, with extra fields given as
