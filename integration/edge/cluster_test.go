@@ -153,6 +153,9 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 		originStall, killLag = max(originStall, a.at.Sub(acks[i-1].at)), max(killLag, at.Sub(a.at))
 	}
 	waitDelivered(t, "edge", r, sse, acks, time.Minute)
+	// both hubs say they are ready again after the node's restart
+	origin.awaitReadyz(200, "ready", 30*time.Second)
+	edge.awaitReadyz(200, "ready", 30*time.Second)
 
 	var lags []time.Duration
 	for _, a := range steadyAcks {

@@ -272,6 +272,9 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 	}
 	waitDelivered(t, "edge1", r1, s1, acks, 5*time.Minute)
 	waitDelivered(t, "edge2", r2, s2again, acks, 5*time.Minute)
+	for _, h := range []*hubProc{origin, e1, e2} { // ready again after the origin's restart
+		h.awaitReadyz(200, "ready", 30*time.Second)
+	}
 	if ends := s1.endings(); len(ends) > 0 {
 		t.Logf("edge1's live sessions ended by the hub after the cuts (and resumed from their last event's id): %q", ends)
 	}
