@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,12 +24,21 @@ type pkg struct {
 	Standard   bool
 }
 
+// bench is the benchmark's directory, a module of its own.
+const bench = "cmd/rshub-bench"
+
 // packages lists the module's packages with their direct imports (test
 // files excluded: a test may use whatever helps it).
 func packages(t *testing.T) map[string]pkg {
+	return list(t, ".")
+}
+
+// list lists the packages of the module in dir (relative to the
+// repository), keyed by their path relative to the main module.
+func list(t *testing.T, dir string) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json", module+"/...")
-	cmd.Dir = root(t)
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join(root(t), dir)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -116,8 +127,10 @@ func TestHouse_ChangefeedDoesNoIO(t *testing.T) {
 }
 
 func TestHouse_ClientsAndServerStayApart(t *testing.T) {
-	server := []string{"hub", "delivery", "admin", "server", "dashboard", "internal", "cmd/hub", "cmd/rshub-bench"}
-	for rel, p := range packages(t) {
+	server := []string{"hub", "delivery", "admin", "server", "dashboard", "internal", "cmd/hub", bench}
+	all := packages(t)
+	maps.Copy(all, list(t, bench))
+	for rel, p := range all {
 		for _, imp := range p.Imports {
 			dep, mine := ours(imp)
 			if !mine {
@@ -131,6 +144,47 @@ func TestHouse_ClientsAndServerStayApart(t *testing.T) {
 			case under(rel, "examples") && under(dep, "internal"):
 				t.Errorf("%s imports %s: an example must be copyable, so it imports no internal package", rel, dep)
 			}
+		}
+	}
+}
+
+// The benchmark is a module of its own (replacing rshub with ../..): the
+// main module neither holds nor imports it, and the one test command
+// vets, staticchecks and tests it beside the main module.
+func TestHouse_BenchIsAModuleOfItsOwn(t *testing.T) {
+	for rel, p := range packages(t) {
+		if under(rel, bench) {
+			t.Errorf("the main module holds %s: the bench has its own go.mod", rel)
+		}
+		for _, imp := range p.Imports {
+			if dep, mine := ours(imp); mine && under(dep, bench) {
+				t.Errorf("%s imports %s: the main module does not depend on the bench", rel, imp)
+			}
+		}
+	}
+	if len(list(t, bench)) == 0 {
+		t.Errorf("go list in %s finds no package", bench)
+	}
+	mod, err := os.ReadFile(filepath.Join(root(t), bench, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"module " + module + "/" + bench + "\n", "replace " + module + " => ../..\n"} {
+		if !strings.Contains(string(mod), want) {
+			t.Errorf("%s/go.mod lacks %q", bench, want)
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(root(t), "scripts", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^modules=\(([^)]*)\)$`).FindStringSubmatch(string(script))
+	if m == nil || !slices.Contains(strings.Fields(m[1]), ".") || !slices.Contains(strings.Fields(m[1]), bench) {
+		t.Fatalf("scripts/test.sh has no modules=(. %s) list", bench)
+	}
+	for _, step := range []string{"go vet ./...", "staticcheck ./...", "go test -race"} {
+		if !regexp.MustCompile(`for m in "\$\{modules\[@\]\}"; do[^\n]*\n?[^\n]*` + regexp.QuoteMeta(step)).MatchString(string(script)) {
+			t.Errorf("scripts/test.sh does not run %q in every module", step)
 		}
 	}
 }

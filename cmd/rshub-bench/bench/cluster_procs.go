@@ -187,7 +187,7 @@ type clusterBinaries struct {
 // buildClusterBinaries finds redis-server and builds cmd/hub and
 // nats-server (from the Go module, as examples/cluster does) into dir. It
 // needs the go command and the rshub module's source: src, or when src is
-// "" the module the bench runs in (go run ./cmd/rshub-bench).
+// "" the one the bench's module replaces (go run -C cmd/rshub-bench .).
 func buildClusterBinaries(ctx context.Context, dir, src string) (clusterBinaries, error) {
 	var b clusterBinaries
 	redis, err := exec.LookPath("redis-server")
@@ -198,17 +198,10 @@ func buildClusterBinaries(ctx context.Context, dir, src string) (clusterBinaries
 		redis = "/usr/bin/redis-server"
 	}
 	b.redis = redis
-	gomodCmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
-	gomodCmd.Dir = src
-	out, err := gomodCmd.Output()
+	root, err := rshubRoot(ctx, src)
 	if err != nil {
-		return b, fmt.Errorf("cluster: find the rshub module with go env GOMOD: %w", err)
+		return b, err
 	}
-	gomod := strings.TrimSpace(string(out))
-	if mod, err := os.ReadFile(gomod); err != nil || !strings.Contains(string(mod), "module github.com/rshub/rshub\n") {
-		return b, fmt.Errorf("cluster: run the bench from the rshub module (go run ./cmd/rshub-bench) or name one with --cluster-source, so it can build cmd/hub; go.mod there is %q", gomod)
-	}
-	root := filepath.Dir(gomod)
 	b.hub, b.nats = filepath.Join(dir, "hub"), filepath.Join(dir, "nats-server")
 	for bin, pkg := range map[string]string{b.hub: "./cmd/hub", b.nats: "github.com/nats-io/nats-server/v2"} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
@@ -218,4 +211,18 @@ func buildClusterBinaries(ctx context.Context, dir, src string) (clusterBinaries
 		}
 	}
 	return b, nil
+}
+
+// rshubRoot is the directory of the rshub module seen from dir ("" for
+// the current one): the module the bench's own module replaces (../..), or
+// the main module of an rshub checkout.
+func rshubRoot(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/rshub/rshub")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	root := strings.TrimSpace(string(out))
+	if mod, rerr := os.ReadFile(filepath.Join(root, "go.mod")); err != nil || rerr != nil || !strings.Contains(string(mod), "module github.com/rshub/rshub\n") {
+		return "", fmt.Errorf("cluster: run the bench from the repository (go run -C cmd/rshub-bench .) or name an rshub checkout with --cluster-source, so it can build cmd/hub; the rshub module there is %q (%v)", root, err)
+	}
+	return root, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -154,5 +155,21 @@ func TestNextPage_FollowsRelNextOnly(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("nextPage(%q) = %q, %v; want %q", tc.link, got, err, tc.want)
 		}
+	}
+}
+
+// The bench is a module of its own that replaces rshub with ../..: the
+// cluster scenario finds rshub's source (to build cmd/hub) from inside it, and
+// refuses a directory outside any rshub checkout.
+func TestRshubRoot_FindsTheReplacedModuleFromTheBenchModule(t *testing.T) {
+	root, err := rshubRoot(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "hub")); err != nil {
+		t.Fatalf("root %q holds no cmd/hub: %v", root, err)
+	}
+	if _, err := rshubRoot(context.Background(), t.TempDir()); err == nil {
+		t.Fatal("a directory outside any module was taken for rshub's source")
 	}
 }
