@@ -1,6 +1,7 @@
 package access
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,9 +56,7 @@ func New(cfg Config) (*Verifier, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Leeway == 0 {
-		cfg.Leeway = DefaultLeeway
-	}
+	cfg.Leeway = cmp.Or(cfg.Leeway, DefaultLeeway)
 	v := &Verifier{}
 	algs := []string{}
 	if cfg.Key != "" {

@@ -16,6 +16,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -135,9 +136,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.Hub == nil || cfg.Store == nil {
 		return nil, errors.New("admin: Hub and Store are required")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &API{cfg: cfg, log: cfg.Logger, counts: &shardCounts{}}, nil
 }
 

@@ -145,9 +145,6 @@ func NewRotator(r Rotation, whole bool) *Rotator {
 	return &Rotator{rot: r.Normalized(), anchored: whole}
 }
 
-// Rotation returns the normalized rules the Rotator applies.
-func (r *Rotator) Rotation() Rotation { return r.rot }
-
 // Open returns the open list and whether there is one.
 func (r *Rotator) Open() (ListBounds, bool) { return r.open, r.has }
 

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
@@ -42,9 +43,7 @@ type Dashboard struct {
 
 // New returns a Dashboard for cfg.
 func New(cfg Config) *Dashboard {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Rate == nil {
 		cfg.Rate = NewRate(RateConfig{})
 	}

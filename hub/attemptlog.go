@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -54,9 +55,7 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = defaultAttemptPending
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger, pending: map[string][]Attempt{}}
 }
 

@@ -112,13 +112,6 @@ func (k *keyedLocks[K]) release(key K, l *keyedLock) {
 	k.mu.Unlock()
 }
 
-// size reports how many keys have a holder or a waiter.
-func (k *keyedLocks[K]) size() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.m)
-}
-
 // lockChannel serialises work on one channel's key within the process. It waits at most lockWait (or until ctx ends) and then fails
 // with an error the publish path answers with 503 and Retry-After.
 func (h *Hub) lockChannel(ctx context.Context, key lockKey) (func(), error) {

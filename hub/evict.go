@@ -39,30 +39,6 @@ const channelIdle = 10 * time.Minute
 // on their number is kept at every flush.
 const idleSweepEvery = 30 * time.Second
 
-// channelMemory counts what the hub keeps in memory per channel.
-type channelMemory struct {
-	States      int // working channel states
-	Dirty       int // of which changed since their last write to the store
-	Definitions int // cached channel definitions
-	TopicChecks int // verified topics
-	Fetches     int // validators of fetched topics
-	Locks       int // channels with a request in flight
-}
-
-// channelMemory reports the sizes of the hub's per-channel memory.
-func (h *Hub) channelMemory() channelMemory {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return channelMemory{
-		States:      len(h.states),
-		Dirty:       len(h.dirty),
-		Definitions: len(h.chanCache),
-		TopicChecks: len(h.topicOK),
-		Fetches:     len(h.fetched),
-		Locks:       h.chanLocks.size(),
-	}
-}
-
 // evict drops what exceeds the bounds described above: every flush when
 // over MaxChannelStates, and every idleSweepEvery for idle channels.
 func (h *Hub) evict(ctx context.Context) {

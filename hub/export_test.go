@@ -20,11 +20,29 @@ var (
 	ParseSubscription   = parseSubscription
 )
 
-// ChannelMemory is channelMemory, for tests.
-type ChannelMemory = channelMemory
+// ChannelMemory counts what the hub keeps in memory per channel.
+type ChannelMemory struct {
+	States      int // working channel states
+	Dirty       int // of which changed since their last write to the store
+	Definitions int // cached channel definitions
+	TopicChecks int // verified topics
+	Fetches     int // validators of fetched topics
+	Locks       int // channels with a request in flight
+}
 
 // ChannelMemory reports what the hub holds per channel, for tests.
-func (h *Hub) ChannelMemory() ChannelMemory { return h.channelMemory() }
+func (h *Hub) ChannelMemory() ChannelMemory {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return ChannelMemory{
+		States:      len(h.states),
+		Dirty:       len(h.dirty),
+		Definitions: len(h.chanCache),
+		TopicChecks: len(h.topicOK),
+		Fetches:     len(h.fetched),
+		Locks:       h.chanLocks.size(),
+	}
+}
 
 // CheckChannel is checkChannel, for tests.
 func (h *Hub) CheckChannel(ch Channel) (Channel, error) { return h.checkChannel(ch) }
@@ -32,5 +50,22 @@ func (h *Hub) CheckChannel(ch Channel) (Channel, error) { return h.checkChannel(
 // FeedChannel is feedChannel, for tests.
 func (h *Hub) FeedChannel(topic string) string { return h.feedChannel(topic) }
 
-// SweepOnce is sweepOnce, for tests.
-func (h *Hub) SweepOnce(ctx context.Context) { h.sweepOnce(ctx) }
+// SweepOnce expires every subscription whose lease has ended, reading one
+// shard at a time, for tests.
+func (h *Hub) SweepOnce(ctx context.Context) {
+	for _, n := range h.sweepShards() {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, err := h.sweepShard(ctx, n); err != nil {
+			h.logger.Error("lease sweep", "err", err)
+		}
+	}
+}
+
+// size reports how many keys have a holder or a waiter.
+func (k *keyedLocks[K]) size() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
+}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"mime"
@@ -19,9 +20,7 @@ const maxFormBytes = 64 << 10
 // The admin API is package admin.
 func (h *Hub) Register(mux *http.ServeMux) {
 	path := h.hubURL.Path
-	if path == "" {
-		path = "/"
-	}
+	path = cmp.Or(path, "/")
 	if path == "/" {
 		mux.HandleFunc("/{$}", h.serveHubURL)
 	} else {

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,9 +159,7 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("hub: Client is required (use netguard.NewClient)")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

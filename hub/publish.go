@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -107,9 +108,7 @@ func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, cont
 	if err := h.checkNotFuture(doc, reasonFuture); err != nil {
 		return incoming{}, err
 	}
-	if resourcesync == "" {
-		resourcesync = ch.CapabilityList
-	}
+	resourcesync = cmp.Or(resourcesync, ch.CapabilityList)
 	return incoming{
 		ch:           ch,
 		body:         body,

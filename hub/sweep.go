@@ -82,20 +82,6 @@ func (h *Hub) sweepDue(ctx context.Context, swept *[Shards]sweptShard) error {
 	return nil
 }
 
-// sweepOnce expires every subscription whose lease has ended, reading one
-// shard at a time: every shard, or those of the Activator when it is a
-// shardHolder.
-func (h *Hub) sweepOnce(ctx context.Context) {
-	for _, n := range h.sweepShards() {
-		if ctx.Err() != nil {
-			return
-		}
-		if _, err := h.sweepShard(ctx, n); err != nil {
-			h.logger.Error("lease sweep", "err", err)
-		}
-	}
-}
-
 // sweepShards returns the shards this hub sweeps.
 func (h *Hub) sweepShards() []int {
 	if sh, ok := h.cfg.Activator.(shardHolder); ok {

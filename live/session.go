@@ -15,8 +15,7 @@ import (
 )
 
 // sessionOut is what a session writes to: a WebSocket connection or a
-// Server-Sent Events response. Only the session's writer calls it, except
-// abort.
+// Server-Sent Events response. Only the session's writer calls it.
 type sessionOut interface {
 	// frame writes one frame of the given wire.Frame* type whose JSON is b;
 	// id is the cursor the client holds once it has the frame.
@@ -29,8 +28,6 @@ type sessionOut interface {
 	// close code, with its reason naming the resume cursor pos), and
 	// releases the connection.
 	end(code int, reason string, pos uint64)
-	// abort makes pending and future writes fail now.
-	abort()
 }
 
 // liveFrame is a live frame queued for a session: a record (encoded at

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -95,9 +96,7 @@ func New(cfg Config) *Sessions {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	ls := &Sessions{
 		cfg:      cfg,
 		h:        loophealth.New(cfg.Logger),

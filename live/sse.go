@@ -122,9 +122,6 @@ func (c *sseConn) end(code int, reason string, pos uint64) {
 	}
 }
 
-// abort makes the response's writes fail now; the handler then returns.
-func (c *sseConn) abort() { _ = c.rc.SetWriteDeadline(time.Now()) }
-
 // appendEvent appends the Server-Sent Event of a frame to buf: its type,
 // id (the cursor's text) and JSON (which holds no line break) as the one
 // data line.

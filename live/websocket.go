@@ -80,5 +80,3 @@ func (c *wsConn) end(code int, reason string, _ uint64) {
 	_ = c.conn.Close()
 	<-c.readerDone
 }
-
-func (c *wsConn) abort() { _ = c.conn.Close() }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -144,36 +145,16 @@ func Defaults() Config {
 // values) from Defaults.
 func (s Config) withDefaults() Config {
 	d := Defaults()
-	if s.MaxOpenChannels == 0 {
-		s.MaxOpenChannels = d.MaxOpenChannels
-	}
-	if s.MaxSubscriptions == 0 {
-		s.MaxSubscriptions = d.MaxSubscriptions
-	}
-	if s.MaxSubscriptionsPerHost == 0 {
-		s.MaxSubscriptionsPerHost = d.MaxSubscriptionsPerHost
-	}
-	if s.MaxClockSkew == 0 {
-		s.MaxClockSkew = d.MaxClockSkew
-	}
-	if s.UnhealthyAfter == 0 {
-		s.UnhealthyAfter = d.UnhealthyAfter
-	}
-	if s.OTelSample == 0 {
-		s.OTelSample = d.OTelSample
-	}
-	if s.PerHostMin == 0 {
-		s.PerHostMin = d.PerHostMin
-	}
-	if s.PerHostMax == 0 {
-		s.PerHostMax = max(d.PerHostMax, s.PerHost)
-	}
-	if s.LeafListen == "" {
-		s.LeafListen = d.LeafListen
-	}
-	if s.UpstreamDomain == "" {
-		s.UpstreamDomain = d.UpstreamDomain
-	}
+	s.MaxOpenChannels = cmp.Or(s.MaxOpenChannels, d.MaxOpenChannels)
+	s.MaxSubscriptions = cmp.Or(s.MaxSubscriptions, d.MaxSubscriptions)
+	s.MaxSubscriptionsPerHost = cmp.Or(s.MaxSubscriptionsPerHost, d.MaxSubscriptionsPerHost)
+	s.MaxClockSkew = cmp.Or(s.MaxClockSkew, d.MaxClockSkew)
+	s.UnhealthyAfter = cmp.Or(s.UnhealthyAfter, d.UnhealthyAfter)
+	s.OTelSample = cmp.Or(s.OTelSample, d.OTelSample)
+	s.PerHostMin = cmp.Or(s.PerHostMin, d.PerHostMin)
+	s.PerHostMax = cmp.Or(s.PerHostMax, max(d.PerHostMax, s.PerHost))
+	s.LeafListen = cmp.Or(s.LeafListen, d.LeafListen)
+	s.UpstreamDomain = cmp.Or(s.UpstreamDomain, d.UpstreamDomain)
 	return s
 }
 

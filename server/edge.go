@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,9 +181,7 @@ func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler
 		return nil, fmt.Errorf("hub URL: %w", err)
 	}
 	hubPath := own.Path
-	if hubPath == "" {
-		hubPath = "/"
-	}
+	hubPath = cmp.Or(hubPath, "/")
 	// a Source names the hub it publishes to as rel="hub"; the origin
 	// takes its own URL there
 	relink := strings.NewReplacer("<"+hubURL+">", "<"+upstream+">")

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -55,9 +56,7 @@ func ValidSigMethod(method string) bool {
 // case-insensitive and written in lower case; "" means DefaultSigMethod.
 // Any other name than sha1, sha256, sha384 and sha512 is an error.
 func Sign(method, secret string, body []byte) (string, error) {
-	if method == "" {
-		method = DefaultSigMethod
-	}
+	method = cmp.Or(method, DefaultSigMethod)
 	m := strings.ToLower(method)
 	h, ok := sigHash(m)
 	if !ok {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -117,9 +118,7 @@ func (er *EventReader) Next() (Event, error) {
 				ev = Event{ID: ev.ID, HasID: ev.HasID}
 				continue
 			}
-			if ev.Type == "" {
-				ev.Type = "message"
-			}
+			ev.Type = cmp.Or(ev.Type, "message")
 			ev.Data = strings.Join(data, "\n")
 			ev.Retry, er.retry = er.retry, 0
 			return ev, nil

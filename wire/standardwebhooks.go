@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -165,9 +166,7 @@ func VerifyStandard(secret, msgID, timestamp, signature string, body []byte, now
 		return time.Time{}, fmt.Errorf("%w: no v1 signature matches", ErrSignatureMismatch)
 	}
 	ts := time.Unix(sec, 0)
-	if tolerance == 0 {
-		tolerance = DefaultTolerance
-	}
+	tolerance = cmp.Or(tolerance, DefaultTolerance)
 	if tolerance > 0 {
 		if skew := now.Sub(ts); skew > tolerance || skew < -tolerance {
 			return ts, fmt.Errorf("%w: webhook-timestamp %d is %s from now, tolerance %s", ErrStaleTimestamp, sec, skew.Round(time.Second), tolerance)

@@ -1,6 +1,7 @@
 package atom
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,13 +104,9 @@ func New(cfg Config, st State) (*Harvester, error) {
 	if cfg.Feed == "" {
 		return nil, errors.New("atom: no feed URL")
 	}
-	if cfg.Client == nil {
-		cfg.Client = http.DefaultClient
-	}
+	cfg.Client = cmp.Or(cfg.Client, http.DefaultClient)
 	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
+	lg = cmp.Or(lg, slog.Default())
 	if st.Records == nil {
 		st.Records = map[string]Record{}
 	}

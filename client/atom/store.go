@@ -1,6 +1,7 @@
 package atom
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,9 +46,7 @@ func (d *DirStore) Put(ctx context.Context, id string, e *Entry) error {
 		return err
 	}
 	c := d.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
+	c = cmp.Or(c, http.DefaultClient)
 	md := &changefeed.MD{Hash: e.Hash, Length: e.Length}
 	if err := mirror.Download(ctx, c, alts[0].Href, path, md); err != nil {
 		return fmt.Errorf("atom: GET %s: %w", alts[0].Href, err)

@@ -3,6 +3,7 @@ package dataset
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,7 @@ var ErrNoDatasets = errors.New("dataset: no ResourceSync Capability List found")
 // Sitemap: lines of /robots.txt. Each dataset's description is fetched and
 // its title read (a failure is recorded in DescriptionError, not returned).
 func Discover(ctx context.Context, client *http.Client, rawURL string) ([]Dataset, error) {
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client = cmp.Or(client, http.DefaultClient)
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("dataset: discover %q: not an absolute URL", rawURL)
@@ -95,9 +94,7 @@ func Discover(ctx context.Context, client *http.Client, rawURL string) ([]Datase
 	out := make([]Dataset, 0, len(d.lists))
 	for _, cl := range d.lists {
 		ds := d.datasets[cl]
-		if ds.Description == "" {
-			ds.Description = d.describedBy[cl]
-		}
+		ds.Description = cmp.Or(ds.Description, d.describedBy[cl])
 		if ds.Description != "" {
 			title, err := FetchTitle(ctx, client, ds.Description)
 			ds.Title = title

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,9 +66,7 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 		if err != nil {
 			return err
 		}
-		if hubCL == "" {
-			hubCL = cl
-		}
+		hubCL = cmp.Or(hubCL, cl)
 		channel = name
 	}
 	start, err := mirror.LoadState(statePath)
@@ -88,12 +87,8 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 	switch fc.Transport {
 	case TransportWebSocket, TransportSSE:
 		wc := fc.WebSocket
-		if wc.Hub == "" {
-			wc.Hub = ds.Hub
-		}
-		if wc.Channel == "" {
-			wc.Channel = channel
-		}
+		wc.Hub = cmp.Or(wc.Hub, ds.Hub)
+		wc.Channel = cmp.Or(wc.Channel, channel)
 		if fc.Transport == TransportSSE {
 			err = m.RunSSE(fctx, wc)
 		} else {
@@ -101,9 +96,7 @@ func (im *Importer) Follow(ctx context.Context, fc FollowConfig) error {
 		}
 	case TransportNATS:
 		nc := fc.NATS
-		if nc.Channel == "" {
-			nc.Channel = channel
-		}
+		nc.Channel = cmp.Or(nc.Channel, channel)
 		err = m.RunNATS(fctx, nc)
 	case "", TransportWebhook:
 		if fc.Webhook.Listener == nil {

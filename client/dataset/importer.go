@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,12 +87,8 @@ func Open(cfg Config) (*Importer, error) {
 	if cfg.Dir == "" || cfg.Dataset.CapabilityList == "" {
 		return nil, errors.New("dataset: Config.Dir and Config.Dataset.CapabilityList are required")
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 60 * time.Second}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 60 * time.Second})
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.SnapshotEvery <= 0 {
 		cfg.SnapshotEvery = 1000
 	}
@@ -196,13 +193,6 @@ func (im *Importer) Export(w io.Writer) error {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	return im.store.Export(w)
-}
-
-// Quads returns a copy of the dataset's quads.
-func (im *Importer) Quads() []Quad {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	return im.store.Quads()
 }
 
 // Close snapshots the store and closes the journal.

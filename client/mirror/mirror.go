@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,15 +91,9 @@ func Open(cfg Config) (*Mirror, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
-	if cfg.StatePath == "" {
-		cfg.StatePath = dir + ".rshub-state.json"
-	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 60 * time.Second}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.StatePath = cmp.Or(cfg.StatePath, dir+".rshub-state.json")
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 60 * time.Second})
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Attempts <= 0 {
 		cfg.Attempts = 4
 	}
@@ -139,9 +134,6 @@ func (m *Mirror) SetSubscription(s *subscriber.Subscription) error {
 	m.st.Subscription = s
 	return SaveState(m.cfg.StatePath, m.st)
 }
-
-// Dir returns the absolute mirror directory.
-func (m *Mirror) Dir() string { return m.cfg.Dir }
 
 func (m *Mirror) emit(e Event) {
 	if m.cfg.Events == nil {

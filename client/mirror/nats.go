@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,9 +44,7 @@ const DefaultCoalesceThreshold = 1000
 // at most 50,000 entries at a time) and applied as one: a resource
 // changed many times in the backlog is fetched once.
 func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
-	if cfg.Stream == "" {
-		cfg.Stream = wire.Stream
-	}
+	cfg.Stream = cmp.Or(cfg.Stream, wire.Stream)
 	if err := m.retry(ctx, "start-up catch-up", func() error { return m.Start(ctx) }); err != nil {
 		return err
 	}
@@ -96,9 +95,7 @@ func (m *Mirror) natsSession(ctx context.Context, js jetstream.JetStream, cfg NA
 	defer stop()
 	m.emit(Event{Kind: EventInfo, Message: "NATS consumer on " + occ.FilterSubjects[0]})
 	threshold := cfg.CoalesceThreshold
-	if threshold == 0 {
-		threshold = DefaultCoalesceThreshold
-	}
+	threshold = cmp.Or(threshold, DefaultCoalesceThreshold)
 	cu := natsCatchUp{m: m, co: newCoalescer(0)}
 	got := false
 	for {

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,9 +73,7 @@ func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 		return err
 	}
 	path := cu.Path
-	if path == "" {
-		path = "/"
-	}
+	path = cmp.Or(path, "/")
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,18 +101,14 @@ func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	if cfg.Hub == "" || cfg.Topic == "" {
 		return nil, errors.New("publisher: Hub and Topic are required")
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 30 * time.Second}
-	}
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 30 * time.Second})
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Start.IsZero() {
 		cfg.Start = cfg.Now()
 	}

@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,9 +44,7 @@ func Discover(ctx context.Context, client *http.Client, rawURL string) (Channel,
 
 // DiscoverAll is Discover returning every channel found, in document order.
 func DiscoverAll(ctx context.Context, client *http.Client, rawURL string) ([]Channel, error) {
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client = cmp.Or(client, http.DefaultClient)
 	links, doc, err := fetch(ctx, client, rawURL)
 	if err == nil {
 		topic, hub := wire.FirstLink(links, wire.RelSelf), wire.FirstLink(links, wire.RelHub)
@@ -64,9 +63,7 @@ func DiscoverAll(ctx context.Context, client *http.Client, rawURL string) ([]Cha
 	}
 	u, perr := url.Parse(rawURL)
 	if perr != nil || u.Path == wire.PathWellKnown {
-		if err == nil {
-			err = errNotFound
-		}
+		err = cmp.Or(err, errNotFound)
 		return nil, fmt.Errorf("subscriber: discover %s: %w", rawURL, err)
 	}
 	wk := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wire.PathWellKnown}).String()

@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,15 +106,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Callback == "" {
 		return nil, errors.New("subscriber: Config.Callback is required")
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 30 * time.Second}
-	}
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 30 * time.Second})
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -178,9 +175,7 @@ func (h *Handler) serveVerify(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, challenge)
 	case "denied":
 		reason := q.Get("hub.reason")
-		if reason == "" {
-			reason = "denied"
-		}
+		reason = cmp.Or(reason, "denied")
 		h.mu.Lock()
 		in := h.pending[id]
 		if in != nil && in.topic == topic {

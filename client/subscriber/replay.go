@@ -100,13 +100,6 @@ func (c *replayCache) rebuild() {
 	heap.Init(&c.order)
 }
 
-// len returns how many ids are remembered.
-func (c *replayCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ids)
-}
-
 type expiry struct {
 	key   replayKey
 	until time.Time

@@ -60,3 +60,10 @@ func TestReplayCache_BoundedAndFailsClosedWhenFull(t *testing.T) {
 		t.Fatalf("heap of %d entries", len(c.order))
 	}
 }
+
+// len returns how many ids are remembered.
+func (c *replayCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ids)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,9 +47,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			return err
 		}
 		hub, topic = ch.Hub, ch.Topic
-		if resourceList == "" {
-			resourceList = ch.Capabilities[changefeed.CapResourceList]
-		}
+		resourceList = cmp.Or(resourceList, ch.Capabilities[changefeed.CapResourceList])
 		p.event(mirror.Event{Time: time.Now(), Kind: mirror.EventInfo, Loc: s.Source, Message: "discovered topic " + topic + " on hub " + hub})
 	}
 	if resourceList == "off" {
@@ -60,12 +59,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		if err != nil {
 			return err
 		}
-		if hubCL == "" {
-			hubCL = cl
-		}
-		if channel == "" {
-			channel = name
-		}
+		hubCL = cmp.Or(hubCL, cl)
+		channel = cmp.Or(channel, name)
 	}
 	m, err := mirror.Open(mirror.Config{
 		Dir: s.Mirror, StatePath: s.State, BaseURL: s.BaseURL, Hub: hub, Topic: topic,

@@ -1,6 +1,7 @@
 package follow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,18 +147,14 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ClaimTTL <= 0 {
 		cfg.ClaimTTL = 30 * time.Second
 	}
-	if cfg.Owner == "" {
-		cfg.Owner = "rshub"
-	}
+	cfg.Owner = cmp.Or(cfg.Owner, "rshub")
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
 	if cfg.Tracer == nil {
 		cfg.Tracer = noop.Tracer{}
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -290,13 +287,6 @@ func (e *Engine) removeDir() {
 		_ = os.RemoveAll(e.dir)
 		e.dir, e.madeDir = "", false
 	}
-}
-
-// running reports whether Run runs.
-func (e *Engine) running() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.runCtx != nil
 }
 
 // Statuses returns the status of every followed channel as the store

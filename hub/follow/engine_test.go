@@ -51,3 +51,10 @@ func TestEngine_PollNowRightAfterTheChannelIsCreated(t *testing.T) {
 	}
 	testenv.Eventually(t, 5*time.Second, func() bool { return r.hub.published() == "a" }, "the new channel is polled")
 }
+
+// running reports whether Run runs.
+func (e *Engine) running() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runCtx != nil
+}

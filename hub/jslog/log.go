@@ -1,6 +1,7 @@
 package jslog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,12 +104,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 // JetStream handles and watcher, and while c is disconnected its
 // operations fail at once with an error wrapping natsconn.ErrDisconnected.
 func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
-	if cfg.Stream == "" {
-		cfg.Stream = wire.Stream
-	}
-	if cfg.SubjectPrefix == "" {
-		cfg.SubjectPrefix = wire.SubjectPrefix
-	}
+	cfg.Stream = cmp.Or(cfg.Stream, wire.Stream)
+	cfg.SubjectPrefix = cmp.Or(cfg.SubjectPrefix, wire.SubjectPrefix)
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
 	}
@@ -119,9 +116,7 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 		cfg.DuplicateWindow = cfg.MaxAge // the server refuses a window beyond MaxAge
 	}
 	l := &Log{cfg: cfg, conn: c, log: cfg.Logger, changed: make(chan struct{}), done: make(chan struct{})}
-	if l.log == nil {
-		l.log = slog.New(slog.DiscardHandler)
-	}
+	l.log = cmp.Or(l.log, slog.New(slog.DiscardHandler))
 	if err := c.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("jslog: open: %w", err)
 	}
@@ -225,9 +220,7 @@ func (l *Log) Next(ctx context.Context, channel string, seq uint64) (wire.Record
 		}
 		subj = l.Subject(channel)
 	}
-	if seq == 0 {
-		seq = 1
-	}
+	seq = cmp.Or(seq, 1)
 	for {
 		var m *jetstream.RawStreamMsg
 		var rec wire.Record

@@ -1,6 +1,7 @@
 package logcache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -90,9 +91,7 @@ func New(log hub.Log, cfg Config) *Cache {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Cache{
 		log:     log,
 		cfg:     cfg,

@@ -28,20 +28,6 @@ type listCache struct {
 	misses   uint64
 }
 
-// CacheStats describes the rendered-list cache.
-type CacheStats struct {
-	Lists  int   // closed lists held
-	Bytes  int64 // compressed bytes held
-	Hits   uint64
-	Misses uint64 // renderings done (ahead of a request, or for one)
-}
-
-func (c *listCache) stats() CacheStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return CacheStats{Lists: len(c.items), Bytes: c.used, Hits: c.hits, Misses: c.misses}
-}
-
 type cacheItem struct {
 	key string
 	r   *rendered

@@ -26,3 +26,19 @@ func Listing(ctx context.Context, p *Pull) ([]hub.Channel, error) {
 func Channel(ctx context.Context, p *Pull, name string) (hub.Channel, bool, error) {
 	return p.channel(ctx, name)
 }
+
+// CacheStats describes the rendered-list cache.
+type CacheStats struct {
+	Lists  int   // closed lists held
+	Bytes  int64 // compressed bytes held
+	Hits   uint64
+	Misses uint64 // renderings done (ahead of a request, or for one)
+}
+
+// CacheStats reports the rendered closed-list cache, for tests.
+func (p *Pull) CacheStats() CacheStats {
+	c := p.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Lists: len(c.items), Bytes: c.used, Hits: c.hits, Misses: c.misses}
+}

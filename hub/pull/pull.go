@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -126,13 +127,9 @@ func New(log hub.Log, chans ChannelLister, cfg Config) (*Pull, error) {
 	}
 	cfg.Rotation = cfg.Rotation.Normalized()
 	cfg.Listing = cfg.Listing.Normalized()
-	if cfg.CacheBytes == 0 {
-		cfg.CacheBytes = DefaultCacheBytes
-	}
+	cfg.CacheBytes = cmp.Or(cfg.CacheBytes, DefaultCacheBytes)
 	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
+	lg = cmp.Or(lg, slog.Default())
 	p := &Pull{
 		log:    log,
 		chans:  chans,

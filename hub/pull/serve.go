@@ -2,6 +2,7 @@ package pull
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"hash/fnv"
@@ -67,9 +68,7 @@ func (p *Pull) serve(w http.ResponseWriter, r *http.Request, d doc) {
 	}
 	etag += `"`
 	h := w.Header()
-	if d.ctype == "" {
-		d.ctype = "application/xml"
-	}
+	d.ctype = cmp.Or(d.ctype, "application/xml")
 	h.Set("Content-Type", d.ctype)
 	h.Set("ETag", etag)
 	if h.Get("Cache-Control") == "" { // a private channel's documents set theirs (private.go)

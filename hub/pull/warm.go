@@ -94,6 +94,3 @@ func (p *Pull) requeueWarm(names []string) {
 	}
 	p.mu.Unlock()
 }
-
-// CacheStats reports the rendered closed-list cache.
-func (p *Pull) CacheStats() CacheStats { return p.cache.stats() }

@@ -1,6 +1,7 @@
 package embednats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,9 +109,7 @@ func Start(cfg Config) (_ *Server, err error) {
 			_ = lock.Unlock()
 		}
 	}()
-	if cfg.Host == "" {
-		cfg.Host = DefaultHost
-	}
+	cfg.Host = cmp.Or(cfg.Host, DefaultHost)
 	if cfg.MaxPayload <= 0 {
 		cfg.MaxPayload = DefaultMaxPayload
 	}

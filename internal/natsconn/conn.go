@@ -1,6 +1,7 @@
 package natsconn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,9 +131,7 @@ func FromConn(nc *nats.Conn) *Conn {
 
 func start(ctx context.Context, cfg Config, static *nats.Conn) *Conn {
 	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	ctx, stop := context.WithCancel(ctx)
 	c := &Conn{cfg: cfg, static: static, log: log, stop: stop, done: make(chan struct{}),
 		since: time.Now(), changed: make(chan struct{})}

@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,9 +54,7 @@ func (p Policy) CheckTarget(ctx context.Context, r Resolver, raw string) error {
 		if err == nil {
 			return nil
 		}
-		if first == nil {
-			first = err
-		}
+		first = cmp.Or(first, err)
 	}
 	var re *RefusedError
 	if errors.As(first, &re) {

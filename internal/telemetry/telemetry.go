@@ -6,6 +6,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,9 +77,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}
 	service := cfg.Service
-	if service == "" {
-		service = "rshub"
-	}
+	service = cmp.Or(service, "rshub")
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(attribute.String("service.name", service)), resource.WithFromEnv())
 	if err != nil && res == nil {

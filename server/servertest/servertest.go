@@ -5,6 +5,7 @@
 package servertest
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"testing"
@@ -32,9 +33,7 @@ func Start(t testing.TB, logger *slog.Logger, options ...func(*server.Config)) s
 	for _, o := range options {
 		o(&cfg)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server.Started, 1)
 	done := make(chan error, 1)

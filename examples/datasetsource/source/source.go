@@ -27,6 +27,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,24 +102,18 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("datasetsource: public URL %q is not an absolute http(s) URL", cfg.PublicURL)
 	}
-	if cfg.Name == "" {
-		cfg.Name = "dataset1"
-	}
+	cfg.Name = cmp.Or(cfg.Name, "dataset1")
 	if !validName(cfg.Name) {
 		return nil, fmt.Errorf("datasetsource: dataset name %q must be 1-64 characters of A-Z a-z 0-9 - _", cfg.Name)
 	}
 	if cfg.QuadsPerEdit <= 0 {
 		cfg.QuadsPerEdit = 20
 	}
-	if cfg.Seed == 0 {
-		cfg.Seed = 1
-	}
+	cfg.Seed = cmp.Or(cfg.Seed, 1)
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

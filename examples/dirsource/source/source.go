@@ -16,9 +16,9 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -77,15 +77,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, errors.New("source: Dir, PublicURL and Hub are required")
 	}
 	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
-	if cfg.Topic == "" {
-		cfg.Topic = cfg.PublicURL + "/topic"
-	}
+	cfg.Topic = cmp.Or(cfg.Topic, cfg.PublicURL+"/topic")
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	var store publisher.Store = &publisher.MemoryStore{}
 	snap := map[string]file{}
 	if cfg.StatePath != "" {
@@ -283,9 +279,4 @@ func (s *Source) Handler() http.Handler {
 	mux.HandleFunc("GET /topic", s.serveTopic)
 	mux.HandleFunc("GET /status", s.serveStatus)
 	return mux
-}
-
-// String describes the Source for logs.
-func (s *Source) String() string {
-	return fmt.Sprintf("dirsource %s at %s (topic %s)", s.cfg.Dir, s.cfg.PublicURL, s.cfg.Topic)
 }
