@@ -102,13 +102,6 @@ func later(ts ...time.Time) time.Time {
 	return out
 }
 
-func entryTime(e *changefeed.Entry) time.Time {
-	if e.MD != nil && !e.MD.DateTime.IsZero() {
-		return e.MD.DateTime.Time
-	}
-	return e.LastMod.Time
-}
-
 func entryType(e *changefeed.Entry) string {
 	if e.MD != nil {
 		return e.MD.Type
@@ -128,9 +121,9 @@ func (im *Importer) importChangeList(ctx context.Context, loc string) error {
 			continue
 		}
 		patches = append(patches, e)
-		until = later(until, entryTime(&e))
+		until = later(until, changefeed.EntryTime(e))
 	}
-	sort.SliceStable(patches, func(i, j int) bool { return entryTime(&patches[i]).Before(entryTime(&patches[j])) })
+	sort.SliceStable(patches, func(i, j int) bool { return changefeed.EntryTime(patches[i]).Before(changefeed.EntryTime(patches[j])) })
 	im.emit(mirror.Event{Kind: mirror.EventBaseline, Loc: loc, Total: len(patches), Message: "applying the Change List's patches"})
 	for i := range patches {
 		e := &patches[i]
@@ -166,7 +159,7 @@ func (im *Importer) importResourceList(ctx context.Context, loc string, update b
 	if err != nil {
 		return err
 	}
-	at = later(at, entryTime(&e))
+	at = later(at, changefeed.EntryTime(e))
 	if update && e.Loc == im.st.DataSetFile && !at.After(im.st.Until) {
 		return nil // the copy held is the Source's
 	}

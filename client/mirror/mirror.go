@@ -211,7 +211,7 @@ func (m *Mirror) Apply(ctx context.Context, u Update) error {
 		if !m.cfg.Filter.Match(e) {
 			continue
 		}
-		if t := changeTime(e); t.IsZero() || !t.Before(p) {
+		if t := changefeed.EntryTime(*e); t.IsZero() || !t.Before(p) {
 			todo = append(todo, e)
 		}
 	}
@@ -313,7 +313,7 @@ func (m *Mirror) catchUp(ctx context.Context, bound time.Time, bounded bool) err
 		var maxSeen time.Time
 		var kept []changefeed.Entry
 		_, err := getDoc(ctx, m.cfg.Client, l.URL, func(e *changefeed.Entry) error {
-			t := changeTime(e)
+			t := changefeed.EntryTime(*e)
 			if t.After(maxSeen) {
 				maxSeen = t
 			}

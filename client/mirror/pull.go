@@ -180,12 +180,3 @@ func changeLists(ctx context.Context, client *http.Client, capabilityList string
 
 // errHistoryGone says the hub no longer holds a list that was listed.
 var errHistoryGone = errors.New("mirror: the hub no longer holds part of the history")
-
-// changeTime is an entry's position in Source time: its datetime, else its
-// lastmod; zero when it has neither.
-func changeTime(e *changefeed.Entry) time.Time {
-	if e.MD != nil && !e.MD.DateTime.IsZero() {
-		return e.MD.DateTime.Time
-	}
-	return e.LastMod.Time
-}

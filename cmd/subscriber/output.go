@@ -43,9 +43,7 @@ func (p *printer) event(e mirror.Event) {
 
 // progressBar draws "[#####.....]  5/10 what".
 func progressBar(done, total, width int, what string) string {
-	if total <= 0 {
-		total = 1
-	}
+	total = max(total, 1)
 	done = min(max(done, 0), total)
 	n := done * width / total
 	return fmt.Sprintf("[%s%s] %d/%d %s", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total, what)

@@ -32,15 +32,6 @@ type Feed struct {
 	Entries []changefeed.Entry // in log order; written newest first
 }
 
-// EntryTime is when an entry's change happened: its rs:md datetime, else
-// its lastmod.
-func EntryTime(e *changefeed.Entry) time.Time {
-	if e.MD != nil && !e.MD.DateTime.IsZero() {
-		return e.MD.DateTime.Time
-	}
-	return e.LastMod.Time
-}
-
 // atomTime formats t as an RFC 3339 date-time in UTC (RFC 4287 §3.3).
 func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
@@ -51,7 +42,7 @@ func Write(w io.Writer, f *Feed) error {
 	aw := &writer{w: w}
 	updated := f.Updated
 	for i := range f.Entries {
-		if t := EntryTime(&f.Entries[i]); t.After(updated) {
+		if t := changefeed.EntryTime(f.Entries[i]); t.After(updated) {
 			updated = t
 		}
 	}
@@ -133,7 +124,7 @@ func (aw *writer) entry(e *changefeed.Entry) {
 	aw.raw("<entry>\n")
 	aw.elem("id", e.Loc)
 	aw.elem("title", string(change)+" "+e.Loc)
-	aw.elem("updated", atomTime(EntryTime(e)))
+	aw.elem("updated", atomTime(changefeed.EntryTime(*e)))
 	if change == changefeed.Deleted {
 		aw.raw("<content/>\n")
 	} else {

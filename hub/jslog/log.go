@@ -106,9 +106,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 	cfg.Stream = cmp.Or(cfg.Stream, wire.Stream)
 	cfg.SubjectPrefix = cmp.Or(cfg.SubjectPrefix, wire.SubjectPrefix)
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = 1
-	}
+	cfg.Replicas = max(cfg.Replicas, 1)
 	if cfg.DuplicateWindow <= 0 {
 		cfg.DuplicateWindow = DefaultDuplicateWindow
 	}
