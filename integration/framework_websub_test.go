@@ -17,6 +17,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/mirror"
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -100,7 +101,7 @@ func TestFramework_WebSubOneNotificationPerRotationAcrossHubRestart(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, natsPort := testproc.FreePort(t), testproc.FreePort(t)
+	port, natsPort := testenv.FreePort(t), testenv.FreePort(t)
 	hubURL := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	topic := hubURL + "topics/fw"
 	channels := filepath.Join(root, "channels.json")

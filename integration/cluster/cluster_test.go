@@ -65,7 +65,7 @@ func startCluster(t *testing.T) *cluster {
 	routes := make([]int, 3)
 	c.natsPort = make([]int, 3)
 	for i := range 3 {
-		c.natsPort[i], routes[i] = testproc.FreePort(t), testproc.FreePort(t)
+		c.natsPort[i], routes[i] = testenv.FreePort(t), testenv.FreePort(t)
 	}
 	var routeURLs []string
 	for _, r := range routes {
@@ -77,7 +77,7 @@ func startCluster(t *testing.T) *cluster {
 			"--cluster_name", "rshub", "--cluster", routeURLs[i], "--routes", strings.Join(routeURLs, ","))
 		c.nats = append(c.nats, p)
 	}
-	redisPort := testproc.FreePort(t)
+	redisPort := testenv.FreePort(t)
 	c.redis = testproc.Start(t, "redis", redisBin, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort),
 		"--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
 	c.redisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", redisPort)
@@ -94,7 +94,7 @@ func startCluster(t *testing.T) *cluster {
 	for _, p := range c.natsPort {
 		natsURLs = append(natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
-	ports := []int{testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t)}
+	ports := []int{testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)}
 	c.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", ports[0])
 	for i := range 3 {
 		c.hubURLs = append(c.hubURLs, fmt.Sprintf("http://127.0.0.1:%d/", ports[i]))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rshub/rshub/client/dataset"
 	"github.com/rshub/rshub/client/mirror"
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -116,7 +117,7 @@ func endToEnd(t *testing.T, transport string) {
 	w := &world{t: t}
 	root := t.TempDir()
 	w.dir = filepath.Join(root, "dataset")
-	hubPort, natsPort, srcPort, cbPort := testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t)
+	hubPort, natsPort, srcPort, cbPort := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
 	w.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", hubPort)
 	w.srcURL = fmt.Sprintf("http://127.0.0.1:%d", srcPort)
 	channels := filepath.Join(root, "channels.json")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -26,7 +27,7 @@ func start(t *testing.T, name, bin string, args ...string) *proc {
 	return testproc.Start(t, name, bin, args...)
 }
 
-func freePort(t *testing.T) int { return testproc.FreePort(t) }
+func freePort(t *testing.T) int { return testenv.FreePort(t) }
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()

@@ -56,7 +56,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 	var client, route, leaf [3]int
 	var routes, natsURLs []string
 	for i := range 3 {
-		client[i], route[i], leaf[i] = testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t)
+		client[i], route[i], leaf[i] = testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", route[i]))
 		natsURLs = append(natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
 	}
@@ -78,7 +78,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 		"--retry", "50ms,x2,max=1s,attempts=1000", "--coalesce-threshold", "0", "--reconcile", "500ms",
 		"--startup-timeout", "30s", "--log-level", "warn"}
 	startHub := func(name string, args ...string) *hubProc {
-		port := testproc.FreePort(t)
+		port := testenv.FreePort(t)
 		h := &hubProc{t: t, name: name, url: fmt.Sprintf("http://127.0.0.1:%d/", port)}
 		args = append(append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", filepath.Join(dir, name)}, common...), args...)
 		p := testproc.Start(t, name, hubBin, args...)

@@ -31,7 +31,6 @@ import (
 
 	"github.com/rshub/rshub/integration/series"
 	"github.com/rshub/rshub/internal/testenv"
-	"github.com/rshub/rshub/internal/testproc"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/wire"
 )
@@ -176,7 +175,7 @@ func waitDelivered(t *testing.T, name string, r *receiver, e *events, acks []ack
 // sequences; live sessions stay open; readiness says what is stale.
 func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 	chans := channelsFile(t)
-	leafPort := testproc.FreePort(t)
+	leafPort := testenv.FreePort(t)
 	origin := newHub(t, "origin", func(c *server.Config) {
 		c.ChannelsFile, c.LeafListen = chans, fmt.Sprintf("127.0.0.1:%d", leafPort)
 	})

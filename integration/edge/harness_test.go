@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/internal/testenv"
-	"github.com/rshub/rshub/internal/testproc"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/wire"
 )
@@ -41,7 +40,7 @@ type hubProc struct {
 
 func newHub(t *testing.T, name string, edit func(*server.Config)) *hubProc {
 	cfg := server.Defaults()
-	port := testproc.FreePort(t)
+	port := testenv.FreePort(t)
 	cfg.Listen, cfg.DataDir, cfg.NATSListen = fmt.Sprintf("127.0.0.1:%d", port), t.TempDir(), "off"
 	cfg.AllowNetworks, cfg.Retry, cfg.CoalesceThreshold = "127.0.0.0/8", "50ms,x2,max=1s,attempts=1000", 0
 	cfg.Reconcile, cfg.LogLevel, cfg.StartupTimeout, cfg.ShutdownTimeout = 500*time.Millisecond, "warn", 30*time.Second, 5*time.Second

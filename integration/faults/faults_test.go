@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -104,7 +105,7 @@ func TestFaults_NATSServerRestarted(t *testing.T) {
 
 func TestFaults_RedisRestarted(t *testing.T) {
 	ns := startNATS(t)
-	port := testproc.FreePort(t)
+	port := testenv.FreePort(t)
 	redis := testproc.Start(t, "redis", "redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--dir", t.TempDir(), "--appendonly", "yes", "--appendfsync", "always", "--save", "")
 	testproc.WaitPort(t, redis, port, 20*time.Second)

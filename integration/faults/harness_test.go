@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/rshub/rshub/integration/series"
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 	hubserver "github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
@@ -41,7 +42,7 @@ type natsServer struct {
 func startNATS(t *testing.T) *natsServer {
 	t.Helper()
 	n := &natsServer{t: t, opts: server.Options{
-		ServerName: "faults", Host: "127.0.0.1", Port: testproc.FreePort(t),
+		ServerName: "faults", Host: "127.0.0.1", Port: testenv.FreePort(t),
 		JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
 	}}
 	n.start()
@@ -113,7 +114,7 @@ func startNATSProcess(t *testing.T) *natsProcess {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	n := &natsProcess{t: t, conf: filepath.Join(dir, "nats.conf"), port: testproc.FreePort(t), monitor: testproc.FreePort(t), store: filepath.Join(dir, "js")}
+	n := &natsProcess{t: t, conf: filepath.Join(dir, "nats.conf"), port: testenv.FreePort(t), monitor: testenv.FreePort(t), store: filepath.Join(dir, "js")}
 	n.write(server.MAX_CONTROL_LINE_SIZE)
 	n.proc = testproc.Start(t, "nats-server", bin, "-c", n.conf)
 	testproc.WaitPort(t, n.proc, n.port, 30*time.Second)

@@ -152,7 +152,7 @@ func TestReadyz_HealsAfterANATSServerProcessIsKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := testproc.FreePort(t)
+	port := testenv.FreePort(t)
 	ns := testproc.Start(t, "nats-server", bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir())
 	testproc.WaitPort(t, ns, port, 30*time.Second)
 	h := startHub(t, "nats://127.0.0.1:"+strconv.Itoa(port), "")

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/publisher"
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
 	"github.com/rshub/rshub/wire"
@@ -53,7 +53,7 @@ type target struct {
 // listening on loopback so the test can read the log itself.
 func startTarget(t *testing.T, options ...func(*server.Config)) *target {
 	t.Helper()
-	natsPort := freePort(t)
+	natsPort := testenv.FreePort(t)
 	st := servertest.Start(t, nil, append([]func(*server.Config){func(c *server.Config) {
 		c.AdminToken = adminToken
 		c.OpenTopics = true
@@ -76,16 +76,6 @@ func startTarget(t *testing.T, options ...func(*server.Config)) *target {
 		cases: map[string]int{}, took: map[string]time.Duration{},
 	}
 	return tg
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // answer is what the hub said.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -71,7 +72,7 @@ func startJaeger(t *testing.T) *jaeger {
 		t.Fatal(err)
 	}
 	t.Logf("jaeger binary ready in %s", time.Since(start).Round(time.Second))
-	qport, gport, oport := testproc.FreePort(t), testproc.FreePort(t), testproc.FreePort(t)
+	qport, gport, oport := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
 	cfg := filepath.Join(t.TempDir(), "jaeger.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, qport, gport, oport), 0o644); err != nil {
 		t.Fatal(err)

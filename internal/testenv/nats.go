@@ -45,7 +45,7 @@ type NATSServer struct {
 func RestartableNATS(t testing.TB) *NATSServer {
 	t.Helper()
 	n := &NATSServer{t: t, opts: server.Options{
-		ServerName: "testenv", Host: "127.0.0.1", Port: freePort(t),
+		ServerName: "testenv", Host: "127.0.0.1", Port: FreePort(t),
 		JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
 	}}
 	n.Start()

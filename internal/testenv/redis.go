@@ -51,7 +51,7 @@ func startRedis(t testing.TB, persistence ...string) *RedisServer {
 	if err != nil {
 		t.Fatal("redis-server not found: run `make test`, which installs it")
 	}
-	port := freePort(t)
+	port := FreePort(t)
 	r := &RedisServer{t: t, addr: net.JoinHostPort("127.0.0.1", fmt.Sprint(port))}
 	r.URL = "redis://" + r.addr + "/0"
 	r.args = append([]string{bin,
@@ -146,8 +146,8 @@ func ping(addr string) bool {
 	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
-// freePort asks the kernel for a free loopback TCP port.
-func freePort(t testing.TB) int {
+// FreePort asks the kernel for a free loopback TCP port.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

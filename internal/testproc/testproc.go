@@ -183,17 +183,6 @@ func moduleRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// FreePort asks the kernel for a free loopback TCP port.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // WaitFor polls cond until it holds, failing the test at the deadline with
 // the last reason cond gave.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
