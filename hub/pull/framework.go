@@ -159,6 +159,12 @@ func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (h
 		}
 		add(p.listURL(name, open.FirstSeq), changefeed.CapChangeList, changefeed.Created, opened, index)
 	}
+	return p.encodeFramework(doc, topic, name, "")
+}
+
+// encodeFramework encodes doc as the framework notification of
+// channel name on topic; salt is what the body does not say of the change.
+func (p *Pull) encodeFramework(doc *changefeed.Document, topic, name, salt string) (hub.FrameworkNotification, bool) {
 	var b bytes.Buffer
 	if err := changefeed.Encode(&b, doc); err != nil {
 		p.logger.Warn("framework notification not built", "channel", name, "err", err)
@@ -169,6 +175,7 @@ func (p *Pull) rotationNotification(name string, closed []list, c *chanLists) (h
 		ResourceSync: p.capabilityURL(name),
 		Entries:      len(doc.Entries),
 		Body:         b.Bytes(),
+		Salt:         salt,
 	}, true
 }
 

@@ -1,7 +1,6 @@
 package pull
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -296,18 +295,7 @@ func (p *Pull) frameworkNotification(target string, changes []fwChange, salt str
 		e.MD.Capability, e.MD.Change, e.MD.DateTime = c.capa, c.change, c.when
 		doc.Entries = append(doc.Entries, e)
 	}
-	var b bytes.Buffer
-	if err := changefeed.Encode(&b, doc); err != nil {
-		p.logger.Warn("framework notification not built", "channel", target, "err", err)
-		return hub.FrameworkNotification{}, false
-	}
-	return hub.FrameworkNotification{
-		Topic:        topic,
-		ResourceSync: p.capabilityURL(target),
-		Entries:      len(doc.Entries),
-		Body:         b.Bytes(),
-		Salt:         salt,
-	}, true
+	return p.encodeFramework(doc, topic, target, salt)
 }
 
 // noteListingLocked remembers list as the channels known and returns the
