@@ -96,7 +96,7 @@ func (a *API) resetContinuity(r *http.Request) (any, error) {
 		skew := a.cfg.Hub.MaxClockSkew()
 		if limit := a.cfg.Hub.Now().Add(skew); until.After(limit) {
 			return nil, badRequest("until %s is in the future: the anchor may be at most %s ahead of the hub's clock (%s)",
-				fmtTime(until), skew, fmtTime(limit))
+				until.UTC().Format(time.RFC3339Nano), skew, limit.UTC().Format(time.RFC3339Nano))
 		}
 	}
 	st, err := a.cfg.Hub.ResetContinuity(r.Context(), c, until, "admin API from "+r.RemoteAddr)
@@ -104,12 +104,4 @@ func (a *API) resetContinuity(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return ok{a.continuityView(c, st)}, nil
-}
-
-// fmtTime formats t for a refusal, "(none)" for the zero time.
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return "(none)"
-	}
-	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// Block returns the body of the first fenced code block after the line
+// block returns the body of the first fenced code block after the line
 // heading in the file docs/<page> of the repository.
-func Block(t testing.TB, page, heading string) string {
+func block(t testing.TB, page, heading string) string {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(self), "..", "..", "docs", page)
@@ -45,7 +45,7 @@ func Block(t testing.TB, page, heading string) string {
 // that writes the page.
 func Same(t testing.TB, page, heading, want, regenerate string) {
 	t.Helper()
-	got := Block(t, page, heading)
+	got := block(t, page, heading)
 	if got == want {
 		return
 	}
