@@ -7,22 +7,8 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/kvstore"
-	"github.com/rshub/rshub/hub/storetest"
 	"github.com/rshub/rshub/internal/testenv"
 )
-
-func TestStore_Contract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) hub.Store {
-		_, nc := testenv.NATS(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s, err := kvstore.Open(ctx, nc, kvstore.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
-}
 
 func TestOpen_TwiceSharesState(t *testing.T) {
 	_, nc := testenv.NATS(t)
@@ -49,19 +35,4 @@ func TestOpen_TwiceSharesState(t *testing.T) {
 	if _, err := other.Channel(ctx, "https://example.org/t"); err == nil {
 		t.Fatal("a store with another prefix sees the channel")
 	}
-}
-
-func TestStore_SharedByTwoProcesses(t *testing.T) {
-	_, nc := testenv.NATS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := kvstore.Open(ctx, nc, kvstore.Config{Prefix: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := kvstore.Open(ctx, nc, kvstore.Config{Prefix: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.Shared(t, a, b)
 }

@@ -3,13 +3,11 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/redisstore"
-	"github.com/rshub/rshub/hub/storetest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -23,15 +21,6 @@ func open(t *testing.T, url, prefix string) *redisstore.Store {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
-}
-
-func TestStore_Contract(t *testing.T) {
-	url := testenv.Redis(t)
-	n := 0
-	storetest.Run(t, func(t *testing.T) hub.Store {
-		n++ // a fresh prefix gives each test an empty store on one server
-		return open(t, url, fmt.Sprintf("t%d", n))
-	})
 }
 
 func TestOpen_PrefixesIsolateStores(t *testing.T) {
@@ -58,9 +47,4 @@ func TestOpen_UnreachableFails(t *testing.T) {
 	if _, err := redisstore.Open(ctx, "not a url", redisstore.Config{}); err == nil {
 		t.Fatal("Open accepted a malformed URL")
 	}
-}
-
-func TestStore_SharedByTwoProcesses(t *testing.T) {
-	url := testenv.Redis(t)
-	storetest.Shared(t, open(t, url, "s"), open(t, url, "s"))
 }

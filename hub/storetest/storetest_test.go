@@ -1,5 +1,5 @@
 // Package storetest is the contract every hub.Store implementation passes.
-// An implementation's test calls Run with a function that opens a fresh,
+// It runs against both stores (stores_test.go); Run takes a function that opens a fresh,
 // empty store.
 package storetest
 
