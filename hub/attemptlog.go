@@ -18,14 +18,25 @@ type AttemptWriter interface {
 type AttemptLogConfig struct {
 	// Flush is how often the records taken are written (default 1s).
 	Flush time.Duration
+	// Hold is how long a subscription whose records are all deliveries
+	// may wait for its write (default 5s): a failed attempt, or a retry,
+	// is written at the next Flush, a healthy subscription's log once Hold has passed
+	// since its oldest record held or once it holds AttemptLogLen records.
+	// Each write reads and rewrites the subscription's log in the store,
+	// so a subscription delivering steadily costs one write per Hold
+	// instead of one per Flush. Negative: every Flush writes everything.
+	Hold time.Duration
 	// MaxPending bounds the records held between writes (default
 	// defaultAttemptPending); beyond it new records are dropped and counted.
 	MaxPending int
 	Logger     *slog.Logger // default slog.Default()
 }
 
-// defaultAttemptPending is the default AttemptLogConfig.MaxPending.
-const defaultAttemptPending = 8192
+// Defaults of AttemptLogConfig.
+const (
+	defaultAttemptPending = 65536 // MaxPending: ≈ 8 MB of records at most
+	defaultAttemptHold    = 5 * time.Second
+)
 
 // AttemptLog takes the delivery engine's attempt records and writes them
 // to the store in batches, off the delivery path: Record only appends to
@@ -40,8 +51,8 @@ type AttemptLog struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	pending map[string][]Attempt // by SubID, oldest first
-	held    int                  // records in pending
+	pending map[string]*heldAttempts // by SubID
+	held    int                      // records in pending
 
 	written, dropped atomic.Uint64
 }
@@ -54,29 +65,48 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = defaultAttemptPending
 	}
+	if cfg.Hold == 0 {
+		cfg.Hold = defaultAttemptHold
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger, pending: map[string][]Attempt{}}
+	return &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger, pending: map[string]*heldAttempts{}}
 }
 
-// Record takes one attempt for the next write. It never blocks on I/O.
+// heldAttempts are the records of one subscription waiting for a write.
+type heldAttempts struct {
+	list   []Attempt // oldest first
+	since  time.Time // when the oldest was taken
+	failed bool      // one of them is not a first attempt that delivered
+}
+
+// due reports whether h is written by a flush at now, holding for hold.
+func (h *heldAttempts) due(now time.Time, hold time.Duration) bool {
+	return h.failed || len(h.list) >= AttemptLogLen || now.Sub(h.since) >= hold
+}
+
+// Record takes one attempt for a later write. It never blocks on I/O.
 func (l *AttemptLog) Record(a Attempt) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	list := l.pending[a.SubID]
-	if len(list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
-		n := copy(list, list[len(list)-AttemptLogLen:])
-		clear(list[n:])
-		l.held -= len(list) - n
-		list = list[:n]
+	h := l.pending[a.SubID]
+	if h == nil {
+		h = &heldAttempts{since: time.Now()}
+		l.pending[a.SubID] = h
+	}
+	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
+		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
+		clear(h.list[n:])
+		l.held -= len(h.list) - n
+		h.list = h.list[:n]
 	}
 	if l.held >= l.cfg.MaxPending {
 		l.dropped.Add(1)
-		l.pending[a.SubID] = list
 		return
 	}
-	l.pending[a.SubID] = append(list, a)
+	h.list = append(h.list, a)
+	h.failed = h.failed || a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299
 	l.held++
 }
 
@@ -86,7 +116,8 @@ func (l *AttemptLog) Stats() (written, dropped uint64) {
 	return l.written.Load(), l.dropped.Load()
 }
 
-// Run writes the records taken every Flush until ctx ends, then once more.
+// Run writes the records taken every Flush, those held for Hold included
+// (heldAttempts.due), until ctx ends, then every record held.
 func (l *AttemptLog) Run(ctx context.Context) error {
 	t := time.NewTicker(l.cfg.Flush)
 	defer t.Stop()
@@ -98,24 +129,37 @@ func (l *AttemptLog) Run(ctx context.Context) error {
 			cancel()
 			return nil
 		case <-t.C:
-			l.Flush(ctx)
+			l.write(ctx, l.take(time.Now(), l.cfg.Hold))
 		}
 	}
 }
 
-// Flush writes the records taken so far now.
-func (l *AttemptLog) Flush(ctx context.Context) {
+// Flush writes every record taken so far now.
+func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now(), -1)) }
+
+// take removes the records due at now, holding healthy subscriptions for
+// hold (all when hold < 0 or when half of MaxPending is held), and
+// returns the newest AttemptLogLen of each subscription.
+func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	l.mu.Lock()
-	pending := l.pending
-	if len(pending) == 0 {
-		l.mu.Unlock()
-		return
+	defer l.mu.Unlock()
+	all := hold < 0 || 2*l.held >= l.cfg.MaxPending
+	var batch []Attempt
+	for id, h := range l.pending {
+		if !all && !h.due(now, hold) {
+			continue
+		}
+		batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
+		l.held -= len(h.list)
+		delete(l.pending, id)
 	}
-	l.pending, l.held = map[string][]Attempt{}, 0
-	l.mu.Unlock()
-	batch := make([]Attempt, 0, len(pending))
-	for _, list := range pending {
-		batch = append(batch, list[max(0, len(list)-AttemptLogLen):]...)
+	return batch
+}
+
+// write hands batch to the store, counting it written or dropped.
+func (l *AttemptLog) write(ctx context.Context, batch []Attempt) {
+	if len(batch) == 0 {
+		return
 	}
 	if err := l.w.AddAttempts(ctx, batch); err != nil {
 		l.dropped.Add(uint64(len(batch)))

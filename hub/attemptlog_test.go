@@ -137,3 +137,41 @@ func TestAttemptLog_RunFlushesOnStop(t *testing.T) {
 		t.Fatalf("after Run stopped the log holds %d attempts (%v), want 1", len(got), err)
 	}
 }
+
+// A subscription whose attempts all delivered is written once Hold has
+// passed or once it holds AttemptLogLen records; one with a failed attempt
+// at the next Flush; everything when Run stops.
+func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
+	st := redisStore(t)
+	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: 10 * time.Millisecond, Hold: time.Hour})
+	sub := func(name string) string { return hub.SubscriptionID("https://example.org/t", "https://"+name+".example/") }
+	healthy, failing, busy := sub("healthy"), sub("failing"), sub("busy")
+	l.Record(hub.Attempt{SubID: healthy, Seq: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 2, Status: 503, Error: "callback answered 503"})
+	for i := range hub.AttemptLogLen {
+		l.Record(hub.Attempt{SubID: busy, Seq: uint64(i + 1), Status: 204})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- l.Run(ctx) }()
+	count := func(id string) int {
+		got, err := st.Attempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return count(failing) == 2 && count(busy) == hub.AttemptLogLen },
+		"the failing and the full subscription written")
+	if n := count(healthy); n != 0 {
+		t.Fatalf("the healthy subscription's attempt was written before its hold ended (%d)", n)
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(healthy); n != 1 {
+		t.Fatalf("after Run stopped the healthy subscription's log holds %d attempts, want 1", n)
+	}
+}
