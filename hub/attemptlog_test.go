@@ -144,7 +144,9 @@ func TestAttemptLog_RunFlushesOnStop(t *testing.T) {
 func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
 	st := redisStore(t)
 	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: 10 * time.Millisecond, Hold: time.Hour})
-	sub := func(name string) string { return hub.SubscriptionID("https://example.org/t", "https://"+name+".example/") }
+	sub := func(name string) string {
+		return hub.SubscriptionID("https://example.org/t", "https://"+name+".example/")
+	}
 	healthy, failing, busy := sub("healthy"), sub("failing"), sub("busy")
 	l.Record(hub.Attempt{SubID: healthy, Seq: 1, Status: 204})
 	l.Record(hub.Attempt{SubID: failing, Seq: 1, Status: 204})
