@@ -38,9 +38,9 @@ type queue struct {
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
 	woken   atomic.Uint64
-	// checked is the callback URL that last passed netguard.CheckURL;
-	// the queue's goroutine only.
-	checked string
+	// target is the callback URL that last passed netguard.CheckURL,
+	// parsed (request.go); the queue's goroutine only.
+	target *target
 	// rate paces the subscription's attempts (rate.go); nil while it has
 	// had no rate. The queue's goroutine only.
 	rate *rate.Limiter
