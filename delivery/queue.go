@@ -120,7 +120,9 @@ func (q *queue) update(fn func(s *SubStats)) {
 	q.mu.Lock()
 	before := q.stats
 	fn(&q.stats)
-	q.w.index.changed(q, before, q.stats)
+	if before.State != q.stats.State || before.DeadLetters != q.stats.DeadLetters { // all the index counts
+		q.w.index.changed(q, before, q.stats)
+	}
 	q.mu.Unlock()
 }
 
