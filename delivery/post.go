@@ -65,10 +65,11 @@ func (w *Webhooks) linkHeader(rec wire.Record) string {
 
 // post makes one delivery attempt of rec to sub, at the target *t when it
 // is still sub's callback, else at sub's callback checked and parsed anew
-// (kept in *t once a request went out). With grace, a request in flight
-// when ctx ends gets cfg.Grace more to finish; without, ctx bounds it. An
-// attempt cut short by ctx is abandoned: it has no outcome.
-func (w *Webhooks) post(ctx context.Context, t **target, sub hub.Subscription, rec wire.Record, grace bool) (a attempt) {
+// (kept in *t once a request went out). With a queue, whose context ctx
+// is, a request in flight when ctx ends gets cfg.Grace more to finish
+// (queue.inFlight); without, ctx bounds it. An attempt cut short by ctx is
+// abandoned: it has no outcome.
+func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subscription, rec wire.Record) (a attempt) {
 	ctx, span, start := w.startAttempt(ctx, sub, rec) // trace.go
 	defer func() { endAttempt(span, a, start) }()
 	to, err := targetOf(*t, sub.Callback)
@@ -76,16 +77,14 @@ func (w *Webhooks) post(ctx context.Context, t **target, sub hub.Subscription, r
 		return attempt{err: err, permanent: true}
 	}
 	parent := ctx
-	if grace {
+	if q != nil {
 		parent = context.WithoutCancel(ctx)
 	}
 	rctx, cancel := w.send.context(parent)
 	defer cancel()
-	if grace {
-		defer context.AfterFunc(ctx, func() {
-			sleep(rctx, w.cfg.Grace, nil, nil)
-			cancel()
-		})()
+	if q != nil {
+		q.inFlight(cancel)
+		defer q.inFlight(nil)
 	}
 	req, err := w.newRequest(rctx, to, sub, rec) // request.go
 	if err != nil {
@@ -115,6 +114,32 @@ func (w *Webhooks) post(ctx context.Context, t **target, sub hub.Subscription, r
 		a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return a
+}
+
+// inFlight sets the cancel of q's request in flight, nil when there is
+// none. A request still in flight when q's context ends is cancelled
+// cfg.Grace later (cutInFlight), one made after it ended too. One field
+// of the queue instead of a context.AfterFunc per attempt: a queue makes
+// one request at a time.
+func (q *queue) inFlight(cancel context.CancelFunc) {
+	q.mu.Lock()
+	q.request = cancel
+	ended := cancel != nil && q.ctx.Err() != nil
+	q.mu.Unlock()
+	if ended {
+		time.AfterFunc(q.w.cfg.Grace, cancel)
+	}
+}
+
+// cutInFlight gives q's request in flight cfg.Grace more, then cancels
+// it; q's context has ended.
+func (q *queue) cutInFlight() {
+	q.mu.Lock()
+	cancel := q.request
+	q.mu.Unlock()
+	if cancel != nil {
+		time.AfterFunc(q.w.cfg.Grace, cancel)
+	}
 }
 
 // sender sends the requests of deliveries. When the client follows no

@@ -61,7 +61,7 @@ func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
 			})
 			sub := hub.Subscription{ID: "0123abcd", Callback: srv.URL + "/cb", Secret: "s3cret", Scheme: tt.sub}
 			rec := wire.Record{Seq: 42, Topic: "http://example.org/t", Body: []byte("<urlset/>"), ContentType: "application/xml", Epoch: "5eed"}
-			if a := w.post(context.Background(), new(*target), sub, rec, false); !a.ok() {
+			if a := w.post(context.Background(), nil, new(*target), sub, rec); !a.ok() {
 				t.Fatalf("post: %s", a.reason())
 			}
 			r := <-got
@@ -106,7 +106,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 		if i == 1 {
 			clock = clock.Add(90 * time.Second)
 		}
-		if a := w.post(context.Background(), new(*target), sub, rec, false); !a.ok() {
+		if a := w.post(context.Background(), nil, new(*target), sub, rec); !a.ok() {
 			t.Fatalf("post: %s", a.reason())
 		}
 		*r = <-got
@@ -117,7 +117,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 	if first.header.Get("webhook-timestamp") != "1800000000" || second.header.Get("webhook-timestamp") != "1800000090" {
 		t.Fatalf("timestamps %q %q", first.header.Get("webhook-timestamp"), second.header.Get("webhook-timestamp"))
 	}
-	other := w.post(context.Background(), new(*target), sub, wire.Record{Seq: 8, Body: rec.Body}, false)
+	other := w.post(context.Background(), nil, new(*target), sub, wire.Record{Seq: 8, Body: rec.Body})
 	if !other.ok() || (<-got).header.Get("webhook-id") == first.header.Get("webhook-id") {
 		t.Fatal("another sequence has the same webhook-id")
 	}

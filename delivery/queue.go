@@ -56,6 +56,8 @@ type queue struct {
 	// one runs it; timer wakes it at the end of its lease.
 	parked *runState
 	timer  *time.Timer
+	// request cancels the POST in flight, nil when none (post.go).
+	request context.CancelFunc
 }
 
 // stop reasons of a queue's delivery loop.

@@ -81,8 +81,9 @@ func (q *queue) work(st *runState) {
 }
 
 // stopParked finishes q when it is parked as its context ends; a running
-// queue finishes by itself.
+// queue finishes by itself, its POST in flight cut after the grace.
 func (q *queue) stopParked() {
+	q.cutInFlight()
 	q.mu.Lock()
 	st := q.unparkLocked()
 	q.mu.Unlock()

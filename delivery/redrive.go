@@ -75,7 +75,7 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 	}
 	t0 := time.Now()
 	var t *target
-	a := w.post(ctx, &t, sub, rec, false)
+	a := w.post(ctx, nil, &t, sub, rec)
 	slot.done(a, time.Since(t0))
 	now := w.cfg.Clock()
 	switch {

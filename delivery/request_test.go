@@ -178,11 +178,11 @@ func TestSender_DirectOnlyForAClientThatFollowsNoRedirect(t *testing.T) {
 	if guarded.send.rt == nil || guarded.send.timeout != 200*time.Millisecond {
 		t.Fatalf("netguard's client not sent to directly: %+v", guarded.send)
 	}
-	if a := guarded.post(context.Background(), new(*target), hub.Subscription{Callback: srv.URL + "/moved"}, rec, false); a.status != http.StatusTemporaryRedirect {
+	if a := guarded.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/moved"}, rec); a.status != http.StatusTemporaryRedirect {
 		t.Fatalf("redirect followed or lost: %d %v", a.status, a.err)
 	}
 	start := time.Now()
-	a := guarded.post(context.Background(), new(*target), hub.Subscription{Callback: srv.URL + "/hang"}, rec, true)
+	a := guarded.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/hang"}, rec)
 	if a.err == nil || a.abandoned || signalOf(a) != signalPressure || time.Since(start) > 10*time.Second {
 		t.Fatalf("a callback that hangs: %+v after %s, want a timeout", a, time.Since(start))
 	}
@@ -191,7 +191,7 @@ func TestSender_DirectOnlyForAClientThatFollowsNoRedirect(t *testing.T) {
 	if following.send.rt != nil {
 		t.Fatal("a client that follows redirects is bypassed")
 	}
-	if a := following.post(context.Background(), new(*target), hub.Subscription{Callback: srv.URL + "/moved"}, rec, false); !a.ok() {
+	if a := following.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/moved"}, rec); !a.ok() {
 		t.Fatalf("through http.Client: %d %v, want the redirect followed", a.status, a.err)
 	}
 }

@@ -80,7 +80,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			}
 		}
 		t0 := time.Now()
-		a := w.post(ctx, &q.target, sub, out, true)
+		a := w.post(ctx, q, &q.target, sub, out)
 		took := time.Since(t0)
 		slot.done(a, took)
 		now := w.cfg.Clock()
