@@ -18,13 +18,15 @@ type AttemptWriter interface {
 type AttemptLogConfig struct {
 	// Flush is how often the records taken are written (default 1s).
 	Flush time.Duration
-	// Hold is how long a subscription whose records are all deliveries
-	// may wait for its write (default 5s): a failed attempt, or a retry,
-	// is written at the next Flush, a healthy subscription's log once Hold has passed
-	// since its oldest record held or once it holds AttemptLogLen records.
-	// Each write reads and rewrites the subscription's log in the store,
-	// so a subscription delivering steadily costs one write per Hold
-	// instead of one per Flush. Negative: every Flush writes everything.
+	// Hold is how long a subscription whose records are all first
+	// attempts that delivered may wait for its write (default 5s): a
+	// failed attempt, or a retry, is written at the next Flush; a healthy
+	// subscription's log once Hold has passed since its oldest record
+	// held, or earlier when half of MaxPending is held. Each write reads
+	// and rewrites the subscription's log in the store, so a subscription
+	// delivering steadily costs one write per Hold, of its newest
+	// AttemptLogLen records, instead of one per Flush. Negative: every
+	// Flush writes everything.
 	Hold time.Duration
 	// MaxPending bounds the records held between writes (default
 	// defaultAttemptPending); beyond it new records are dropped and counted.
@@ -83,7 +85,7 @@ type heldAttempts struct {
 
 // due reports whether h is written by a flush at now, holding for hold.
 func (h *heldAttempts) due(now time.Time, hold time.Duration) bool {
-	return h.failed || len(h.list) >= AttemptLogLen || now.Sub(h.since) >= hold
+	return h.failed || now.Sub(h.since) >= hold
 }
 
 // Record takes one attempt for a later write. It never blocks on I/O.
@@ -138,15 +140,23 @@ func (l *AttemptLog) Run(ctx context.Context) error {
 func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now(), -1)) }
 
 // take removes the records due at now, holding healthy subscriptions for
-// hold (all when hold < 0 or when half of MaxPending is held), and
-// returns the newest AttemptLogLen of each subscription.
+// hold (all when hold < 0), and returns the newest AttemptLogLen of each
+// subscription. When half of MaxPending is held, it takes subscriptions
+// not due as well until a quarter is left.
 func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	all := hold < 0 || 2*l.held >= l.cfg.MaxPending
+	over := 0 // records to take beyond those due
+	if 2*l.held >= l.cfg.MaxPending {
+		over = l.held - l.cfg.MaxPending/4
+	}
 	var batch []Attempt
 	for id, h := range l.pending {
-		if !all && !h.due(now, hold) {
+		switch {
+		case hold < 0 || h.due(now, hold):
+		case over > 0:
+			over -= len(h.list)
+		default:
 			continue
 		}
 		batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)

@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -138,22 +139,22 @@ func TestAttemptLog_RunFlushesOnStop(t *testing.T) {
 	}
 }
 
-// A subscription whose attempts all delivered is written once Hold has
-// passed or once it holds AttemptLogLen records; one with a failed attempt
-// at the next Flush; everything when Run stops.
+// A subscription whose attempts all delivered at the first attempt is
+// written once Hold has passed, one with a failed attempt or a retry at
+// the next Flush, everything when Run stops; when half of MaxPending is
+// held, healthy subscriptions are written until a quarter is left.
 func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
 	st := redisStore(t)
-	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: 10 * time.Millisecond, Hold: time.Hour})
+	const maxPending = 200
+	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: 10 * time.Millisecond, Hold: time.Hour, MaxPending: maxPending})
 	sub := func(name string) string {
 		return hub.SubscriptionID("https://example.org/t", "https://"+name+".example/")
 	}
-	healthy, failing, busy := sub("healthy"), sub("failing"), sub("busy")
-	l.Record(hub.Attempt{SubID: healthy, Seq: 1, Status: 204})
-	l.Record(hub.Attempt{SubID: failing, Seq: 1, Status: 204})
-	l.Record(hub.Attempt{SubID: failing, Seq: 2, Status: 503, Error: "callback answered 503"})
-	for i := range hub.AttemptLogLen {
-		l.Record(hub.Attempt{SubID: busy, Seq: uint64(i + 1), Status: 204})
-	}
+	healthy, failing, retried := sub("healthy"), sub("failing"), sub("retried")
+	l.Record(hub.Attempt{SubID: healthy, Seq: 1, Attempt: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 1, Attempt: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 2, Attempt: 1, Status: 503, Error: "callback answered 503"})
+	l.Record(hub.Attempt{SubID: retried, Seq: 1, Attempt: 2, Status: 204})
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error)
 	go func() { ran <- l.Run(ctx) }()
@@ -164,11 +165,27 @@ func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
 		}
 		return len(got)
 	}
-	testenv.Eventually(t, 10*time.Second, func() bool { return count(failing) == 2 && count(busy) == hub.AttemptLogLen },
-		"the failing and the full subscription written")
+	testenv.Eventually(t, 10*time.Second, func() bool { return count(failing) == 2 && count(retried) == 1 },
+		"the failing and the retried subscription written")
 	if n := count(healthy); n != 0 {
 		t.Fatalf("the healthy subscription's attempt was written before its hold ended (%d)", n)
 	}
+
+	// 10 healthy subscriptions of 10 records each: half of MaxPending
+	// with the one held once 99 are recorded; 50 or 51 records are to go,
+	// in whole subscriptions.
+	written, _ := l.Stats()
+	for i := range 10 {
+		for seq := range 10 {
+			l.Record(hub.Attempt{SubID: sub("busy" + strconv.Itoa(i)), Seq: uint64(seq + 1), Attempt: 1, Status: 204})
+		}
+	}
+	var now uint64
+	testenv.Eventually(t, 10*time.Second, func() bool { now, _ = l.Stats(); return now > written }, "a write under pressure")
+	if now-written < 50 || now-written > 61 {
+		t.Fatalf("%d records written under pressure, want the 50-61 of whole subscriptions that leave a quarter of MaxPending", now-written)
+	}
+
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatal(err)
