@@ -42,9 +42,10 @@ const (
 
 // AttemptLog takes the delivery engine's attempt records and writes them
 // to the store in batches, off the delivery path: Record only appends to
-// memory and never waits for the store. A subscription's records are held
-// up to AttemptLogLen between writes (older ones would be trimmed by the
-// store anyway); when MaxPending records are held, as when the store is
+// memory and never waits for the store, under one of several locks, so
+// the queues delivering at once seldom wait for one another. A
+// subscription's newest AttemptLogLen to twice that records are held
+// between writes (older ones would be trimmed by the store anyway); when MaxPending records are held, as when the store is
 // slow or down, new ones are dropped and counted, and a failed write drops
 // its batch and counts it. Deliveries are never held back or dropped.
 type AttemptLog struct {
@@ -52,11 +53,28 @@ type AttemptLog struct {
 	cfg    AttemptLogConfig
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	pending map[string]*heldAttempts // by SubID
-	held    int                      // records in pending
+	shards [attemptShards]attemptShard // by a hash of SubID
+	held   atomic.Int64                // records in the shards
 
 	written, dropped atomic.Uint64
+}
+
+// attemptShards is how many locks the records are held under.
+const attemptShards = 16
+
+// attemptShard is the records of some subscriptions waiting for a write.
+type attemptShard struct {
+	mu      sync.Mutex
+	pending map[string]*heldAttempts // by SubID
+}
+
+// shard returns the shard of subID (FNV-1a).
+func (l *AttemptLog) shard(subID string) *attemptShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(subID); i++ {
+		h = (h ^ uint32(subID[i])) * 16777619
+	}
+	return &l.shards[h%attemptShards]
 }
 
 // NewAttemptLog returns an AttemptLog writing to w; start it with Run.
@@ -73,7 +91,11 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger, pending: map[string]*heldAttempts{}}
+	l := &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger}
+	for i := range l.shards {
+		l.shards[i].pending = map[string]*heldAttempts{}
+	}
+	return l
 }
 
 // heldAttempts are the records of one subscription waiting for a write.
@@ -90,26 +112,27 @@ func (h *heldAttempts) due(now time.Time, hold time.Duration) bool {
 
 // Record takes one attempt for a later write. It never blocks on I/O.
 func (l *AttemptLog) Record(a Attempt) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := l.pending[a.SubID]
+	s := l.shard(a.SubID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.pending[a.SubID]
 	if h == nil {
 		h = &heldAttempts{since: time.Now()}
-		l.pending[a.SubID] = h
+		s.pending[a.SubID] = h
 	}
 	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
 		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
 		clear(h.list[n:])
-		l.held -= len(h.list) - n
+		l.held.Add(-int64(len(h.list) - n))
 		h.list = h.list[:n]
 	}
-	if l.held >= l.cfg.MaxPending {
+	if l.held.Load() >= int64(l.cfg.MaxPending) {
 		l.dropped.Add(1)
 		return
 	}
 	h.list = append(h.list, a)
 	h.failed = h.failed || a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299
-	l.held++
+	l.held.Add(1)
 }
 
 // Stats returns how many records were written to the store and how many
@@ -119,22 +142,30 @@ func (l *AttemptLog) Stats() (written, dropped uint64) {
 }
 
 // Run writes the records taken every Flush, those held for Hold included
-// (heldAttempts.due), until ctx ends, then every record held.
+// (heldAttempts.due), until ctx ends, then every record held. A write is
+// not cut by ctx, which would drop its batch, but bounded to
+// attemptWriteTimeout.
 func (l *AttemptLog) Run(ctx context.Context) error {
 	t := time.NewTicker(l.cfg.Flush)
 	defer t.Stop()
+	write := func(batch []Attempt) {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptWriteTimeout)
+		l.write(wctx, batch)
+		cancel()
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			l.Flush(fctx)
-			cancel()
+			write(l.take(time.Now(), -1))
 			return nil
 		case <-t.C:
-			l.write(ctx, l.take(time.Now(), l.cfg.Hold))
+			write(l.take(time.Now(), l.cfg.Hold))
 		}
 	}
 }
+
+// attemptWriteTimeout bounds one write of the attempt log.
+const attemptWriteTimeout = 5 * time.Second
 
 // Flush writes every record taken so far now.
 func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now(), -1)) }
@@ -144,24 +175,27 @@ func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now()
 // subscription. When half of MaxPending is held, it takes subscriptions
 // not due as well until a quarter is left.
 func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	over := 0 // records to take beyond those due
-	if 2*l.held >= l.cfg.MaxPending {
-		over = l.held - l.cfg.MaxPending/4
+	if held, maxHeld := int(l.held.Load()), l.cfg.MaxPending; 2*held >= maxHeld {
+		over = held - maxHeld/4
 	}
 	var batch []Attempt
-	for id, h := range l.pending {
-		switch {
-		case hold < 0 || h.due(now, hold):
-		case over > 0:
-			over -= len(h.list)
-		default:
-			continue
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for id, h := range s.pending {
+			switch {
+			case hold < 0 || h.due(now, hold):
+			case over > 0:
+				over -= len(h.list)
+			default:
+				continue
+			}
+			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
+			l.held.Add(-int64(len(h.list)))
+			delete(s.pending, id)
 		}
-		batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
-		l.held -= len(h.list)
-		delete(l.pending, id)
+		s.mu.Unlock()
 	}
 	return batch
 }

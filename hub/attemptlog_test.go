@@ -194,3 +194,37 @@ func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
 		t.Fatalf("after Run stopped the healthy subscription's log holds %d attempts, want 1", n)
 	}
 }
+
+// Queues record at once, under the log's several locks, while it writes:
+// every record is written once, none lost or doubled.
+func TestAttemptLog_ConcurrentRecordsAllWritten(t *testing.T) {
+	st := redisStore(t)
+	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: time.Millisecond, Hold: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- l.Run(ctx) }()
+	const writers, each, subs = 8, 100, 80
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := hub.SubscriptionID("https://example.org/t", "https://cb.example/"+strconv.Itoa((g*each+i)%subs))
+				l.Record(hub.Attempt{SubID: id, Seq: uint64(g*each + i + 1), Attempt: 1, Status: 204})
+			}
+		})
+	}
+	wg.Wait()
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if written, dropped := l.Stats(); written != writers*each || dropped != 0 {
+		t.Fatalf("%d written, %d dropped; want %d, 0", written, dropped, writers*each)
+	}
+	for s := range subs {
+		got, err := st.Attempts(context.Background(), hub.SubscriptionID("https://example.org/t", "https://cb.example/"+strconv.Itoa(s)))
+		if err != nil || len(got) != writers*each/subs {
+			t.Fatalf("subscription %d: %d attempts (%v), want %d", s, len(got), err, writers*each/subs)
+		}
+	}
+}
