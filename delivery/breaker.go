@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -151,7 +152,10 @@ func (b *Breaker) open(now time.Time) {
 // breaker changes state. Closed breakers without failures are dropped, so
 // the set holds only hosts that are failing.
 type breakerSet struct {
-	cfg     BreakerConfig
+	cfg BreakerConfig
+	// failing is len(hosts): while it is 0, as when every host answers,
+	// allow and a success's report need not take mu.
+	failing atomic.Int64
 	mu      sync.Mutex
 	hosts   map[string]*Breaker
 	changed chan struct{}
@@ -164,6 +168,9 @@ func newBreakerSet(cfg BreakerConfig) *breakerSet {
 // allow asks host's breaker; when refused it returns the time to ask again
 // and a channel closed at the next state change of any breaker.
 func (s *breakerSet) allow(host string, now time.Time) (bool, time.Time, <-chan struct{}) {
+	if s.failing.Load() == 0 {
+		return true, time.Time{}, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.hosts[host]
@@ -184,8 +191,12 @@ const (
 )
 
 func (s *breakerSet) report(host string, now time.Time, o outcome) {
+	if o != outcomeFailure && s.failing.Load() == 0 {
+		return // no breaker to tell: a failure makes one under mu first
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() { s.failing.Store(int64(len(s.hosts))) }()
 	b := s.hosts[host]
 	if b == nil {
 		if o != outcomeFailure {
@@ -231,4 +242,5 @@ func (s *breakerSet) prune(keep map[string]bool) {
 			delete(s.hosts, h)
 		}
 	}
+	s.failing.Store(int64(len(s.hosts)))
 }

@@ -118,3 +118,37 @@ func TestBreakerSet_PerHostAndWakesWaiters(t *testing.T) {
 		t.Fatalf("closed breakers kept: %v", s.hosts)
 	}
 }
+
+// The set's count of failing hosts, which lets allow and a success's
+// report skip the lock, follows its breakers: a failure makes one seen at
+// once, a success or a prune that drops the last one clears it, and a
+// success still resets a host's consecutive failures.
+func TestBreakerSet_FailingCountFollowsTheBreakers(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := newBreakerSet(BreakerConfig{Failures: 2, CoolDown: time.Minute})
+	s.report("a:80", t0, outcomeSuccess)
+	if s.failing.Load() != 0 || len(s.hosts) != 0 {
+		t.Fatal("a success made a breaker")
+	}
+	s.report("a:80", t0, outcomeFailure)
+	s.report("b:80", t0, outcomeSuccess)
+	if s.failing.Load() != 1 {
+		t.Fatalf("failing = %d after a failure, want 1", s.failing.Load())
+	}
+	s.report("a:80", t0, outcomeSuccess) // resets a's count
+	if s.failing.Load() != 0 {
+		t.Fatalf("failing = %d after the success, want 0", s.failing.Load())
+	}
+	s.report("a:80", t0, outcomeFailure)
+	if ok, _, _ := s.allow("a:80", t0); !ok {
+		t.Fatal("opened by one failure after a success")
+	}
+	s.report("a:80", t0, outcomeFailure)
+	if ok, _, _ := s.allow("a:80", t0); ok {
+		t.Fatal("open host allowed")
+	}
+	s.prune(map[string]bool{})
+	if ok, _, _ := s.allow("a:80", t0); !ok || s.failing.Load() != 0 {
+		t.Fatal("a pruned host still refused")
+	}
+}

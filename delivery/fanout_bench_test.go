@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -19,14 +22,17 @@ import (
 // subscription. It reports deliveries/s, the process's CPU time per delivery and, with
 // -benchmem, the
 // allocations per notification (divide by subs for per delivery).
+// "served" is the engine as the hub runs it: reading through a log cache,
+// every attempt taken by an attempt log written to the store.
 func BenchmarkWebhooks_FanOut(b *testing.B) {
-	b.Run("perhost=8", func(b *testing.B) { benchFanOut(b, 8, 8) })
-	b.Run("adaptive", func(b *testing.B) { benchFanOut(b, 0, 0) })
+	b.Run("perhost=8", func(b *testing.B) { benchFanOut(b, 8, 8, false) })
+	b.Run("adaptive", func(b *testing.B) { benchFanOut(b, 0, 0, false) })
+	b.Run("served", func(b *testing.B) { benchFanOut(b, 0, 0, true) })
 }
 
 // benchFanOut runs BenchmarkWebhooks_FanOut with the per-host floor and
-// ceiling given (0: the defaults).
-func benchFanOut(b *testing.B, floor, ceiling int) {
+// ceiling given (0: the defaults), as served or not.
+func benchFanOut(b *testing.B, floor, ceiling int, served bool) {
 	const subs = 500
 	e := newEnv(b)
 	e.channel(topic, "feed")
@@ -42,7 +48,17 @@ func benchFanOut(b *testing.B, floor, ceiling int) {
 	cfg := e.fastConfig()
 	cfg.Clock = nil
 	cfg.PerHostMin, cfg.PerHostMax = floor, ceiling
-	w, _ := e.start(cfg)
+	var log hub.Log = e.log
+	if served {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		b.Cleanup(func() { cancel(); wg.Wait() })
+		cache, tries := logcache.New(e.log, logcache.Config{}), hub.NewAttemptLog(e.store, hub.AttemptLogConfig{})
+		wg.Go(func() { _ = cache.Run(ctx) })
+		wg.Go(func() { _ = tries.Run(ctx) })
+		log, cfg.Attempts = cache, tries
+	}
+	w, _ := e.startOn(log, cfg)
 	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == subs })
 	body := []byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
 		`<rs:md capability="change-notification" from="2024-01-01T00:00:00Z" until="2024-01-01T00:00:01Z"/>` +

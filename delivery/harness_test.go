@@ -122,8 +122,11 @@ func (e *env) fastConfig() Config {
 }
 
 // start runs an engine until the returned stop is called (or the test ends).
-func (e *env) start(cfg Config) (*Webhooks, func()) {
-	w := NewWebhooks(e.log, e.store, cfg)
+func (e *env) start(cfg Config) (*Webhooks, func()) { return e.startOn(e.log, cfg) }
+
+// startOn is start with the engine reading log.
+func (e *env) startOn(log hub.Log, cfg Config) (*Webhooks, func()) {
+	w := NewWebhooks(log, e.store, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -15,8 +15,10 @@ import (
 // holds delivery back (every slot taken): by one per answer until the
 // first back-off (so it doubles per round trip), then by about one per
 // round trip. It halves, at most once per round trip, when the host
-// answers 429 or 503, times out, or answers far slower than its fastest
-// recent answers; a 429 or 503 with Retry-After also pauses the host until
+// answers 429 or 503, times out, or its answers, smoothed over the last
+// several, come far slower than its fastest recent answers (one slow
+// answer among fast ones is the hub's own scheduling on a busy machine
+// more often than the host); a 429 or 503 with Retry-After also pauses the host until
 // then (at most MaxRetryAfter). It stays between the floor and the ceiling
 // (Config.PerHostMin, PerHostMax).
 
@@ -49,6 +51,7 @@ const (
 type hostAdapt struct {
 	limit     float64       // in [floor, ceiling]; floor(limit) slots
 	base      time.Duration // the host's usual answer time: the fastest, drifting up slowly
+	srtt      time.Duration // its answer time smoothed over about the last 8 answers
 	lastCut   time.Time
 	backedOff bool      // slow start is over
 	pause     time.Time // no new request before it (Retry-After)
@@ -59,8 +62,15 @@ type hostAdapt struct {
 // that the limit grows only when it is what holds delivery back.
 // retryAfter > 0 pauses the host until now+retryAfter.
 func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Duration, saturated bool, now time.Time, floor, ceiling int) {
-	if sig == signalFast && a.slow(rtt) {
-		sig = signalPressure
+	if rtt > 0 && sig == signalFast {
+		if a.srtt == 0 {
+			a.srtt = rtt
+		} else {
+			a.srtt += (rtt - a.srtt) / 8
+		}
+		if a.slow(a.srtt) {
+			sig = signalPressure
+		}
 	}
 	if rtt > 0 && sig != signalNone {
 		switch {

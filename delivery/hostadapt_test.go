@@ -31,7 +31,9 @@ func TestHostAdapt_Observe(t *testing.T) {
 		{"pressure stops at the floor", hostAdapt{limit: 3, base: ms}, signalPressure, ms, true, 0, 2},
 		{"one cut per round trip", hostAdapt{limit: 16, base: ms, lastCut: t0}, signalPressure, 50 * ms, true, 20 * ms, 16},
 		{"the next round trip cuts again", hostAdapt{limit: 16, base: ms, lastCut: t0}, signalPressure, 50 * ms, true, 60 * ms, 8},
-		{"a slow answer is pressure", hostAdapt{limit: 16, base: ms}, signalFast, 400 * ms, true, 0, 8},
+		{"a slow first answer is pressure", hostAdapt{limit: 16, base: ms}, signalFast, 400 * ms, true, 0, 8},
+		{"one slow answer among fast ones is not", hostAdapt{limit: 8, base: ms, srtt: ms}, signalFast, 400 * ms, true, 0, 9},
+		{"slow answers for a while are pressure", hostAdapt{limit: 16, base: ms, srtt: 150 * ms}, signalFast, 400 * ms, true, 0, 8},
 		{"a few ms slower is not slow", hostAdapt{limit: 8, base: ms}, signalFast, 20 * ms, true, 0, 9},
 		{"no signal holds", hostAdapt{limit: 8, base: ms}, signalNone, 400 * ms, true, 0, 8},
 	}

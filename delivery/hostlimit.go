@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"slices"
@@ -33,12 +32,15 @@ type hostLimit struct {
 	mu    sync.Mutex
 	hosts map[string]*hostSem
 	swept time.Time
+	// ready holds the channels of waiters that got their slot, empty
+	// again, for the next waiters.
+	ready sync.Pool
 }
 
 type hostSem struct {
 	adapt    hostAdapt
 	inFlight int
-	waiters  list.List // of chan struct{}, buffered 1: a slot was handed over
+	waiting  fifo // of chan struct{}, buffered 1: a slot was handed over
 	timer    *time.Timer
 	used     time.Time     // last acquire or release
 	pacer    *rate.Limiter // hostLimit.perSecond; nil without it
@@ -56,35 +58,36 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 	if start <= 0 {
 		start = DefaultPerHost
 	}
-	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{}}
+	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
+		ready: sync.Pool{New: func() any { return make(chan struct{}, 1) }}}
 }
 
 // hostSlot is one request's slot for a host. Give it back exactly once,
 // with done when the request was made or release when it was not.
 type hostSlot struct {
-	l    *hostLimit
-	host string
-	s    *hostSem
+	l *hostLimit
+	s *hostSem
 }
 
 // acquire waits for a slot for host, or for ctx to end.
-func (l *hostLimit) acquire(ctx context.Context, host string) (*hostSlot, error) {
+func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) {
 	now := time.Now()
 	l.mu.Lock()
 	s := l.semLocked(host, now)
-	if s.waiters.Len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if s.waiting.len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
 		s.inFlight++
 		l.mu.Unlock()
-		return &hostSlot{l: l, host: host, s: s}, nil
+		return hostSlot{l: l, s: s}, nil
 	}
-	ready := make(chan struct{}, 1)
-	e := s.waiters.PushBack(ready)
+	ready := l.ready.Get().(chan struct{})
+	s.waiting.push(ready)
 	l.grantLocked(s, now) // a pause that ended without its timer
 	l.mu.Unlock()
 
 	select {
 	case <-ready:
-		return &hostSlot{l: l, host: host, s: s}, nil
+		l.ready.Put(ready)
+		return hostSlot{l: l, s: s}, nil
 	case <-ctx.Done():
 		l.mu.Lock()
 		select {
@@ -92,10 +95,11 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (*hostSlot, error)
 			s.inFlight--
 			l.grantLocked(s, time.Now())
 		default:
-			s.waiters.Remove(e)
+			s.waiting.remove(ready)
 		}
 		l.mu.Unlock()
-		return nil, fmt.Errorf("delivery: waiting for a slot for host %s: %w", host, ctx.Err())
+		l.ready.Put(ready) // empty: no slot is handed to a waiter removed
+		return hostSlot{}, fmt.Errorf("delivery: waiting for a slot for host %s: %w", host, ctx.Err())
 	}
 }
 
@@ -115,7 +119,7 @@ func (l *hostLimit) semLocked(host string, now time.Time) *hostSem {
 // grantLocked hands free slots to waiters in order, unless the host is
 // paused; then a timer grants them when the pause ends. l.mu is held.
 func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
-	if s.waiters.Len() == 0 {
+	if s.waiting.len() == 0 {
 		return
 	}
 	if wait := s.adapt.pause.Sub(now); wait > 0 {
@@ -129,26 +133,25 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 		}
 		return
 	}
-	for s.waiters.Len() > 0 && s.inFlight < s.adapt.slots() {
-		ready := s.waiters.Remove(s.waiters.Front()).(chan struct{})
+	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
 		s.inFlight++
-		ready <- struct{}{}
+		s.waiting.pop() <- struct{}{}
 	}
 }
 
 // done gives the slot back after a request that ended as a did, having
 // taken took, and adapts the host's limit to it.
-func (h *hostSlot) done(a attempt, took time.Duration) {
+func (h hostSlot) done(a attempt, took time.Duration) {
 	l, s, now := h.l, h.s, time.Now()
 	l.mu.Lock()
-	saturated := s.inFlight >= s.adapt.slots() || s.waiters.Len() > 0
+	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
 	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
 	l.releaseLocked(s, now)
 	l.mu.Unlock()
 }
 
 // release gives the slot back without a request made.
-func (h *hostSlot) release() {
+func (h hostSlot) release() {
 	h.l.mu.Lock()
 	h.l.releaseLocked(h.s, time.Now())
 	h.l.mu.Unlock()
@@ -167,7 +170,7 @@ func (l *hostLimit) sweepLocked(now time.Time) {
 	}
 	l.swept = now
 	for host, s := range l.hosts {
-		if s.inFlight == 0 && s.waiters.Len() == 0 && s.pacing == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
+		if s.inFlight == 0 && s.waiting.len() == 0 && s.pacing == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
 			delete(l.hosts, host)
 		}
 	}
@@ -208,7 +211,7 @@ func (l *hostLimit) stats() []HostStats {
 	l.mu.Lock()
 	out := make([]HostStats, 0, len(l.hosts))
 	for host, s := range l.hosts {
-		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiters.Len(),
+		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiting.len(),
 			BaselineMS: float64(s.adapt.base.Microseconds()) / 1000, Rate: l.perSecond, RateWaiting: s.pacing}
 		if now.Before(s.adapt.pause) {
 			st.PausedUntil = s.adapt.pause
@@ -223,3 +226,34 @@ func (l *hostLimit) stats() []HostStats {
 // Hosts returns the concurrency of every callback host this engine
 // delivered to in the last minute, ordered by host.
 func (w *Webhooks) Hosts() []HostStats { return w.limit.stats() }
+
+// fifo is the waiters of a host in arrival order, over an array reused
+// from its start whenever it empties.
+type fifo struct {
+	items []chan struct{}
+	head  int
+}
+
+func (f *fifo) len() int { return len(f.items) - f.head }
+
+func (f *fifo) push(c chan struct{}) { f.items = append(f.items, c) }
+
+// pop removes and returns the oldest; f is not empty.
+func (f *fifo) pop() chan struct{} {
+	c := f.items[f.head]
+	f.items[f.head] = nil
+	f.head++
+	if f.head == len(f.items) {
+		f.items, f.head = f.items[:0], 0
+	}
+	return c
+}
+
+// remove removes c, a waiter that gave up.
+func (f *fifo) remove(c chan struct{}) {
+	live := slices.DeleteFunc(f.items[f.head:], func(x chan struct{}) bool { return x == c })
+	f.items = f.items[:f.head+len(live)]
+	if f.len() == 0 {
+		f.items, f.head = f.items[:0], 0
+	}
+}

@@ -41,3 +41,32 @@ func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
 		t.Fatalf("%d slots still taken", n)
 	}
 }
+
+// The waiters of a host leave in arrival order, one that gave up leaves
+// from wherever it is, and the array is reused once the queue empties.
+func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
+	var f fifo
+	chans := make([]chan struct{}, 5)
+	for i := range chans {
+		chans[i] = make(chan struct{}, 1)
+		f.push(chans[i])
+	}
+	if f.pop() != chans[0] {
+		t.Fatal("not the oldest first")
+	}
+	f.remove(chans[2])
+	f.remove(make(chan struct{})) // not waiting: nothing changes
+	for _, want := range []int{1, 3, 4} {
+		if f.len() == 0 || f.pop() != chans[want] {
+			t.Fatalf("waiter %d not next", want)
+		}
+	}
+	if f.len() != 0 || f.head != 0 || cap(f.items) == 0 {
+		t.Fatalf("empty queue: len %d head %d cap %d, want the array kept from its start", f.len(), f.head, cap(f.items))
+	}
+	f.push(chans[0])
+	f.remove(chans[0])
+	if f.len() != 0 || f.head != 0 {
+		t.Fatalf("after the only waiter gave up: len %d head %d", f.len(), f.head)
+	}
+}

@@ -1,18 +1,15 @@
 package delivery
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/rshub/rshub/hub"
-	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -66,112 +63,34 @@ func (w *Webhooks) linkHeader(rec wire.Record) string {
 	return h
 }
 
-// newRequest builds the POST of rec to sub's callback, exactly as given;
-// checked says the callback already passed netguard.CheckURL (the
-// addresses it resolves to are checked at dial time, every time).
-func (w *Webhooks) newRequest(ctx context.Context, sub hub.Subscription, rec wire.Record, checked bool) (*http.Request, error) {
-	if !checked {
-		if err := netguard.CheckURL(sub.Callback); err != nil {
-			return nil, clipError(err)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Callback, bytes.NewReader(rec.Body))
-	if err != nil {
-		return nil, fmt.Errorf("delivery: callback %s: %w", quote(sub.Callback), err)
-	}
-	ct := rec.ContentType
-	if ct == "" {
-		ct = "application/xml"
-	}
-	req.Header.Set(wire.HeaderContentType, ct)
-	req.Header.Set(wire.HeaderLink, w.linkHeader(rec))
-	req.Header.Set("User-Agent", "rshub")
-	// the hub's cursor for this notification, so a destination can resume
-	// over any transport (WebSocket since=, NATS start sequence) from it
-	req.Header.Set(wire.HeaderSeq, strconv.FormatUint(rec.Seq, 10))
-	injectTrace(ctx, req.Header, rec)
-	if err := w.sign(req.Header, sub, rec); err != nil {
-		return nil, err
-	}
-	return req, nil
-}
-
-// scheme is the signature scheme of sub's deliveries: the one it asked
-// for, else the engine's Config.Scheme, else wire.SchemeWebSub.
-func (w *Webhooks) scheme(sub hub.Subscription) string {
-	switch {
-	case sub.Scheme != "":
-		return sub.Scheme
-	case w.cfg.Scheme != "":
-		return w.cfg.Scheme
-	}
-	return wire.SchemeWebSub
-}
-
-// sign sets the signature headers of a delivery of rec to sub, when sub
-// has a secret, by its scheme: X-Hub-Signature (wire.SchemeWebSub), the
-// Standard Webhooks headers (wire.SchemeStandard) or both. The webhook-id
-// is the same on every attempt of rec to sub (wire.StandardMessageID);
-// webhook-timestamp is the time of this attempt, so a retry is fresh
-// while a captured attempt goes stale.
-func (w *Webhooks) sign(h http.Header, sub hub.Subscription, rec wire.Record) error {
-	if sub.Secret == "" {
-		return nil
-	}
-	var websub, standard bool
-	switch scheme := w.scheme(sub); scheme {
-	case wire.SchemeWebSub:
-		websub = true
-	case wire.SchemeStandard:
-		standard = true
-	case wire.SchemeBoth:
-		websub, standard = true, true
-	default:
-		return fmt.Errorf("delivery: unknown signature scheme %s", quote(scheme))
-	}
-	if websub {
-		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
-		if err != nil {
-			return fmt.Errorf("delivery: %w", err)
-		}
-		h.Set(wire.HeaderSignature, sig)
-	}
-	if standard {
-		id, now := wire.StandardMessageID(sub.ID, wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq}), w.cfg.Clock()
-		sig, err := wire.SignStandard(sub.Secret, id, now, rec.Body)
-		if err != nil {
-			return fmt.Errorf("delivery: Standard Webhooks signature: %w", err)
-		}
-		h.Set(wire.HeaderWebhookID, id)
-		h.Set(wire.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
-		h.Set(wire.HeaderWebhookSignature, sig)
-	}
-	return nil
-}
-
-// post makes one delivery attempt of rec to sub. With grace, a request in
-// flight when ctx ends gets cfg.Grace more to finish; without, ctx bounds
-// it. An attempt cut short by ctx is abandoned: it has no outcome. checked
-// is newRequest's.
-func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Record, grace, checked bool) (a attempt) {
+// post makes one delivery attempt of rec to sub, at the target *t when it
+// is still sub's callback, else at sub's callback checked and parsed anew
+// (kept in *t once a request went out). With a queue, whose context ctx
+// is, a request in flight when ctx ends gets cfg.Grace more to finish
+// (queue.inFlight); without, ctx bounds it. An attempt cut short by ctx is
+// abandoned: it has no outcome.
+func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subscription, rec wire.Record) (a attempt) {
 	ctx, span, start := w.startAttempt(ctx, sub, rec) // trace.go
 	defer func() { endAttempt(span, a, start) }()
-	rctx := ctx
-	if grace {
-		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		defer cancel()
-		unhook := context.AfterFunc(ctx, func() {
-			sleep(pctx, w.cfg.Grace, nil, nil)
-			cancel()
-		})
-		defer unhook()
-		rctx = pctx
-	}
-	req, err := w.newRequest(rctx, sub, rec, checked)
+	to, err := targetOf(*t, sub.Callback)
 	if err != nil {
 		return attempt{err: err, permanent: true}
 	}
-	resp, err := w.cfg.Client.Do(req)
+	parent := ctx
+	if q != nil {
+		parent = context.WithoutCancel(ctx)
+	}
+	rctx, cancel := w.send.context(parent)
+	defer cancel()
+	if q != nil {
+		q.inFlight(cancel)
+		defer q.inFlight(nil)
+	}
+	req, err := w.newRequest(rctx, to, sub, rec) // request.go
+	if err != nil {
+		return attempt{err: err, permanent: true}
+	}
+	resp, err := w.send.do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return attempt{err: err, abandoned: true}
@@ -182,14 +101,85 @@ func (w *Webhooks) post(ctx context.Context, sub hub.Subscription, rec wire.Reco
 		}
 		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}
+	*t = to
 	a = attempt{status: resp.StatusCode}
 	if !a.ok() {
 		a.detail = readDetail(resp)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	if resp.Body != http.NoBody {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	}
 	_ = resp.Body.Close()
 	if a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable {
 		a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return a
+}
+
+// inFlight sets the cancel of q's request in flight, nil when there is
+// none. A request still in flight when q's context ends is cancelled
+// cfg.Grace later (cutInFlight), one made after it ended too. One field
+// of the queue instead of a context.AfterFunc per attempt: a queue makes
+// one request at a time.
+func (q *queue) inFlight(cancel context.CancelFunc) {
+	q.mu.Lock()
+	q.request = cancel
+	ended := cancel != nil && q.ctx.Err() != nil
+	q.mu.Unlock()
+	if ended {
+		time.AfterFunc(q.w.cfg.Grace, cancel)
+	}
+}
+
+// cutInFlight gives q's request in flight cfg.Grace more, then cancels
+// it; q's context has ended.
+func (q *queue) cutInFlight() {
+	q.mu.Lock()
+	cancel := q.request
+	q.mu.Unlock()
+	if cancel != nil {
+		time.AfterFunc(q.w.cfg.Grace, cancel)
+	}
+}
+
+// sender sends the requests of deliveries. When the client follows no
+// redirect and keeps no cookies, as netguard.NewClient's, a request goes
+// straight to its transport under the client's timeout, which is all
+// http.Client would add, and not its copy of the headers, its second
+// context and timer; otherwise through the client.
+type sender struct {
+	client  *http.Client
+	rt      http.RoundTripper // nil: through client
+	timeout time.Duration     // of a request sent to rt; 0: none
+}
+
+func newSender(c *http.Client) sender {
+	if c.Jar != nil || c.CheckRedirect == nil {
+		return sender{client: c}
+	}
+	probe := &http.Request{URL: &url.URL{}, Header: http.Header{}}
+	if err := c.CheckRedirect(probe, []*http.Request{probe}); !errors.Is(err, http.ErrUseLastResponse) {
+		return sender{client: c}
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return sender{client: c, rt: rt, timeout: c.Timeout}
+}
+
+// context is the context of a request under parent: bounded by the
+// client's timeout when the request goes straight to the transport.
+func (s sender) context(parent context.Context) (context.Context, context.CancelFunc) {
+	if s.rt != nil && s.timeout > 0 {
+		return context.WithTimeout(parent, s.timeout)
+	}
+	return context.WithCancel(parent)
+}
+
+func (s sender) do(req *http.Request) (*http.Response, error) {
+	if s.rt != nil {
+		return s.rt.RoundTrip(req)
+	}
+	return s.client.Do(req)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
 			})
 			sub := hub.Subscription{ID: "0123abcd", Callback: srv.URL + "/cb", Secret: "s3cret", Scheme: tt.sub}
 			rec := wire.Record{Seq: 42, Topic: "http://example.org/t", Body: []byte("<urlset/>"), ContentType: "application/xml", Epoch: "5eed"}
-			if a := w.post(context.Background(), sub, rec, false, false); !a.ok() {
+			if a := w.post(context.Background(), nil, new(*target), sub, rec); !a.ok() {
 				t.Fatalf("post: %s", a.reason())
 			}
 			r := <-got
@@ -105,7 +106,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 		if i == 1 {
 			clock = clock.Add(90 * time.Second)
 		}
-		if a := w.post(context.Background(), sub, rec, false, false); !a.ok() {
+		if a := w.post(context.Background(), nil, new(*target), sub, rec); !a.ok() {
 			t.Fatalf("post: %s", a.reason())
 		}
 		*r = <-got
@@ -116,7 +117,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 	if first.header.Get("webhook-timestamp") != "1800000000" || second.header.Get("webhook-timestamp") != "1800000090" {
 		t.Fatalf("timestamps %q %q", first.header.Get("webhook-timestamp"), second.header.Get("webhook-timestamp"))
 	}
-	other := w.post(context.Background(), sub, wire.Record{Seq: 8, Body: rec.Body}, false, false)
+	other := w.post(context.Background(), nil, new(*target), sub, wire.Record{Seq: 8, Body: rec.Body})
 	if !other.ok() || (<-got).header.Get("webhook-id") == first.header.Get("webhook-id") {
 		t.Fatal("another sequence has the same webhook-id")
 	}
@@ -126,11 +127,12 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 // base64 cannot be signed with; the attempt fails at once, with the reason.
 func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Scheme: wire.SchemeStandard})
-	_, err := w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "whsec_***"}, wire.Record{Seq: 1}, false)
+	to := &target{callback: "http://192.0.2.1/", url: &url.URL{Scheme: "http", Host: "192.0.2.1", Path: "/"}}
+	_, err := w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "whsec_***"}, wire.Record{Seq: 1})
 	if err == nil {
 		t.Fatal("signed with a bad whsec_ secret")
 	}
-	_, err = w.newRequest(context.Background(), hub.Subscription{ID: "x", Callback: "http://192.0.2.1/", Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1}, false)
+	_, err = w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("unknown scheme: %v", err)
 	}

@@ -38,9 +38,9 @@ type queue struct {
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
 	woken   atomic.Uint64
-	// checked is the callback URL that last passed netguard.CheckURL;
-	// the queue's goroutine only.
-	checked string
+	// target is the callback URL that last passed netguard.CheckURL,
+	// parsed (request.go); the queue's goroutine only.
+	target *target
 	// rate paces the subscription's attempts (rate.go); nil while it has
 	// had no rate. The queue's goroutine only.
 	rate *rate.Limiter
@@ -56,6 +56,8 @@ type queue struct {
 	// one runs it; timer wakes it at the end of its lease.
 	parked *runState
 	timer  *time.Timer
+	// request cancels the POST in flight, nil when none (post.go).
+	request context.CancelFunc
 }
 
 // stop reasons of a queue's delivery loop.
@@ -120,7 +122,9 @@ func (q *queue) update(fn func(s *SubStats)) {
 	q.mu.Lock()
 	before := q.stats
 	fn(&q.stats)
-	q.w.index.changed(q, before, q.stats)
+	if before.State != q.stats.State || before.DeadLetters != q.stats.DeadLetters { // all the index counts
+		q.w.index.changed(q, before, q.stats)
+	}
 	q.mu.Unlock()
 }
 

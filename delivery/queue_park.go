@@ -30,20 +30,25 @@ func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, no
 		if d <= 0 {
 			return false
 		}
-		q.timer = time.AfterFunc(d, q.signal) // the lease's end wakes it
+		// the lease's end wakes it; the timer is kept for the next park
+		if q.timer == nil {
+			q.timer = time.AfterFunc(d, q.signal)
+		} else {
+			q.timer.Reset(d)
+		}
 	}
 	q.parked = st
 	return true
 }
 
 // unparkLocked takes q's parked state, if any, and stops its timer; q.mu
-// is held.
+// is held. A wake-up of a timer that fired meanwhile is harmless: the
+// queue reads the log and parks again.
 func (q *queue) unparkLocked() *runState {
 	st := q.parked
 	q.parked = nil
 	if st != nil && q.timer != nil {
 		q.timer.Stop()
-		q.timer = nil
 	}
 	return st
 }
@@ -76,8 +81,9 @@ func (q *queue) work(st *runState) {
 }
 
 // stopParked finishes q when it is parked as its context ends; a running
-// queue finishes by itself.
+// queue finishes by itself, its POST in flight cut after the grace.
 func (q *queue) stopParked() {
+	q.cutInFlight()
 	q.mu.Lock()
 	st := q.unparkLocked()
 	q.mu.Unlock()

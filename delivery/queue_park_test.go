@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
@@ -77,5 +78,43 @@ func TestWebhooks_IdleQueuesParkWithoutAGoroutine(t *testing.T) {
 	}
 	if len(perPath) != n {
 		t.Fatalf("%d callbacks received, want %d", len(perPath), n)
+	}
+}
+
+// A parked queue's lease timer is kept from one park to the next and set
+// again each time: after several deliveries the end of the lease still
+// stops the queue, and a wake-up before it does not.
+func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, nil)
+	sub := e.subscribe(topic, r.url("/cb"), "")
+	sub.Expires = e.clock.Now().Add(3 * time.Second)
+	if err := e.store.PutSubscription(e.ctx(), sub); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := e.start(e.fastConfig())
+	var q *queue
+	testenv.Eventually(t, wait, func() bool { q = w.queueFor(sub.ID); return q != nil }, "the queue")
+	for i := range 3 {
+		seq := e.publish(topic, "feed", i, 1)[0]
+		testenv.Eventually(t, wait, func() bool {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return q.stats.Cursor.Seq == seq && q.parked != nil
+		}, "delivered and parked")
+	}
+	select {
+	case <-q.done:
+		t.Fatal("the queue stopped before its lease ended")
+	default:
+	}
+	select {
+	case <-q.done:
+	case <-time.After(wait):
+		t.Fatal("the parked queue outlived its lease")
+	}
+	if !e.clock.Now().After(sub.Expires) {
+		t.Fatal("stopped before the lease ended")
 	}
 }

@@ -74,7 +74,8 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 		return fmt.Errorf("delivery: redrive: %w", err)
 	}
 	t0 := time.Now()
-	a := w.post(ctx, sub, rec, false, false)
+	var t *target
+	a := w.post(ctx, nil, &t, sub, rec)
 	slot.done(a, time.Since(t0))
 	now := w.cfg.Clock()
 	switch {

@@ -80,10 +80,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			}
 		}
 		t0 := time.Now()
-		a := w.post(ctx, sub, out, true, q.checked == sub.Callback)
-		if a.err == nil {
-			q.checked = sub.Callback
-		}
+		a := w.post(ctx, q, &q.target, sub, out)
 		took := time.Since(t0)
 		slot.done(a, took)
 		now := w.cfg.Clock()

@@ -153,3 +153,38 @@ func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
 		t.Fatalf("no warning about records removed by retention in:\n%s", out)
 	}
 }
+
+// A queue's POST in flight is cancelled the grace after the queue's
+// context ends, one made after it ended too, and one finished is not
+// touched.
+func TestQueue_InFlightRequestCutAfterGrace(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}, ctx: ctx}
+	finished, cancelFinished := context.WithCancel(context.Background())
+	defer cancelFinished()
+	q.inFlight(cancelFinished)
+	q.inFlight(nil) // done before the stop
+	running, cancelRunning := context.WithCancel(context.Background())
+	q.inFlight(cancelRunning)
+	stop()
+	start := time.Now()
+	q.cutInFlight() // what the queue's context.AfterFunc does
+	select {
+	case <-running.Done():
+	case <-time.After(wait):
+		t.Fatal("the request in flight was not cut")
+	}
+	if since := time.Since(start); since < 20*time.Millisecond {
+		t.Fatalf("cut after %s, before the grace", since)
+	}
+	late, cancelLate := context.WithCancel(context.Background())
+	q.inFlight(cancelLate)
+	select {
+	case <-late.Done():
+	case <-time.After(wait):
+		t.Fatal("a request made after the stop was not cut")
+	}
+	if finished.Err() != nil {
+		t.Fatal("a finished request was cancelled")
+	}
+}

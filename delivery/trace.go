@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -58,15 +57,15 @@ func endAttempt(span trace.Span, a attempt, start time.Time) {
 
 // injectTrace sets the traceparent and tracestate headers of a delivery
 // of rec: from ctx's span, or rec's as stored when ctx has none.
-func injectTrace(ctx context.Context, h http.Header, rec wire.Record) {
+func injectTrace(ctx context.Context, b *headers, rec wire.Record) {
 	if trace.SpanContextFromContext(ctx).IsValid() {
-		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(b.h))
 		return
 	}
 	if rec.TraceParent != "" { // canonical keys, set without canonicalising them again
-		h["Traceparent"] = []string{rec.TraceParent}
+		b.set("Traceparent", rec.TraceParent)
 		if rec.TraceState != "" {
-			h["Tracestate"] = []string{rec.TraceState}
+			b.set("Tracestate", rec.TraceState)
 		}
 	}
 }

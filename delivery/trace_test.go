@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -142,11 +141,11 @@ func BenchmarkWebhooks_AttemptTracing(b *testing.B) {
 				w.cfg.Tracer = tp.Tracer("delivery")
 			}
 			rec := wire.Record{Channel: "feed", Seq: 1, TraceParent: c.tp, TraceState: recordTS}
-			h := http.Header{}
 			b.ReportAllocs()
 			for b.Loop() {
 				ctx, span, start := w.startAttempt(context.Background(), sub, rec)
-				injectTrace(ctx, h, rec)
+				h := newHeaders()
+				injectTrace(ctx, &h, rec)
 				endAttempt(span, attempt{status: 200}, start)
 			}
 		})

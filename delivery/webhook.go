@@ -165,6 +165,7 @@ type Webhooks struct {
 	logger   *slog.Logger
 	limit    *hostLimit
 	breakers *breakerSet
+	send     sender // cfg.Client's requests (post.go)
 	obs      Observer
 	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
@@ -240,6 +241,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax, cfg.PerHostRate),
 		breakers:    newBreakerSet(cfg.Breaker),
+		send:        newSender(cfg.Client),
 		wakes:       newWakeIndex(),
 		kick:        make(chan struct{}, 1),
 		index:       newStatsIndex(),

@@ -19,20 +19,34 @@ type AttemptWriter interface {
 type AttemptLogConfig struct {
 	// Flush is how often the records taken are written (default 1s).
 	Flush time.Duration
+	// Hold is how long a subscription whose records are all first
+	// attempts that delivered may wait for its write (default 5s): a
+	// failed attempt, or a retry, is written at the next Flush; a healthy
+	// subscription's log once Hold has passed since its oldest record
+	// held, or earlier when half of MaxPending is held. Each write reads
+	// and rewrites the subscription's log in the store, so a subscription
+	// delivering steadily costs one write per Hold, of its newest
+	// AttemptLogLen records, instead of one per Flush. Negative: every
+	// Flush writes everything.
+	Hold time.Duration
 	// MaxPending bounds the records held between writes (default
 	// defaultAttemptPending); beyond it new records are dropped and counted.
 	MaxPending int
 	Logger     *slog.Logger // default slog.Default()
 }
 
-// defaultAttemptPending is the default AttemptLogConfig.MaxPending.
-const defaultAttemptPending = 8192
+// Defaults of AttemptLogConfig.
+const (
+	defaultAttemptPending = 65536 // MaxPending: ≈ 8 MB of records at most
+	defaultAttemptHold    = 5 * time.Second
+)
 
 // AttemptLog takes the delivery engine's attempt records and writes them
 // to the store in batches, off the delivery path: Record only appends to
-// memory and never waits for the store. A subscription's records are held
-// up to AttemptLogLen between writes (older ones would be trimmed by the
-// store anyway); when MaxPending records are held, as when the store is
+// memory and never waits for the store, under one of several locks, so
+// the queues delivering at once seldom wait for one another. A
+// subscription's newest AttemptLogLen to twice that records are held
+// between writes (older ones would be trimmed by the store anyway); when MaxPending records are held, as when the store is
 // slow or down, new ones are dropped and counted, and a failed write drops
 // its batch and counts it. Deliveries are never held back or dropped.
 type AttemptLog struct {
@@ -40,11 +54,28 @@ type AttemptLog struct {
 	cfg    AttemptLogConfig
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	pending map[string][]Attempt // by SubID, oldest first
-	held    int                  // records in pending
+	shards [attemptShards]attemptShard // by a hash of SubID
+	held   atomic.Int64                // records in the shards
 
 	written, dropped atomic.Uint64
+}
+
+// attemptShards is how many locks the records are held under.
+const attemptShards = 16
+
+// attemptShard is the records of some subscriptions waiting for a write.
+type attemptShard struct {
+	mu      sync.Mutex
+	pending map[string]*heldAttempts // by SubID
+}
+
+// shard returns the shard of subID (FNV-1a).
+func (l *AttemptLog) shard(subID string) *attemptShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(subID); i++ {
+		h = (h ^ uint32(subID[i])) * 16777619
+	}
+	return &l.shards[h%attemptShards]
 }
 
 // NewAttemptLog returns an AttemptLog writing to w; start it with Run.
@@ -55,28 +86,50 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = defaultAttemptPending
 	}
+	cfg.Hold = cmp.Or(cfg.Hold, defaultAttemptHold)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	return &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger, pending: map[string][]Attempt{}}
+	l := &AttemptLog{w: w, cfg: cfg, logger: cfg.Logger}
+	for i := range l.shards {
+		l.shards[i].pending = map[string]*heldAttempts{}
+	}
+	return l
 }
 
-// Record takes one attempt for the next write. It never blocks on I/O.
+// heldAttempts are the records of one subscription waiting for a write.
+type heldAttempts struct {
+	list   []Attempt // oldest first
+	since  time.Time // when the oldest was taken
+	failed bool      // one of them is not a first attempt that delivered
+}
+
+// due reports whether h is written by a flush at now, holding for hold.
+func (h *heldAttempts) due(now time.Time, hold time.Duration) bool {
+	return h.failed || now.Sub(h.since) >= hold
+}
+
+// Record takes one attempt for a later write. It never blocks on I/O.
 func (l *AttemptLog) Record(a Attempt) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	list := l.pending[a.SubID]
-	if len(list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
-		n := copy(list, list[len(list)-AttemptLogLen:])
-		clear(list[n:])
-		l.held -= len(list) - n
-		list = list[:n]
+	s := l.shard(a.SubID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.pending[a.SubID]
+	if h == nil {
+		h = &heldAttempts{since: time.Now()}
+		s.pending[a.SubID] = h
 	}
-	if l.held >= l.cfg.MaxPending {
+	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
+		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
+		clear(h.list[n:])
+		l.held.Add(-int64(len(h.list) - n))
+		h.list = h.list[:n]
+	}
+	if l.held.Load() >= int64(l.cfg.MaxPending) {
 		l.dropped.Add(1)
-		l.pending[a.SubID] = list
 		return
 	}
-	l.pending[a.SubID] = append(list, a)
-	l.held++
+	h.list = append(h.list, a)
+	h.failed = h.failed || a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299
+	l.held.Add(1)
 }
 
 // Stats returns how many records were written to the store and how many
@@ -85,36 +138,69 @@ func (l *AttemptLog) Stats() (written, dropped uint64) {
 	return l.written.Load(), l.dropped.Load()
 }
 
-// Run writes the records taken every Flush until ctx ends, then once more.
+// Run writes the records taken every Flush, those held for Hold included
+// (heldAttempts.due), until ctx ends, then every record held. A write is
+// not cut by ctx, which would drop its batch, but bounded to
+// attemptWriteTimeout.
 func (l *AttemptLog) Run(ctx context.Context) error {
 	t := time.NewTicker(l.cfg.Flush)
 	defer t.Stop()
+	write := func(batch []Attempt) {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptWriteTimeout)
+		l.write(wctx, batch)
+		cancel()
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			l.Flush(fctx)
-			cancel()
+			write(l.take(time.Now(), -1))
 			return nil
 		case <-t.C:
-			l.Flush(ctx)
+			write(l.take(time.Now(), l.cfg.Hold))
 		}
 	}
 }
 
-// Flush writes the records taken so far now.
-func (l *AttemptLog) Flush(ctx context.Context) {
-	l.mu.Lock()
-	pending := l.pending
-	if len(pending) == 0 {
-		l.mu.Unlock()
-		return
+// attemptWriteTimeout bounds one write of the attempt log.
+const attemptWriteTimeout = 5 * time.Second
+
+// Flush writes every record taken so far now.
+func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now(), -1)) }
+
+// take removes the records due at now, holding healthy subscriptions for
+// hold (all when hold < 0), and returns the newest AttemptLogLen of each
+// subscription. When half of MaxPending is held, it takes subscriptions
+// not due as well until a quarter is left.
+func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
+	over := 0 // records to take beyond those due
+	if held, maxHeld := int(l.held.Load()), l.cfg.MaxPending; 2*held >= maxHeld {
+		over = held - maxHeld/4
 	}
-	l.pending, l.held = map[string][]Attempt{}, 0
-	l.mu.Unlock()
-	batch := make([]Attempt, 0, len(pending))
-	for _, list := range pending {
-		batch = append(batch, list[max(0, len(list)-AttemptLogLen):]...)
+	var batch []Attempt
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for id, h := range s.pending {
+			switch {
+			case hold < 0 || h.due(now, hold):
+			case over > 0:
+				over -= len(h.list)
+			default:
+				continue
+			}
+			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
+			l.held.Add(-int64(len(h.list)))
+			delete(s.pending, id)
+		}
+		s.mu.Unlock()
+	}
+	return batch
+}
+
+// write hands batch to the store, counting it written or dropped.
+func (l *AttemptLog) write(ctx context.Context, batch []Attempt) {
+	if len(batch) == 0 {
+		return
 	}
 	if err := l.w.AddAttempts(ctx, batch); err != nil {
 		l.dropped.Add(uint64(len(batch)))

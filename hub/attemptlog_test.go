@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -135,5 +136,95 @@ func TestAttemptLog_RunFlushesOnStop(t *testing.T) {
 	}
 	if got, err := st.Attempts(context.Background(), sub); err != nil || len(got) != 1 {
 		t.Fatalf("after Run stopped the log holds %d attempts (%v), want 1", len(got), err)
+	}
+}
+
+// A subscription whose attempts all delivered at the first attempt is
+// written once Hold has passed, one with a failed attempt or a retry at
+// the next Flush, everything when Run stops; when half of MaxPending is
+// held, healthy subscriptions are written until a quarter is left.
+func TestAttemptLog_HoldsHealthySubscriptions(t *testing.T) {
+	st := redisStore(t)
+	const maxPending = 200
+	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: 10 * time.Millisecond, Hold: time.Hour, MaxPending: maxPending})
+	sub := func(name string) string {
+		return hub.SubscriptionID("https://example.org/t", "https://"+name+".example/")
+	}
+	healthy, failing, retried := sub("healthy"), sub("failing"), sub("retried")
+	l.Record(hub.Attempt{SubID: healthy, Seq: 1, Attempt: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 1, Attempt: 1, Status: 204})
+	l.Record(hub.Attempt{SubID: failing, Seq: 2, Attempt: 1, Status: 503, Error: "callback answered 503"})
+	l.Record(hub.Attempt{SubID: retried, Seq: 1, Attempt: 2, Status: 204})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- l.Run(ctx) }()
+	count := func(id string) int {
+		got, err := st.Attempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return count(failing) == 2 && count(retried) == 1 },
+		"the failing and the retried subscription written")
+	if n := count(healthy); n != 0 {
+		t.Fatalf("the healthy subscription's attempt was written before its hold ended (%d)", n)
+	}
+
+	// 10 healthy subscriptions of 10 records each: half of MaxPending
+	// with the one held once 99 are recorded; 50 or 51 records are to go,
+	// in whole subscriptions.
+	written, _ := l.Stats()
+	for i := range 10 {
+		for seq := range 10 {
+			l.Record(hub.Attempt{SubID: sub("busy" + strconv.Itoa(i)), Seq: uint64(seq + 1), Attempt: 1, Status: 204})
+		}
+	}
+	var now uint64
+	testenv.Eventually(t, 10*time.Second, func() bool { now, _ = l.Stats(); return now > written }, "a write under pressure")
+	if now-written < 50 || now-written > 61 {
+		t.Fatalf("%d records written under pressure, want the 50-61 of whole subscriptions that leave a quarter of MaxPending", now-written)
+	}
+
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(healthy); n != 1 {
+		t.Fatalf("after Run stopped the healthy subscription's log holds %d attempts, want 1", n)
+	}
+}
+
+// Queues record at once, under the log's several locks, while it writes:
+// every record is written once, none lost or doubled.
+func TestAttemptLog_ConcurrentRecordsAllWritten(t *testing.T) {
+	st := redisStore(t)
+	l := hub.NewAttemptLog(st, hub.AttemptLogConfig{Flush: time.Millisecond, Hold: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- l.Run(ctx) }()
+	const writers, each, subs = 8, 100, 80
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := hub.SubscriptionID("https://example.org/t", "https://cb.example/"+strconv.Itoa((g*each+i)%subs))
+				l.Record(hub.Attempt{SubID: id, Seq: uint64(g*each + i + 1), Attempt: 1, Status: 204})
+			}
+		})
+	}
+	wg.Wait()
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if written, dropped := l.Stats(); written != writers*each || dropped != 0 {
+		t.Fatalf("%d written, %d dropped; want %d, 0", written, dropped, writers*each)
+	}
+	for s := range subs {
+		got, err := st.Attempts(context.Background(), hub.SubscriptionID("https://example.org/t", "https://cb.example/"+strconv.Itoa(s)))
+		if err != nil || len(got) != writers*each/subs {
+			t.Fatalf("subscription %d: %d attempts (%v), want %d", s, len(got), err, writers*each/subs)
+		}
 	}
 }

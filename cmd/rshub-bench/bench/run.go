@@ -129,6 +129,7 @@ func webhookNotes(cfg Config) []string {
 			cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), ceilingWorkers(cfg)),
 		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST; ceiling: before its POSTs are queued)",
 		"webhook: 'at 50% rate' publishes at half of this run's hub deliveries/s (notifications/s = that / subscribers), hub and ceiling alike",
+		"webhook: CPU per delivery = CPU time of this whole process (hub or ceiling, callback servers, publisher) from the first send to the last receipt / receipts",
 	}
 }
 

@@ -1,0 +1,168 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/netguard"
+	"github.com/rshub/rshub/wire"
+)
+
+// Building a delivery's POST. A queue keeps its callback parsed (target),
+// and each request is built as a struct with its headers in one map over
+// one array of values, rather than by http.NewRequest and Header.Set,
+// which parse the URL and allocate a slice per header on every delivery.
+
+// target is a callback URL that passed netguard.CheckURL, parsed once for
+// every delivery to it (the addresses it resolves to are checked at dial
+// time, every time). It is never modified once made: requests share it.
+type target struct {
+	callback string
+	url      *url.URL
+}
+
+// targetOf returns t when it is callback's, else callback checked and
+// parsed.
+func targetOf(t *target, callback string) (*target, error) {
+	if t != nil && t.callback == callback {
+		return t, nil
+	}
+	if err := netguard.CheckURL(callback); err != nil {
+		return nil, clipError(err)
+	}
+	u, err := url.Parse(callback)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: callback %s: %w", quote(callback), err)
+	}
+	u.Host = strings.TrimSuffix(u.Host, ":") // an empty port, as http.NewRequest drops it
+	return &target{callback: callback, url: u}, nil
+}
+
+// maxHeaders is how many headers a delivery sets at most: Content-Type,
+// Link, User-Agent, Rshub-Seq, traceparent, tracestate, X-Hub-Signature
+// and the three Standard Webhooks headers.
+const maxHeaders = 10
+
+// headers is a request's header map whose values share one array.
+type headers struct {
+	h    http.Header
+	vals []string
+}
+
+func newHeaders() headers {
+	return headers{h: make(http.Header, maxHeaders), vals: make([]string, 0, maxHeaders)}
+}
+
+// set sets the header of canonical name key to v.
+func (b *headers) set(key, v string) {
+	b.vals = append(b.vals, v)
+	n := len(b.vals)
+	b.h[key] = b.vals[n-1 : n : n]
+}
+
+// Canonical names of the headers a delivery sets.
+var (
+	keyContentType      = http.CanonicalHeaderKey(wire.HeaderContentType)
+	keyLink             = http.CanonicalHeaderKey(wire.HeaderLink)
+	keySeq              = http.CanonicalHeaderKey(wire.HeaderSeq)
+	keySignature        = http.CanonicalHeaderKey(wire.HeaderSignature)
+	keyWebhookID        = http.CanonicalHeaderKey(wire.HeaderWebhookID)
+	keyWebhookTimestamp = http.CanonicalHeaderKey(wire.HeaderWebhookTimestamp)
+	keyWebhookSignature = http.CanonicalHeaderKey(wire.HeaderWebhookSignature)
+)
+
+// newRequest builds the POST of rec to t, sub's callback.
+func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscription, rec wire.Record) (*http.Request, error) {
+	b := newHeaders()
+	ct := rec.ContentType
+	if ct == "" {
+		ct = "application/xml"
+	}
+	b.set(keyContentType, ct)
+	b.set(keyLink, w.linkHeader(rec))
+	b.set("User-Agent", "rshub")
+	// the hub's cursor for this notification, so a destination can resume
+	// over any transport (WebSocket since=, NATS start sequence) from it
+	b.set(keySeq, strconv.FormatUint(rec.Seq, 10))
+	injectTrace(ctx, &b, rec)
+	if err := w.sign(&b, sub, rec); err != nil {
+		return nil, err
+	}
+	req := &http.Request{
+		Method: http.MethodPost, URL: t.url, Host: t.url.Host, Header: b.h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		ContentLength: int64(len(rec.Body)),
+	}
+	// io.NopCloser of a *bytes.Reader: the transport knows it in memory
+	// and writes headers and body in one go
+	if raw := rec.Body; len(raw) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(raw))
+		req.GetBody = func() (io.ReadCloser, error) { // to send it again on a fresh connection
+			return io.NopCloser(bytes.NewReader(raw)), nil
+		}
+	} else {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return req.WithContext(ctx), nil
+}
+
+// scheme is the signature scheme of sub's deliveries: the one it asked
+// for, else the engine's Config.Scheme, else wire.SchemeWebSub.
+func (w *Webhooks) scheme(sub hub.Subscription) string {
+	switch {
+	case sub.Scheme != "":
+		return sub.Scheme
+	case w.cfg.Scheme != "":
+		return w.cfg.Scheme
+	}
+	return wire.SchemeWebSub
+}
+
+// sign sets the signature headers of a delivery of rec to sub, when sub
+// has a secret, by its scheme: X-Hub-Signature (wire.SchemeWebSub), the
+// Standard Webhooks headers (wire.SchemeStandard) or both. The webhook-id
+// is the same on every attempt of rec to sub (wire.StandardMessageID);
+// webhook-timestamp is the time of this attempt, so a retry is fresh
+// while a captured attempt goes stale.
+func (w *Webhooks) sign(b *headers, sub hub.Subscription, rec wire.Record) error {
+	if sub.Secret == "" {
+		return nil
+	}
+	var websub, standard bool
+	switch scheme := w.scheme(sub); scheme {
+	case wire.SchemeWebSub:
+		websub = true
+	case wire.SchemeStandard:
+		standard = true
+	case wire.SchemeBoth:
+		websub, standard = true, true
+	default:
+		return fmt.Errorf("delivery: unknown signature scheme %s", quote(scheme))
+	}
+	if websub {
+		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
+		if err != nil {
+			return fmt.Errorf("delivery: %w", err)
+		}
+		b.set(keySignature, sig)
+	}
+	if standard {
+		id, now := wire.StandardMessageID(sub.ID, wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq}), w.cfg.Clock()
+		sig, err := wire.SignStandard(sub.Secret, id, now, rec.Body)
+		if err != nil {
+			return fmt.Errorf("delivery: Standard Webhooks signature: %w", err)
+		}
+		b.set(keyWebhookID, id)
+		b.set(keyWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+		b.set(keyWebhookSignature, sig)
+	}
+	return nil
+}
