@@ -15,25 +15,23 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
-	"github.com/rshub/rshub/wire"
 )
 
 // queue delivers one subscription's notifications in log order. Its
 // goroutine runs q.run; other goroutines only touch the fields under mu.
 type queue struct {
-	w      *Webhooks
-	id     string
-	shard  int // hub.ShardOf(id)
-	host   string
-	ctx    context.Context // ends when the queue is stopped
-	cancel context.CancelFunc
-	// stopHook unregisters stopParked from ctx.
-	stopHook func() bool
-	wake     chan struct{} // a changed subscription or an append to its channel; buffered 1
-	done     chan struct{} // closed when the queue has finished (finish)
-	finished sync.Once
-	logger   *slog.Logger
-	h        *loophealth.Tracker // the store and log calls of this queue that fail
+	w        *Webhooks
+	id       string
+	callback string
+	shard    int // hub.ShardOf(id)
+	host     string
+	// parent is the engine's Run context; each goroutine running the
+	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
+	// queue holds no context of its own.
+	parent context.Context
+	wake   chan struct{}       // a changed subscription or an append to its channel; buffered 1
+	logger *slog.Logger        // adds the queue's attributes as it logs (queue_log.go)
+	h      *loophealth.Tracker // the store and log calls of this queue that fail
 	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
@@ -56,6 +54,14 @@ type queue struct {
 	// one runs it; timer wakes it at the end of its lease.
 	parked *runState
 	timer  *time.Timer
+	// cancelRun cancels the context of the goroutine running the queue,
+	// nil while none does; stopped is set once the queue is to end.
+	cancelRun context.CancelFunc
+	stopped   bool
+	// finished is set once the queue has ended for good (finishLocked);
+	// done, made only when someone waits (doneChan), is closed then.
+	finished bool
+	done     chan struct{}
 }
 
 // stop reasons of a queue's delivery loop.
@@ -68,20 +74,19 @@ const (
 	stopParked                    // caught up and parked without a goroutine
 )
 
-func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context, cancel context.CancelFunc) *queue {
+func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context) *queue {
 	q := &queue{
-		w:      w,
-		ctx:    ctx,
-		id:     sub.ID,
-		shard:  hub.ShardOf(sub.ID),
-		host:   hostOf(sub.Callback),
-		cancel: cancel,
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		gen:    gen,
-		sub:    sub,
+		w:        w,
+		parent:   parent,
+		id:       sub.ID,
+		callback: sub.Callback,
+		shard:    hub.ShardOf(sub.ID),
+		host:     hostOf(sub.Callback),
+		wake:     make(chan struct{}, 1),
+		gen:      gen,
+		sub:      sub,
 	}
-	q.logger = w.logger.With("sub", sub.ID, "callback", wire.Clip(sub.Callback))
+	q.logger = slog.New(queueLog{q})
 	q.h = loophealth.New(q.logger)
 	q.h.Watch(func(stalled bool) {
 		q.mu.Lock()
@@ -91,7 +96,6 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context
 	})
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	w.index.add(q)
-	q.stopHook = context.AfterFunc(ctx, q.stopParked)
 	return q
 }
 
@@ -133,27 +137,13 @@ const (
 	opDelete      = "deleting the subscription after 410 Gone"
 )
 
-// run delivers until ctx ends (the engine stops, the subscription is
-// deactivated or its shard leaves this engine), the lease ends, the
-// subscription is gone, or the queue parks (queue_park.go): it reports
-// whether it parked, leaving its state in the queue. st is the state to
-// resume with; nil starts from the stored cursor. A store that fails is
-// retried with backoff, however long it takes.
-func (q *queue) run(ctx context.Context, st *runState) (parked bool) {
-	var reason stopReason
-	if st == nil {
-		st, reason = q.start(ctx)
-	}
-	if st != nil {
-		reason = q.loop(ctx, st)
-	}
+// end records why q's delivery loop stopped: a queue whose lease ended or
+// whose subscription is gone shows as stopped until it finishes.
+func (q *queue) end(reason stopReason) {
 	switch reason {
-	case stopParked:
-		return true
 	case stopExpired, stopGone:
 		q.update(func(s *SubStats) { s.State = StateStopped })
 	}
-	return false
 }
 
 // runState is where a queue's delivery loop is: what it keeps across

@@ -186,6 +186,8 @@ type Webhooks struct {
 	pending     map[string]hub.Subscription // activated before Run, applied when its shard is listed
 	gen         uint64                      // bumped by every Activate and Deactivate
 	deactivated map[string]uint64           // id → gen of its Deactivate
+	toStart     []*queue                    // queues waiting for a starter (queue_start.go)
+	starters    int                         // starters running
 	shards      [hub.Shards]shardState
 }
 
@@ -308,6 +310,12 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		<-owned // no more shards released from here on
 		w.mu.Lock()
 		w.runCtx = nil
+		for _, q := range w.queues { // the running ones end with ctx, the parked ones now
+			q.stopLocked()
+		}
+		for _, q := range w.retired {
+			q.stopLocked()
+		}
 		w.mu.Unlock()
 		w.wg.Wait()
 		<-dispatched
@@ -395,25 +403,28 @@ func expired(s hub.Subscription, now time.Time) bool {
 // in its grace period), the new one waits for it, so that two queues never
 // deliver or move the cursor of one subscription at once.
 func (w *Webhooks) startLocked(sub hub.Subscription) {
-	ctx, cancel := context.WithCancel(w.runCtx)
-	q := newQueue(w, sub, w.gen, ctx, cancel)
+	q := newQueue(w, sub, w.gen, w.runCtx)
 	prev := w.retired[sub.ID]
 	delete(w.retired, sub.ID)
 	w.queues[sub.ID] = q
 	w.wg.Add(1) // until q finishes, parked or not
+	if prev == nil {
+		w.enqueueStartLocked(q)
+		return
+	}
+	prevDone := prev.doneChan()
 	go func() {
-		if prev != nil {
-			<-prev.done // ends within Grace once cancelled
-		}
+		<-prevDone // ends within Grace once stopped
 		q.work(nil)
 	}()
 }
 
-// retireLocked stops q; w.mu is held.
+// retireLocked stops q; w.mu is held. A parked q finishes at once, a
+// running one stays retired until its goroutine ends.
 func (w *Webhooks) retireLocked(q *queue) {
-	q.cancel()
 	delete(w.queues, q.id)
 	w.retired[q.id] = q
+	q.stopLocked()
 }
 
 // Health reports whether every loop of the engine is working: false when
