@@ -67,7 +67,7 @@ func benchRestart(b *testing.B, n int, kv bool) {
 	b.StartTimer()
 	t0 := time.Now()
 	go func() { done <- w.Run(ctx) }()
-	testenv.Eventually(b, 5*time.Minute, func() bool { return parkedQueues(w) == n }, "every queue parked")
+	testenv.Eventually(b, 5*time.Minute, func() bool { p, _ := parkedCount(w); return p == n }, "every queue parked")
 	took := time.Since(t0)
 	b.StopTimer()
 	heap1, stacks1 := heapAndStacks()
@@ -101,23 +101,4 @@ func seedSubscriptions(b *testing.B, st hub.Store, subs []hub.Subscription) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// parkedQueues returns the number of queues parked without a goroutine.
-func parkedQueues(w *Webhooks) int {
-	w.mu.Lock()
-	qs := make([]*queue, 0, len(w.queues))
-	for _, q := range w.queues {
-		qs = append(qs, q)
-	}
-	w.mu.Unlock()
-	n := 0
-	for _, q := range qs {
-		q.mu.Lock()
-		if q.parked != nil {
-			n++
-		}
-		q.mu.Unlock()
-	}
-	return n
 }
