@@ -23,7 +23,8 @@ type queue struct {
 	w        *Webhooks
 	id       string
 	callback string
-	shard    int // hub.ShardOf(id)
+	shard    int  // hub.ShardOf(id)
+	listed   bool // started from a listing of its shard: start reads no subscription again
 	host     string
 	// parent is the engine's Run context; each goroutine running the
 	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
@@ -51,9 +52,15 @@ type queue struct {
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
 	// parked is the state of a queue parked without a goroutine, nil while
-	// one runs it; timer wakes it at the end of its lease.
-	parked *runState
-	timer  *time.Timer
+	// one runs it; Webhooks.leases wakes it at leaseAt, the end of its
+	// lease, while leaseIdx ≥ 0 (both under Webhooks.leases.mu).
+	parked   *runState
+	leaseAt  time.Duration
+	leaseIdx int
+	// watching is the channel the queue is indexed under in
+	// Webhooks.wakes while watched (both under wakes.mu).
+	watching string
+	watched  bool
 	// cancelRun cancels the context of the goroutine running the queue,
 	// nil while none does; stopped is set once the queue is to end.
 	cancelRun context.CancelFunc
@@ -74,9 +81,10 @@ const (
 	stopParked                    // caught up and parked without a goroutine
 )
 
-func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context) *queue {
+func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context, listed bool) *queue {
 	q := &queue{
 		w:        w,
+		listed:   listed,
 		parent:   parent,
 		id:       sub.ID,
 		callback: sub.Callback,
@@ -85,6 +93,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 		wake:     make(chan struct{}, 1),
 		gen:      gen,
 		sub:      sub,
+		leaseIdx: -1,
 	}
 	q.logger = slog.New(queueLog{q})
 	q.h = loophealth.New(q.logger)
@@ -154,11 +163,15 @@ type runState struct {
 	cu      catchUp
 }
 
-// start reads the subscription, its cursor and dead letters and returns
-// the state to deliver from, or nil and why the queue stops first.
+// start reads the subscription (unless a listing just did), its cursor
+// and dead letters and returns the state to deliver from, or nil and why
+// the queue stops first.
 func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	w := q.w
-	sub, err := w.store.Subscription(ctx, q.id)
+	sub, err := q.getSub(), error(nil)
+	if !q.listed {
+		sub, err = w.store.Subscription(ctx, q.id)
+	}
 	switch {
 	case errors.Is(err, hub.ErrNotFound):
 		return nil, stopGone

@@ -32,21 +32,20 @@ func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, no
 		if d <= 0 {
 			return false
 		}
-		q.timer = time.AfterFunc(d, q.signal) // the lease's end wakes it
+		q.w.leases.add(q, d) // the lease's end wakes it
 	}
 	q.parked = st
 	q.cancelRun = nil // the goroutine's context ends with it
 	return true
 }
 
-// unparkLocked takes q's parked state, if any, and stops its timer; q.mu
-// is held.
+// unparkLocked takes q's parked state, if any, and cancels its wake-up at
+// the end of its lease; q.mu is held.
 func (q *queue) unparkLocked() *runState {
 	st := q.parked
 	q.parked = nil
-	if st != nil && q.timer != nil {
-		q.timer.Stop()
-		q.timer = nil
+	if st != nil {
+		q.w.leases.remove(q)
 	}
 	return st
 }

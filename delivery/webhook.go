@@ -170,6 +170,7 @@ type Webhooks struct {
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
 	filters  filterCache         // filtered bodies, shared by the queues
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
+	leases   leaseWakes          // parked queues by the end of their lease
 	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
 	index    *statsIndex         // troubled queues and counts by state
 	link     atomic.Pointer[linkMemo]
@@ -243,6 +244,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax, cfg.PerHostRate),
 		breakers:    newBreakerSet(cfg.Breaker),
 		wakes:       newWakeIndex(),
+		leases:      leaseWakes{base: time.Now()},
 		kick:        make(chan struct{}, 1),
 		index:       newStatsIndex(),
 		queues:      map[string]*queue{},
@@ -371,7 +373,7 @@ func (w *Webhooks) Activate(sub hub.Subscription) {
 		return
 	}
 	if w.ownsLocked(hub.ShardOf(sub.ID)) {
-		w.startLocked(sub)
+		w.startLocked(sub, false)
 	}
 }
 
@@ -401,9 +403,10 @@ func expired(s hub.Subscription, now time.Time) bool {
 // startLocked starts sub's queue; w.mu is held and Run is running. When
 // an earlier queue of the same subscription is still finishing (an attempt
 // in its grace period), the new one waits for it, so that two queues never
-// deliver or move the cursor of one subscription at once.
-func (w *Webhooks) startLocked(sub hub.Subscription) {
-	q := newQueue(w, sub, w.gen, w.runCtx)
+// deliver or move the cursor of one subscription at once. listed says sub
+// comes from a listing of its shard just taken.
+func (w *Webhooks) startLocked(sub hub.Subscription, listed bool) {
+	q := newQueue(w, sub, w.gen, w.runCtx, listed)
 	prev := w.retired[sub.ID]
 	delete(w.retired, sub.ID)
 	w.queues[sub.ID] = q

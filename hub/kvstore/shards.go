@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
 	"github.com/rshub/rshub/wire"
@@ -60,6 +62,78 @@ func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subs
 		return nil, fmt.Errorf("kvstore: subscriptions of shard %d: %w", shard, err)
 	}
 	slices.SortFunc(out, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// SubscriptionsInShards lists the subscriptions of the given shards by
+// shard, each ordered by ID, in one pass over the shard index (keys only)
+// and one over the subscriptions, whatever the number of shards: listing
+// shard by shard reads the index once per shard, and each subscription by
+// itself. A subscription written during the pass over the subscriptions
+// moves past it; the index, whose entries never move, names it, and it is
+// read by itself.
+func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error) {
+	want := map[string]int{} // key prefix of a shard in the index → shard
+	for _, n := range shards {
+		if !hub.ValidShard(n) {
+			return nil, fmt.Errorf("kvstore: subscriptions of shard %d: no such shard", n)
+		}
+		want[shardPrefix(n)] = n
+	}
+	out := make(map[int][]hub.Subscription, len(want))
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		clear(out)
+		indexed := map[string]int{} // key token of a subscription → its shard
+		err := scanEach(ctx, b.subShards, ">", true, func(e jetstream.KeyValueEntry) error {
+			pre, k, ok := strings.Cut(e.Key(), ".")
+			if n, mine := want[pre+"."]; ok && mine {
+				indexed[k] = n
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		keep := func(n int, sub hub.Subscription) {
+			if hub.ShardOf(sub.ID) == n {
+				out[n] = append(out[n], sub)
+			}
+		}
+		err = scanEach(ctx, b.subs, ">", false, func(e jetstream.KeyValueEntry) error {
+			n, ok := indexed[e.Key()]
+			if !ok {
+				return nil
+			}
+			delete(indexed, e.Key())
+			var sub hub.Subscription
+			if err := json.Unmarshal(e.Value(), &sub); err != nil {
+				return fmt.Errorf("decode %s: %w", e.Key(), err)
+			}
+			keep(n, sub)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for k, n := range indexed { // written during the pass, deleted, or not stored yet
+			var sub hub.Subscription
+			_, err := getJSON(ctx, b.subs, k, &sub)
+			if errors.Is(err, hub.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			keep(n, sub)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: subscriptions of %d shards: %w", len(want), err)
+	}
+	for _, subs := range out {
+		slices.SortFunc(subs, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
+	}
 	return out, nil
 }
 

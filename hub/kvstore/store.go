@@ -344,28 +344,43 @@ func casBytes(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64
 // scan returns the entries whose keys match filter, without their values
 // when metaOnly. It fails rather than return a partial list.
 func scan(ctx context.Context, kv jetstream.KeyValue, filter string, metaOnly bool) ([]jetstream.KeyValueEntry, error) {
+	var out []jetstream.KeyValueEntry
+	err := scanEach(ctx, kv, filter, metaOnly, func(e jetstream.KeyValueEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanEach calls fn with each entry whose key matches filter, as it comes
+// (without its value when metaOnly), and returns fn's first error.
+func scanEach(ctx context.Context, kv jetstream.KeyValue, filter string, metaOnly bool, fn func(jetstream.KeyValueEntry) error) error {
 	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
 	if metaOnly {
 		opts = append(opts, jetstream.MetaOnly())
 	}
 	w, err := kv.Watch(ctx, filter, opts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = w.Stop() }()
-	var out []jetstream.KeyValueEntry
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			return context.Cause(ctx)
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, errors.New("watcher closed")
+				return errors.New("watcher closed")
 			}
 			if e == nil {
-				return out, nil
+				return nil
 			}
-			out = append(out, e)
+			if err := fn(e); err != nil {
+				return err
+			}
 		}
 	}
 }
