@@ -23,9 +23,12 @@ type queue struct {
 	w        *Webhooks
 	id       string
 	callback string
-	shard    int  // hub.ShardOf(id)
-	listed   bool // started from a listing of its shard: start reads no subscription again
-	host     string
+	shard    int // hub.ShardOf(id)
+	// listed, set when the queue was started from a listing of its shard
+	// (start reads no subscription again), holds what the listing read of
+	// its state; the queue's first goroutine only, nil once started.
+	listed *startState
+	host   string
 	// parent is the engine's Run context; each goroutine running the
 	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
 	// queue holds no context of its own.
@@ -81,7 +84,7 @@ const (
 	stopParked                    // caught up and parked without a goroutine
 )
 
-func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context, listed bool) *queue {
+func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context, listed *startState) *queue {
 	q := &queue{
 		w:        w,
 		listed:   listed,
@@ -168,8 +171,10 @@ type runState struct {
 // the queue stops first.
 func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	w := q.w
+	pre := q.listed
+	q.listed = nil
 	sub, err := q.getSub(), error(nil)
-	if !q.listed {
+	if pre == nil {
 		sub, err = w.store.Subscription(ctx, q.id)
 	}
 	switch {
@@ -195,7 +200,7 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	if !q.h.Do(ctx, opCursorRead, func() error {
 		var err error
 		if !handed {
-			stored, err = w.store.Cursor(ctx, q.id)
+			stored, err = pre.cursor(ctx, w.store, q.id)
 		}
 		if errors.Is(err, hub.ErrNotFound) {
 			stored, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
@@ -203,9 +208,9 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 		if err != nil {
 			return err
 		}
-		dls, err := w.store.DeadLetters(ctx, q.id)
+		dls, err := pre.deadLetters(ctx, w.store, q.id)
 		if err == nil {
-			q.update(func(s *SubStats) { s.DeadLetters = len(dls) })
+			q.update(func(s *SubStats) { s.DeadLetters = dls })
 		}
 		return err
 	}) {

@@ -65,7 +65,7 @@ func (w *Webhooks) listShards(ctx context.Context) (synced bool, err error) {
 			due = append(due, n)
 		}
 	}
-	if bl, ok := w.store.(batchLister); ok && len(due) >= batchListMin {
+	if bl, ok := w.store.(hub.ShardsLister); ok && len(due) >= hub.BatchListMin {
 		return w.syncShards(ctx, bl, due, vers)
 	}
 	for _, n := range due {
@@ -78,17 +78,11 @@ func (w *Webhooks) listShards(ctx context.Context) (synced bool, err error) {
 	return synced, nil
 }
 
-// batchLister is a Store that lists the subscriptions of many shards in
-// one pass (kvstore); used when batchListMin shards or more are due, as
-// when the engine starts or takes over a dead hub's shards.
-type batchLister interface {
-	SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error)
-}
-
-const batchListMin = 8
-
-// syncShards lists the shards due in one pass and syncs each.
-func (w *Webhooks) syncShards(ctx context.Context, bl batchLister, due []int, vers []uint64) (bool, error) {
+// syncShards lists the shards due in one pass, as when the engine starts
+// or takes over a dead hub's shards, and syncs each, its queues starting
+// from the state read in bulk (prefetch). hub.ListShards would hand the
+// shards over one by one; the bulk read of their state needs them all.
+func (w *Webhooks) syncShards(ctx context.Context, bl hub.ShardsLister, due []int, vers []uint64) (bool, error) {
 	w.mu.Lock()
 	g := w.gen
 	w.mu.Unlock()
@@ -96,8 +90,9 @@ func (w *Webhooks) syncShards(ctx context.Context, bl batchLister, due []int, ve
 	if err != nil {
 		return false, err
 	}
+	pre := w.prefetch(ctx, byShard)
 	for _, n := range due {
-		w.applyShard(n, g, byShard[n])
+		w.applyShard(n, g, byShard[n], pre)
 		delete(byShard, n) // let go of each shard's list once applied
 		w.listedVer[n] = vers[n]
 	}
@@ -113,14 +108,14 @@ func (w *Webhooks) syncShard(ctx context.Context, n int) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", n, err)
 	}
-	w.applyShard(n, g, subs)
+	w.applyShard(n, g, subs, nil)
 	return nil
 }
 
 // applyShard starts, updates or stops the queues of shard n to match subs,
 // its listing taken after generation g, then applies what was activated
-// before Run.
-func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription) {
+// before Run. A queue it starts takes its state from pre when there.
+func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription, pre map[string]*startState) {
 	now := w.cfg.Clock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -137,7 +132,11 @@ func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription) {
 		q := w.queues[s.ID]
 		switch {
 		case deliverable(s, now) && q == nil:
-			w.startLocked(s, true)
+			st := pre[s.ID]
+			if st == nil {
+				st = &startState{}
+			}
+			w.startLocked(s, st)
 		case deliverable(s, now) && q.gen <= g:
 			q.setSub(s, q.gen)
 		case !deliverable(s, now) && q != nil && q.gen <= g:
@@ -155,7 +154,7 @@ func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription) {
 		}
 		delete(w.pending, id)
 		if w.queues[id] == nil && deliverable(s, now) {
-			w.startLocked(s, false)
+			w.startLocked(s, nil)
 		}
 	}
 }

@@ -373,7 +373,7 @@ func (w *Webhooks) Activate(sub hub.Subscription) {
 		return
 	}
 	if w.ownsLocked(hub.ShardOf(sub.ID)) {
-		w.startLocked(sub, false)
+		w.startLocked(sub, nil)
 	}
 }
 
@@ -403,9 +403,10 @@ func expired(s hub.Subscription, now time.Time) bool {
 // startLocked starts sub's queue; w.mu is held and Run is running. When
 // an earlier queue of the same subscription is still finishing (an attempt
 // in its grace period), the new one waits for it, so that two queues never
-// deliver or move the cursor of one subscription at once. listed says sub
-// comes from a listing of its shard just taken.
-func (w *Webhooks) startLocked(sub hub.Subscription, listed bool) {
+// deliver or move the cursor of one subscription at once. listed, when sub
+// comes from a listing of its shard just taken, is what that listing read
+// of its state, if anything (start_state.go).
+func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
 	q := newQueue(w, sub, w.gen, w.runCtx, listed)
 	prev := w.retired[sub.ID]
 	delete(w.retired, sub.ID)
