@@ -113,7 +113,7 @@ func noDeadLetters(ctx context.Context, b *buckets, k string) (bool, error) {
 
 // DeliveryStates reads what a delivery queue starting for each of ids
 // reads, for many at once: the stored cursors (a subscription without one
-// is absent) in one pass over the cursors, and which subscriptions may
+// is absent) in one pass over the cursors (scanPaged), and which subscriptions may
 // hold dead letters in one request for the dead letters' subjects (one
 // absent holds none; one present may, a deleted dead letter leaving its
 // subject behind: read its dead letters to know).
@@ -130,14 +130,14 @@ func (s *Store) DeliveryStates(ctx context.Context, ids []string) (cursors map[s
 	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 		clear(cursors)
 		clear(mayHaveDead)
-		err := scanEach(ctx, b.cursors, ">", false, func(e jetstream.KeyValueEntry) error {
-			id, ok := byKey[e.Key()]
+		err := scanPaged(ctx, b.cursors, b.cursorsStream, false, func(key string, val []byte) error {
+			id, ok := byKey[key]
 			if !ok {
 				return nil
 			}
 			var v cursorValue
-			if err := json.Unmarshal(e.Value(), &v); err != nil {
-				return fmt.Errorf("decode cursor %s: %w", e.Key(), err)
+			if err := json.Unmarshal(val, &v); err != nil {
+				return fmt.Errorf("decode cursor %s: %w", key, err)
 			}
 			cursors[id] = v.Cursor
 			return nil

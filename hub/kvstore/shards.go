@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/backoff"
 	"github.com/rshub/rshub/wire"
@@ -67,7 +65,8 @@ func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subs
 
 // SubscriptionsInShards lists the subscriptions of the given shards by
 // shard, each ordered by ID, in one pass over the shard index (keys only)
-// and one over the subscriptions, whatever the number of shards: listing
+// and one over the subscriptions, pulled a page at a time (scanPaged),
+// whatever the number of shards: listing
 // shard by shard reads the index once per shard, and each subscription by
 // itself. A subscription written during the pass over the subscriptions
 // moves past it; the index, whose entries never move, names it, and it is
@@ -84,8 +83,8 @@ func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[in
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
 		clear(out)
 		indexed := map[string]int{} // key token of a subscription → its shard
-		err := scanEach(ctx, b.subShards, ">", true, func(e jetstream.KeyValueEntry) error {
-			pre, k, ok := strings.Cut(e.Key(), ".")
+		err := scanPaged(ctx, b.subShards, b.subShardsStream, true, func(key string, _ []byte) error {
+			pre, k, ok := strings.Cut(key, ".")
 			if n, mine := want[pre+"."]; ok && mine {
 				indexed[k] = n
 			}
@@ -99,15 +98,15 @@ func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[in
 				out[n] = append(out[n], sub)
 			}
 		}
-		err = scanEach(ctx, b.subs, ">", false, func(e jetstream.KeyValueEntry) error {
-			n, ok := indexed[e.Key()]
+		err = scanPaged(ctx, b.subs, b.subsStream, false, func(key string, val []byte) error {
+			n, ok := indexed[key]
 			if !ok {
 				return nil
 			}
-			delete(indexed, e.Key())
+			delete(indexed, key)
 			var sub hub.Subscription
-			if err := json.Unmarshal(e.Value(), &sub); err != nil {
-				return fmt.Errorf("decode %s: %w", e.Key(), err)
+			if err := json.Unmarshal(val, &sub); err != nil {
+				return fmt.Errorf("decode %s: %w", key, err)
 			}
 			keep(n, sub)
 			return nil

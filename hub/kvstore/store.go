@@ -98,6 +98,8 @@ type buckets struct {
 	// prefix, for counting a subscription's dead letters without a scan.
 	deadStream   jetstream.Stream
 	deadSubjects string
+	// The streams of the buckets read whole (scanPaged).
+	subsStream, subShardsStream, cursorsStream bucketStream
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -230,16 +232,18 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 		}
 		*k.kv = kv
 	}
-	status, err := b.dead.Status(ctx)
+	ds, err := openBucketStream(ctx, js, b.dead)
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s_dead: %w", cfg.Prefix, err)
+		return nil, err
 	}
-	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
-		name := bs.StreamInfo().Config.Name
-		if b.deadStream, err = js.Stream(ctx, name); err != nil {
-			return nil, fmt.Errorf("stream %s: %w", name, err)
+	b.deadStream, b.deadSubjects = ds.stream, ds.prefix
+	for _, k := range []struct {
+		kv jetstream.KeyValue
+		bs *bucketStream
+	}{{b.subs, &b.subsStream}, {b.subShards, &b.subShardsStream}, {b.cursors, &b.cursorsStream}} {
+		if *k.bs, err = openBucketStream(ctx, js, k.kv); err != nil {
+			return nil, err
 		}
-		b.deadSubjects = "$KV." + cfg.Prefix + "_dead."
 	}
 	return b, nil
 }
