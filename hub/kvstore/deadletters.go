@@ -130,7 +130,7 @@ func (s *Store) DeliveryStates(ctx context.Context, ids []string) (cursors map[s
 	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 		clear(cursors)
 		clear(mayHaveDead)
-		err := scanPaged(ctx, b.cursors, b.cursorsStream, false, func(key string, val []byte) error {
+		err := scanPaged(ctx, b.cursors, b.cursorsStream, false, func(key string, val []byte, _ uint64) error {
 			id, ok := byKey[key]
 			if !ok {
 				return nil

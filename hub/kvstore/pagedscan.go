@@ -37,15 +37,15 @@ func openBucketStream(ctx context.Context, js jetstream.JetStream, kv jetstream.
 // scanPageSize is how many entries scanPaged asks for at once.
 const scanPageSize = 512
 
-// scanPaged calls fn with the key and value (none when keysOnly) of every
-// entry of the bucket, as scanEach does, but pulls the entries a page at a
+// scanPaged calls fn with the key, value (none when keysOnly) and revision
+// of every entry of the bucket, as scanEach does, but pulls the entries a page at a
 // time: a watch pushes the whole bucket at once, and a bucket of several
 // hundred thousand entries pushed faster than read had the server drop the
 // connection as a slow consumer (with every request on it). Without the
 // bucket's stream it watches kv.
-func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keysOnly bool, fn func(key string, val []byte) error) error {
+func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keysOnly bool, fn func(key string, val []byte, rev uint64) error) error {
 	if bs.stream == nil {
-		return scanEach(ctx, kv, ">", keysOnly, func(e jetstream.KeyValueEntry) error { return fn(e.Key(), e.Value()) })
+		return scanEach(ctx, kv, ">", keysOnly, func(e jetstream.KeyValueEntry) error { return fn(e.Key(), e.Value(), e.Revision()) })
 	}
 	cons, err := bs.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{bs.prefix + ">"},
@@ -77,7 +77,7 @@ func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keys
 			return err
 		}
 		if h := m.Headers(); h.Get("KV-Operation") == "" && h.Get(jetstream.MarkerReasonHeader) == "" { // not a deletion
-			if err := fn(strings.TrimPrefix(m.Subject(), bs.prefix), m.Data()); err != nil {
+			if err := fn(strings.TrimPrefix(m.Subject(), bs.prefix), m.Data(), meta.Sequence.Stream); err != nil {
 				return err
 			}
 		}

@@ -35,7 +35,7 @@ func TestScanPaged_EveryLiveEntryOnce(t *testing.T) {
 	read := func(bs bucketStream, keysOnly bool) map[string]string {
 		t.Helper()
 		got := map[string]string{}
-		err := scanPaged(ctx, kv, bs, keysOnly, func(k string, v []byte) error {
+		err := scanPaged(ctx, kv, bs, keysOnly, func(k string, v []byte, _ uint64) error {
 			if _, dup := got[k]; dup {
 				t.Errorf("key %s read twice", k)
 			}

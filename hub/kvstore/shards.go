@@ -83,7 +83,7 @@ func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[in
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
 		clear(out)
 		indexed := map[string]int{} // key token of a subscription → its shard
-		err := scanPaged(ctx, b.subShards, b.subShardsStream, true, func(key string, _ []byte) error {
+		err := scanPaged(ctx, b.subShards, b.subShardsStream, true, func(key string, _ []byte, _ uint64) error {
 			pre, k, ok := strings.Cut(key, ".")
 			if n, mine := want[pre+"."]; ok && mine {
 				indexed[k] = n
@@ -98,7 +98,7 @@ func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[in
 				out[n] = append(out[n], sub)
 			}
 		}
-		err = scanPaged(ctx, b.subs, b.subsStream, false, func(key string, val []byte) error {
+		err = scanPaged(ctx, b.subs, b.subsStream, false, func(key string, val []byte, _ uint64) error {
 			n, ok := indexed[key]
 			if !ok {
 				return nil

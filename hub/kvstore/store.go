@@ -92,6 +92,7 @@ type Store struct {
 // buckets are the handles of one connection generation.
 type buckets struct {
 	gen                                                      uint64
+	js                                                       jetstream.JetStream
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 	subShards, shardVer, members, follow, attempts           jetstream.KeyValue
 	// deadStream is the dead bucket's stream and deadSubjects its subject
@@ -204,7 +205,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	if err != nil {
 		return nil, err
 	}
-	b := &buckets{gen: gen}
+	b := &buckets{gen: gen, js: js}
 	for _, k := range []struct {
 		kind string
 		kv   *jetstream.KeyValue
