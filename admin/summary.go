@@ -83,15 +83,14 @@ func (c *shardCounts) count(ctx context.Context, st Store, now time.Time) (map[s
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var due []int
 	for n := range hub.Shards {
+		if sc := &c.shards[n]; !sc.read || n >= len(vers) || sc.version != vers[n] {
+			due = append(due, n)
+		}
+	}
+	err = hub.ListShards(ctx, st, due, func(n int, subs []hub.Subscription) error {
 		sc := &c.shards[n]
-		if sc.read && n < len(vers) && sc.version == vers[n] {
-			continue
-		}
-		subs, err := st.SubscriptionsInShard(ctx, n)
-		if err != nil {
-			return nil, err
-		}
 		*sc = shardCount{read: true, expiries: sc.expiries[:0]}
 		if n < len(vers) {
 			sc.version = vers[n]
@@ -109,6 +108,10 @@ func (c *shardCounts) count(ctx context.Context, st Store, now time.Time) (map[s
 			}
 		}
 		slices.Sort(sc.expiries)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]int{StatusPending: 0, StatusActive: 0, StatusExpired: 0}
 	t := now.UnixNano()

@@ -117,14 +117,14 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 }
 
 // inFlight sets the cancel of q's request in flight, nil when there is
-// none. A request still in flight when q's context ends is cancelled
-// cfg.Grace later (cutInFlight), one made after it ended too. One field
+// none. A request still in flight when q is stopped (stopLocked) is
+// cancelled cfg.Grace later (cutInFlight), one made after it too. One field
 // of the queue instead of a context.AfterFunc per attempt: a queue makes
 // one request at a time.
 func (q *queue) inFlight(cancel context.CancelFunc) {
 	q.mu.Lock()
 	q.request = cancel
-	ended := cancel != nil && q.ctx.Err() != nil
+	ended := cancel != nil && q.stopped
 	q.mu.Unlock()
 	if ended {
 		time.AfterFunc(q.w.cfg.Grace, cancel)
@@ -132,7 +132,7 @@ func (q *queue) inFlight(cancel context.CancelFunc) {
 }
 
 // cutInFlight gives q's request in flight cfg.Grace more, then cancels
-// it; q's context has ended.
+// it; q is stopped.
 func (q *queue) cutInFlight() {
 	q.mu.Lock()
 	cancel := q.request

@@ -15,25 +15,27 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/internal/loophealth"
-	"github.com/rshub/rshub/wire"
 )
 
 // queue delivers one subscription's notifications in log order. Its
 // goroutine runs q.run; other goroutines only touch the fields under mu.
 type queue struct {
-	w      *Webhooks
-	id     string
-	shard  int // hub.ShardOf(id)
+	w        *Webhooks
+	id       string
+	callback string
+	shard    int // hub.ShardOf(id)
+	// listed, set when the queue was started from a listing of its shard
+	// (start reads no subscription again), holds what the listing read of
+	// its state; the queue's first goroutine only, nil once started.
+	listed *startState
 	host   string
-	ctx    context.Context // ends when the queue is stopped
-	cancel context.CancelFunc
-	// stopHook unregisters stopParked from ctx.
-	stopHook func() bool
-	wake     chan struct{} // a changed subscription or an append to its channel; buffered 1
-	done     chan struct{} // closed when the queue has finished (finish)
-	finished sync.Once
-	logger   *slog.Logger
-	h        *loophealth.Tracker // the store and log calls of this queue that fail
+	// parent is the engine's Run context; each goroutine running the
+	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
+	// queue holds no context of its own.
+	parent context.Context
+	wake   chan struct{}       // a changed subscription or an append to its channel; buffered 1
+	logger *slog.Logger        // adds the queue's attributes as it logs (queue_log.go)
+	h      *loophealth.Tracker // the store and log calls of this queue that fail
 	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
@@ -53,9 +55,23 @@ type queue struct {
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
 	// parked is the state of a queue parked without a goroutine, nil while
-	// one runs it; timer wakes it at the end of its lease.
-	parked *runState
-	timer  *time.Timer
+	// one runs it; Webhooks.leases wakes it at leaseAt, the end of its
+	// lease, while leaseIdx ≥ 0 (both under Webhooks.leases.mu).
+	parked   *runState
+	leaseAt  time.Duration
+	leaseIdx int
+	// watching is the channel the queue is indexed under in
+	// Webhooks.wakes while watched (both under wakes.mu).
+	watching string
+	watched  bool
+	// cancelRun cancels the context of the goroutine running the queue,
+	// nil while none does; stopped is set once the queue is to end.
+	cancelRun context.CancelFunc
+	stopped   bool
+	// finished is set once the queue has ended for good (finishLocked);
+	// done, made only when someone waits (doneChan), is closed then.
+	finished bool
+	done     chan struct{}
 	// request cancels the POST in flight, nil when none (post.go).
 	request context.CancelFunc
 }
@@ -70,20 +86,21 @@ const (
 	stopParked                    // caught up and parked without a goroutine
 )
 
-func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context, cancel context.CancelFunc) *queue {
+func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Context, listed *startState) *queue {
 	q := &queue{
-		w:      w,
-		ctx:    ctx,
-		id:     sub.ID,
-		shard:  hub.ShardOf(sub.ID),
-		host:   hostOf(sub.Callback),
-		cancel: cancel,
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		gen:    gen,
-		sub:    sub,
+		w:        w,
+		listed:   listed,
+		parent:   parent,
+		id:       sub.ID,
+		callback: sub.Callback,
+		shard:    hub.ShardOf(sub.ID),
+		host:     hostOf(sub.Callback),
+		wake:     make(chan struct{}, 1),
+		gen:      gen,
+		sub:      sub,
+		leaseIdx: -1,
 	}
-	q.logger = w.logger.With("sub", sub.ID, "callback", wire.Clip(sub.Callback))
+	q.logger = slog.New(queueLog{q})
 	q.h = loophealth.New(q.logger)
 	q.h.Watch(func(stalled bool) {
 		q.mu.Lock()
@@ -93,7 +110,6 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, ctx context.Context
 	})
 	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	w.index.add(q)
-	q.stopHook = context.AfterFunc(ctx, q.stopParked)
 	return q
 }
 
@@ -137,27 +153,13 @@ const (
 	opDelete      = "deleting the subscription after 410 Gone"
 )
 
-// run delivers until ctx ends (the engine stops, the subscription is
-// deactivated or its shard leaves this engine), the lease ends, the
-// subscription is gone, or the queue parks (queue_park.go): it reports
-// whether it parked, leaving its state in the queue. st is the state to
-// resume with; nil starts from the stored cursor. A store that fails is
-// retried with backoff, however long it takes.
-func (q *queue) run(ctx context.Context, st *runState) (parked bool) {
-	var reason stopReason
-	if st == nil {
-		st, reason = q.start(ctx)
-	}
-	if st != nil {
-		reason = q.loop(ctx, st)
-	}
+// end records why q's delivery loop stopped: a queue whose lease ended or
+// whose subscription is gone shows as stopped until it finishes.
+func (q *queue) end(reason stopReason) {
 	switch reason {
-	case stopParked:
-		return true
 	case stopExpired, stopGone:
 		q.update(func(s *SubStats) { s.State = StateStopped })
 	}
-	return false
 }
 
 // runState is where a queue's delivery loop is: what it keeps across
@@ -168,11 +170,17 @@ type runState struct {
 	cu      catchUp
 }
 
-// start reads the subscription, its cursor and dead letters and returns
-// the state to deliver from, or nil and why the queue stops first.
+// start reads the subscription (unless a listing just did), its cursor
+// and dead letters and returns the state to deliver from, or nil and why
+// the queue stops first.
 func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	w := q.w
-	sub, err := w.store.Subscription(ctx, q.id)
+	pre := q.listed
+	q.listed = nil
+	sub, err := q.getSub(), error(nil)
+	if pre == nil {
+		sub, err = w.store.Subscription(ctx, q.id)
+	}
 	switch {
 	case errors.Is(err, hub.ErrNotFound):
 		return nil, stopGone
@@ -196,7 +204,7 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	if !q.h.Do(ctx, opCursorRead, func() error {
 		var err error
 		if !handed {
-			stored, err = w.store.Cursor(ctx, q.id)
+			stored, err = pre.cursor(ctx, w.store, q.id)
 		}
 		if errors.Is(err, hub.ErrNotFound) {
 			stored, err = hub.Cursor{Seq: max(sub.StartSeq, 1) - 1}, nil
@@ -204,9 +212,9 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 		if err != nil {
 			return err
 		}
-		dls, err := w.store.DeadLetters(ctx, q.id)
+		dls, err := pre.deadLetters(ctx, w.store, q.id)
 		if err == nil {
-			q.update(func(s *SubStats) { s.DeadLetters = len(dls) })
+			q.update(func(s *SubStats) { s.DeadLetters = dls })
 		}
 		return err
 	}) {

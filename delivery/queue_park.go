@@ -13,8 +13,10 @@ import (
 // end of its lease on a timer) starts a new goroutine that resumes from it.
 // An idle subscription costs its queue's few hundred bytes of state and no
 // goroutine stack, and resuming reads nothing from the store. The queue
-// still counts in Webhooks.wg until it finishes, and cancelling its context
-// finishes a parked queue at once (stopParked).
+// still counts in Webhooks.wg until it finishes, and stopping it finishes a
+// parked queue at once (stopLocked). A parked queue holds no context, no
+// goroutine and no preformatted logger: only a context of its own while a
+// goroutine runs it (work).
 
 // park leaves st in q and reports true when the goroutine may end now;
 // false when a wake-up is already pending or ctx has ended, so that the
@@ -22,7 +24,7 @@ import (
 func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, now time.Time) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if ctx.Err() != nil || len(q.wake) > 0 {
+	if q.stopped || ctx.Err() != nil || len(q.wake) > 0 {
 		return false
 	}
 	if !sub.Expires.IsZero() {
@@ -30,25 +32,20 @@ func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, no
 		if d <= 0 {
 			return false
 		}
-		// the lease's end wakes it; the timer is kept for the next park
-		if q.timer == nil {
-			q.timer = time.AfterFunc(d, q.signal)
-		} else {
-			q.timer.Reset(d)
-		}
+		q.w.leases.add(q, d) // the lease's end wakes it
 	}
 	q.parked = st
+	q.cancelRun = nil // the goroutine's context ends with it
 	return true
 }
 
-// unparkLocked takes q's parked state, if any, and stops its timer; q.mu
-// is held. A wake-up of a timer that fired meanwhile is harmless: the
-// queue reads the log and parks again.
+// unparkLocked takes q's parked state, if any, and cancels its wake-up at
+// the end of its lease; q.mu is held.
 func (q *queue) unparkLocked() *runState {
 	st := q.parked
 	q.parked = nil
-	if st != nil && q.timer != nil {
-		q.timer.Stop()
+	if st != nil {
+		q.w.leases.remove(q)
 	}
 	return st
 }
@@ -72,44 +69,118 @@ func (q *queue) signal() {
 }
 
 // work runs q's delivery from st (nil: from the stored cursor) on the
-// calling goroutine, and finishes q unless it parked.
+// calling goroutine, under a context of its own that stop cancels, and
+// finishes q unless it parks.
 func (q *queue) work(st *runState) {
-	if q.ctx.Err() == nil && q.run(q.ctx, st) {
+	ctx, cancel, ok := q.begin()
+	if !ok {
+		q.finish()
 		return
 	}
+	if st == nil {
+		var reason stopReason
+		if st, reason = q.start(ctx); st == nil {
+			q.exit(cancel, reason)
+			return
+		}
+	}
+	q.resume(ctx, cancel, st)
+}
+
+// begin gives the goroutine about to run q a context that stopLocked
+// cancels; false when q is stopped or the engine is stopping.
+func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped || q.parent.Err() != nil {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithCancel(q.parent)
+	q.cancelRun = cancel
+	return ctx, cancel, true
+}
+
+// resume delivers from st under ctx (from begin) until q parks or stops.
+func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState) {
+	q.exit(cancel, q.loop(ctx, st))
+}
+
+// exit ends the goroutine's run of q for reason: a parked q waits for its
+// next signal (park cleared cancelRun, and a goroutine may run q again
+// already); any other reason finishes q.
+func (q *queue) exit(cancel context.CancelFunc, reason stopReason) {
+	cancel()
+	if reason == stopParked {
+		return
+	}
+	q.end(reason)
+	q.mu.Lock()
+	q.cancelRun = nil
+	q.mu.Unlock()
 	q.finish()
 }
 
-// stopParked finishes q when it is parked as its context ends; a running
-// queue finishes by itself, its POST in flight cut after the grace.
-func (q *queue) stopParked() {
-	q.cutInFlight()
+// stopLocked ends q: a running goroutine sees its context cancelled and
+// finishes q once its attempt in flight is over, cut cfg.Grace from now
+// (cutInFlight); a parked q finishes at once. w.mu is held.
+func (q *queue) stopLocked() {
 	q.mu.Lock()
+	q.stopped = true
+	cancel := q.cancelRun
 	st := q.unparkLocked()
 	q.mu.Unlock()
-	if st != nil {
-		q.finish()
+	if cancel != nil {
+		cancel()
 	}
+	q.cutInFlight()
+	if st != nil {
+		q.finishLocked()
+	}
+}
+
+// doneChan returns a channel closed once q has finished.
+func (q *queue) doneChan() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.done == nil {
+		q.done = make(chan struct{})
+		if q.finished {
+			close(q.done)
+		}
+	}
+	return q.done
 }
 
 // finish removes q from the engine once its delivery has ended for good,
 // whether its goroutine ended or it was parked. It runs once.
 func (q *queue) finish() {
-	q.finished.Do(func() {
-		w := q.w
-		w.mu.Lock()
-		if w.queues[q.id] == q {
-			delete(w.queues, q.id)
-		}
-		if w.retired[q.id] == q {
-			delete(w.retired, q.id)
-		}
-		w.mu.Unlock()
-		w.index.remove(q)
-		w.wakes.unwatch(q)
-		q.stopHook()
-		q.cancel()
+	q.w.mu.Lock()
+	defer q.w.mu.Unlock()
+	q.finishLocked()
+}
+
+// finishLocked is finish with w.mu held, which makes it run once.
+func (q *queue) finishLocked() {
+	q.mu.Lock()
+	finished := q.finished
+	q.mu.Unlock()
+	if finished {
+		return
+	}
+	w := q.w
+	if w.queues[q.id] == q {
+		delete(w.queues, q.id)
+	}
+	if w.retired[q.id] == q {
+		delete(w.retired, q.id)
+	}
+	w.index.remove(q)
+	w.wakes.unwatch(q)
+	q.mu.Lock()
+	q.finished = true
+	if q.done != nil {
 		close(q.done)
-		w.wg.Done()
-	})
+	}
+	q.mu.Unlock()
+	w.wg.Done()
 }

@@ -56,13 +56,19 @@ func (w *Webhooks) listShards(ctx context.Context) (synced bool, err error) {
 	if _, last, err := w.log.Bounds(ctx); err == nil {
 		w.noteSeq(last)
 	}
+	var due []int
 	for n := range hub.Shards {
 		w.mu.Lock()
 		st := w.shards[n]
 		w.mu.Unlock()
-		if !st.held || st.releasing || (st.listed && w.listedVer[n] == vers[n]) {
-			continue
+		if st.held && !st.releasing && !(st.listed && w.listedVer[n] == vers[n]) {
+			due = append(due, n)
 		}
+	}
+	if bl, ok := w.store.(hub.ShardsLister); ok && len(due) >= hub.BatchListMin {
+		return w.syncShards(ctx, bl, due, vers)
+	}
+	for _, n := range due {
 		if err := w.syncShard(ctx, n); err != nil {
 			return synced, err
 		}
@@ -72,8 +78,28 @@ func (w *Webhooks) listShards(ctx context.Context) (synced bool, err error) {
 	return synced, nil
 }
 
-// syncShard lists the subscriptions of shard n and starts, updates or stops
-// its queues to match, then applies what was activated before Run.
+// syncShards lists the shards due in one pass, as when the engine starts
+// or takes over a dead hub's shards, and syncs each, its queues starting
+// from the state read in bulk (prefetch). hub.ListShards would hand the
+// shards over one by one; the bulk read of their state needs them all.
+func (w *Webhooks) syncShards(ctx context.Context, bl hub.ShardsLister, due []int, vers []uint64) (bool, error) {
+	w.mu.Lock()
+	g := w.gen
+	w.mu.Unlock()
+	byShard, err := bl.SubscriptionsInShards(ctx, due)
+	if err != nil {
+		return false, err
+	}
+	pre := w.prefetch(ctx, byShard)
+	for _, n := range due {
+		w.applyShard(n, g, byShard[n], pre)
+		delete(byShard, n) // let go of each shard's list once applied
+		w.listedVer[n] = vers[n]
+	}
+	return true, nil
+}
+
+// syncShard lists the subscriptions of shard n and applies them.
 func (w *Webhooks) syncShard(ctx context.Context, n int) error {
 	w.mu.Lock()
 	g := w.gen
@@ -82,12 +108,19 @@ func (w *Webhooks) syncShard(ctx context.Context, n int) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", n, err)
 	}
-	now := w.cfg.Clock()
+	w.applyShard(n, g, subs, nil)
+	return nil
+}
 
+// applyShard starts, updates or stops the queues of shard n to match subs,
+// its listing taken after generation g, then applies what was activated
+// before Run. A queue it starts takes its state from pre when there.
+func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription, pre map[string]*startState) {
+	now := w.cfg.Clock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.runCtx == nil || w.runCtx.Err() != nil || !w.ownsLocked(n) {
-		return nil
+		return
 	}
 	w.shards[n].listed = true
 	seen := make(map[string]bool, len(subs))
@@ -99,7 +132,11 @@ func (w *Webhooks) syncShard(ctx context.Context, n int) error {
 		q := w.queues[s.ID]
 		switch {
 		case deliverable(s, now) && q == nil:
-			w.startLocked(s)
+			st := pre[s.ID]
+			if st == nil {
+				st = &startState{}
+			}
+			w.startLocked(s, st)
 		case deliverable(s, now) && q.gen <= g:
 			q.setSub(s, q.gen)
 		case !deliverable(s, now) && q != nil && q.gen <= g:
@@ -117,8 +154,7 @@ func (w *Webhooks) syncShard(ctx context.Context, n int) error {
 		}
 		delete(w.pending, id)
 		if w.queues[id] == nil && deliverable(s, now) {
-			w.startLocked(s)
+			w.startLocked(s, nil)
 		}
 	}
-	return nil
 }

@@ -228,7 +228,7 @@ func (w *Webhooks) afterStopped(n int, stopping []*queue, then func()) {
 		ofShard := func(shard int) bool { return shard == n }
 		_ = w.cursors.flush(context.Background(), ofShard) // retried below
 		for _, q := range stopping {
-			<-q.done // each ends within Grace once cancelled
+			<-q.doneChan() // each ends within Grace once stopped
 		}
 		if !w.cursors.final(context.Background(), ofShard) {
 			w.logger.Warn("cursors of a shard not stored; the hub taking it will deliver again since the last stored", "shard", n)

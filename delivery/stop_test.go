@@ -154,21 +154,23 @@ func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
 	}
 }
 
-// A queue's POST in flight is cancelled the grace after the queue's
-// context ends, one made after it ended too, and one finished is not
-// touched.
+// A queue's POST in flight is cancelled the grace after the queue is
+// stopped, one made after it too, and one finished is not touched.
 func TestQueue_InFlightRequestCutAfterGrace(t *testing.T) {
-	ctx, stop := context.WithCancel(context.Background())
-	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}, ctx: ctx}
+	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}}
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	q.cancelRun = cancelRun
 	finished, cancelFinished := context.WithCancel(context.Background())
 	defer cancelFinished()
 	q.inFlight(cancelFinished)
 	q.inFlight(nil) // done before the stop
 	running, cancelRunning := context.WithCancel(context.Background())
 	q.inFlight(cancelRunning)
-	stop()
 	start := time.Now()
-	q.cutInFlight() // what the queue's context.AfterFunc does
+	q.stopLocked()
+	if runCtx.Err() == nil {
+		t.Fatal("the stop did not cancel the queue's run")
+	}
 	select {
 	case <-running.Done():
 	case <-time.After(wait):

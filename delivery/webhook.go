@@ -171,6 +171,7 @@ type Webhooks struct {
 	h        *loophealth.Tracker // the engine's own store and log calls that fail
 	filters  filterCache         // filtered bodies, shared by the queues
 	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
+	leases   leaseWakes          // parked queues by the end of their lease
 	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
 	index    *statsIndex         // troubled queues and counts by state
 	link     atomic.Pointer[linkMemo]
@@ -187,6 +188,8 @@ type Webhooks struct {
 	pending     map[string]hub.Subscription // activated before Run, applied when its shard is listed
 	gen         uint64                      // bumped by every Activate and Deactivate
 	deactivated map[string]uint64           // id → gen of its Deactivate
+	toStart     []*queue                    // queues waiting for a starter (queue_start.go)
+	starters    int                         // starters running
 	shards      [hub.Shards]shardState
 }
 
@@ -243,6 +246,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		breakers:    newBreakerSet(cfg.Breaker),
 		send:        newSender(cfg.Client),
 		wakes:       newWakeIndex(),
+		leases:      leaseWakes{base: time.Now()},
 		kick:        make(chan struct{}, 1),
 		index:       newStatsIndex(),
 		queues:      map[string]*queue{},
@@ -310,6 +314,12 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		<-owned // no more shards released from here on
 		w.mu.Lock()
 		w.runCtx = nil
+		for _, q := range w.queues { // the running ones end with ctx, the parked ones now
+			q.stopLocked()
+		}
+		for _, q := range w.retired {
+			q.stopLocked()
+		}
 		w.mu.Unlock()
 		w.wg.Wait()
 		<-dispatched
@@ -365,7 +375,7 @@ func (w *Webhooks) Activate(sub hub.Subscription) {
 		return
 	}
 	if w.ownsLocked(hub.ShardOf(sub.ID)) {
-		w.startLocked(sub)
+		w.startLocked(sub, nil)
 	}
 }
 
@@ -395,27 +405,32 @@ func expired(s hub.Subscription, now time.Time) bool {
 // startLocked starts sub's queue; w.mu is held and Run is running. When
 // an earlier queue of the same subscription is still finishing (an attempt
 // in its grace period), the new one waits for it, so that two queues never
-// deliver or move the cursor of one subscription at once.
-func (w *Webhooks) startLocked(sub hub.Subscription) {
-	ctx, cancel := context.WithCancel(w.runCtx)
-	q := newQueue(w, sub, w.gen, ctx, cancel)
+// deliver or move the cursor of one subscription at once. listed, when sub
+// comes from a listing of its shard just taken, is what that listing read
+// of its state, if anything (start_state.go).
+func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
+	q := newQueue(w, sub, w.gen, w.runCtx, listed)
 	prev := w.retired[sub.ID]
 	delete(w.retired, sub.ID)
 	w.queues[sub.ID] = q
 	w.wg.Add(1) // until q finishes, parked or not
+	if prev == nil {
+		w.enqueueStartLocked(q)
+		return
+	}
+	prevDone := prev.doneChan()
 	go func() {
-		if prev != nil {
-			<-prev.done // ends within Grace once cancelled
-		}
+		<-prevDone // ends within Grace once stopped
 		q.work(nil)
 	}()
 }
 
-// retireLocked stops q; w.mu is held.
+// retireLocked stops q; w.mu is held. A parked q finishes at once, a
+// running one stays retired until its goroutine ends.
 func (w *Webhooks) retireLocked(q *queue) {
-	q.cancel()
 	delete(w.queues, q.id)
 	w.retired[q.id] = q
+	q.stopLocked()
 }
 
 // Health reports whether every loop of the engine is working: false when

@@ -15,14 +15,16 @@ import (
 // never blocks on a slow queue. A woken queue reads the log from its own
 // cursor, so a signal carries no record and losing one to coalescing loses
 // nothing.
+//
+// A queue keeps the channel it is indexed under (queue.watching, under the
+// index's lock), so the index has one entry per queue.
 type wakeIndex struct {
 	mu     sync.RWMutex
 	byChan map[string]map[*queue]struct{} // "" holds queues that read every channel
-	all    map[*queue]string              // queue → the channel it is indexed under
 }
 
 func newWakeIndex() *wakeIndex {
-	return &wakeIndex{byChan: map[string]map[*queue]struct{}{}, all: map[*queue]string{}}
+	return &wakeIndex{byChan: map[string]map[*queue]struct{}{}}
 }
 
 // watch indexes q under channel ("" for every channel), moving it when it
@@ -30,11 +32,11 @@ func newWakeIndex() *wakeIndex {
 func (x *wakeIndex) watch(q *queue, channel string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if old, ok := x.all[q]; ok {
-		if old == channel {
+	if q.watched {
+		if q.watching == channel {
 			return
 		}
-		x.dropLocked(q, old)
+		x.dropLocked(q)
 	}
 	set := x.byChan[channel]
 	if set == nil {
@@ -42,26 +44,26 @@ func (x *wakeIndex) watch(q *queue, channel string) {
 		x.byChan[channel] = set
 	}
 	set[q] = struct{}{}
-	x.all[q] = channel
+	q.watching, q.watched = channel, true
 }
 
 // unwatch removes q from the index.
 func (x *wakeIndex) unwatch(q *queue) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if old, ok := x.all[q]; ok {
-		x.dropLocked(q, old)
+	if q.watched {
+		x.dropLocked(q)
 	}
 }
 
-func (x *wakeIndex) dropLocked(q *queue, channel string) {
-	delete(x.all, q)
-	if set := x.byChan[channel]; set != nil {
+func (x *wakeIndex) dropLocked(q *queue) {
+	if set := x.byChan[q.watching]; set != nil {
 		delete(set, q)
 		if len(set) == 0 {
-			delete(x.byChan, channel)
+			delete(x.byChan, q.watching)
 		}
 	}
+	q.watching, q.watched = "", false
 }
 
 // wakeChannels signals the queues of each channel in chans and those that
@@ -88,8 +90,10 @@ func (x *wakeIndex) wakeChannels(chans map[string]struct{}) {
 func (x *wakeIndex) wakeAll() {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	for q := range x.all {
-		q.signal()
+	for _, set := range x.byChan {
+		for q := range set {
+			q.signal()
+		}
 	}
 }
 

@@ -68,18 +68,17 @@ func (h *Hub) sweepDue(ctx context.Context, swept *[Shards]sweptShard) error {
 		return fmt.Errorf("shard versions: %d, want %d", len(vers), Shards)
 	}
 	now := h.cfg.Now()
+	var shards []int
 	for _, n := range h.sweepShards() {
 		s := &swept[n]
-		if s.read && s.ver == vers[n] && (s.due.IsZero() || now.Before(s.due)) {
-			continue
+		if !s.read || s.ver != vers[n] || (!s.due.IsZero() && !now.Before(s.due)) {
+			shards = append(shards, n)
 		}
-		due, err := h.sweepShard(ctx, n)
-		if err != nil {
-			return err
-		}
-		*s = sweptShard{read: true, ver: vers[n], due: due}
 	}
-	return nil
+	return ListShards(ctx, h.cfg.Store, shards, func(n int, subs []Subscription) error {
+		swept[n] = sweptShard{read: true, ver: vers[n], due: h.sweepListed(ctx, subs)}
+		return nil
+	})
 }
 
 // sweepShards returns the shards this hub sweeps.
@@ -102,6 +101,11 @@ func (h *Hub) sweepShard(ctx context.Context, n int) (due time.Time, err error) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("shard %d: %w", n, err)
 	}
+	return h.sweepListed(ctx, subs), nil
+}
+
+// sweepListed sweeps subs, a listing of one shard (see sweepShard).
+func (h *Hub) sweepListed(ctx context.Context, subs []Subscription) (due time.Time) {
 	next := func(t time.Time) {
 		if due.IsZero() || t.Before(due) {
 			due = t
@@ -143,5 +147,5 @@ func (h *Hub) sweepShard(ctx context.Context, n int) (due time.Time, err error) 
 			next(s.Expires.Add(expiredKept))
 		}
 	}
-	return due, nil
+	return due
 }

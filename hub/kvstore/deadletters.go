@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -108,4 +109,72 @@ func noDeadLetters(ctx context.Context, b *buckets, k string) (bool, error) {
 		return false, err
 	}
 	return len(info.State.Subjects) == 0, nil
+}
+
+// DeliveryStates reads what a delivery queue starting for each of ids
+// reads, for many at once: the stored cursors (a subscription without one
+// is absent) in one pass over the cursors (scanPaged), and which subscriptions may
+// hold dead letters in one request for the dead letters' subjects (one
+// absent holds none; one present may, a deleted dead letter leaving its
+// subject behind: read its dead letters to know).
+func (s *Store) DeliveryStates(ctx context.Context, ids []string) (cursors map[string]hub.Cursor, mayHaveDead map[string]bool, err error) {
+	byKey := make(map[string]string, len(ids)) // key token → ID
+	for _, id := range ids {
+		k, err := key("subscription ID", id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("kvstore: delivery states: %w", err)
+		}
+		byKey[k] = id
+	}
+	cursors, mayHaveDead = map[string]hub.Cursor{}, map[string]bool{}
+	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+		clear(cursors)
+		clear(mayHaveDead)
+		err := scanPaged(ctx, b.cursors, b.cursorsStream, false, func(key string, val []byte, _ uint64) error {
+			id, ok := byKey[key]
+			if !ok {
+				return nil
+			}
+			var v cursorValue
+			if err := json.Unmarshal(val, &v); err != nil {
+				return fmt.Errorf("decode cursor %s: %w", key, err)
+			}
+			cursors[id] = v.Cursor
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return deadSubjects(ctx, b, func(k string) {
+			if id, ok := byKey[k]; ok {
+				mayHaveDead[id] = true
+			}
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("kvstore: delivery states: %w", err)
+	}
+	return cursors, mayHaveDead, nil
+}
+
+// deadSubjects calls fn with the key token of each subscription that has
+// a subject in the dead bucket: from the stream's subjects in one request,
+// or, without the stream's handle, from a scan of the bucket's keys.
+func deadSubjects(ctx context.Context, b *buckets, fn func(k string)) error {
+	if b.deadStream == nil {
+		return scanEach(ctx, b.dead, ">", true, func(e jetstream.KeyValueEntry) error {
+			k, _, _ := strings.Cut(e.Key(), ".")
+			fn(k)
+			return nil
+		})
+	}
+	info, err := b.deadStream.Info(ctx, jetstream.WithSubjectFilter(b.deadSubjects+">"))
+	if err != nil {
+		return err
+	}
+	for subj := range info.State.Subjects {
+		k, _, _ := strings.Cut(strings.TrimPrefix(subj, b.deadSubjects), ".")
+		fn(k)
+	}
+	return nil
 }

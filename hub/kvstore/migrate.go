@@ -32,30 +32,34 @@ type migration struct {
 	convert func(key string, val []byte) (string, []byte, error)
 }
 
-// migrate moves every entry of the earlier layout to its current key. It
-// is idempotent: an entry already moved is recognised and left alone, and
+// migrate moves every entry of the earlier layout to its current key,
+// reading each bucket a page at a time (scanPaged). It is idempotent: an entry already moved is recognised and left alone, and
 // an entry whose current key exists already (written by a current hub) is
 // dropped in its favour.
 func (s *Store) migrate(ctx context.Context, b *buckets) error {
 	for _, m := range migrations(b) {
-		es, err := scan(ctx, m.kv, ">", false)
+		bs, err := openBucketStream(ctx, b.js, m.kv)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", m.kind, err)
 		}
 		moved := 0
-		for _, e := range es {
-			if m.current(e.Key(), e.Value()) {
-				continue
+		err = scanPaged(ctx, m.kv, bs, false, func(key string, val []byte, rev uint64) error {
+			if m.current(key, val) {
+				return nil
 			}
-			nk, nv, err := m.convert(e.Key(), e.Value())
+			nk, nv, err := m.convert(key, val)
 			if err != nil {
-				s.log.Warn("kvstore: entry of an unknown layout left alone", "bucket", m.kind, "key", wire.Clip(e.Key()), "err", err)
-				continue
+				s.log.Warn("kvstore: entry of an unknown layout left alone", "bucket", m.kind, "key", wire.Clip(key), "err", err)
+				return nil
 			}
-			if err := move(ctx, m.kv, e, nk, nv); err != nil {
-				return fmt.Errorf("migrate %s key %q: %w", m.kind, wire.Clip(e.Key()), err)
+			if err := move(ctx, m.kv, key, rev, nk, nv); err != nil {
+				return fmt.Errorf("key %q: %w", wire.Clip(key), err)
 			}
 			moved++
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", m.kind, err)
 		}
 		if moved > 0 {
 			s.log.Info("kvstore: migrated keys to digests", "bucket", m.kind, "entries", moved)
@@ -64,13 +68,13 @@ func (s *Store) migrate(ctx context.Context, b *buckets) error {
 	return nil
 }
 
-// move creates nk unless it exists, then deletes the old entry e unless it
-// changed meanwhile.
-func move(ctx context.Context, kv jetstream.KeyValue, e jetstream.KeyValueEntry, nk string, nv []byte) error {
+// move creates nk unless it exists, then deletes the old entry key unless
+// it changed since revision rev.
+func move(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64, nk string, nv []byte) error {
 	if _, err := kv.Create(ctx, nk, nv); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return err
 	}
-	err := kv.Delete(ctx, e.Key(), jetstream.LastRevision(e.Revision()))
+	err := kv.Delete(ctx, key, jetstream.LastRevision(rev))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
 		return errors.New("changed while being migrated: a hub of an earlier version is still writing")
 	}

@@ -63,6 +63,79 @@ func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subs
 	return out, nil
 }
 
+// SubscriptionsInShards lists the subscriptions of the given shards by
+// shard, each ordered by ID, in one pass over the shard index (keys only)
+// and one over the subscriptions, pulled a page at a time (scanPaged),
+// whatever the number of shards: listing
+// shard by shard reads the index once per shard, and each subscription by
+// itself. A subscription written during the pass over the subscriptions
+// moves past it; the index, whose entries never move, names it, and it is
+// read by itself.
+func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error) {
+	want := map[string]int{} // key prefix of a shard in the index → shard
+	for _, n := range shards {
+		if !hub.ValidShard(n) {
+			return nil, fmt.Errorf("kvstore: subscriptions of shard %d: no such shard", n)
+		}
+		want[shardPrefix(n)] = n
+	}
+	out := make(map[int][]hub.Subscription, len(want))
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		clear(out)
+		indexed := map[string]int{} // key token of a subscription → its shard
+		err := scanPaged(ctx, b.subShards, b.subShardsStream, true, func(key string, _ []byte, _ uint64) error {
+			pre, k, ok := strings.Cut(key, ".")
+			if n, mine := want[pre+"."]; ok && mine {
+				indexed[k] = n
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		keep := func(n int, sub hub.Subscription) {
+			if hub.ShardOf(sub.ID) == n {
+				out[n] = append(out[n], sub)
+			}
+		}
+		err = scanPaged(ctx, b.subs, b.subsStream, false, func(key string, val []byte, _ uint64) error {
+			n, ok := indexed[key]
+			if !ok {
+				return nil
+			}
+			delete(indexed, key)
+			var sub hub.Subscription
+			if err := json.Unmarshal(val, &sub); err != nil {
+				return fmt.Errorf("decode %s: %w", key, err)
+			}
+			keep(n, sub)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for k, n := range indexed { // written during the pass, deleted, or not stored yet
+			var sub hub.Subscription
+			_, err := getJSON(ctx, b.subs, k, &sub)
+			if errors.Is(err, hub.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			keep(n, sub)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: subscriptions of %d shards: %w", len(want), err)
+	}
+	for _, subs := range out {
+		slices.SortFunc(subs, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return out, nil
+}
+
 // ShardVersions returns the revision of each shard's version key.
 func (s *Store) ShardVersions(ctx context.Context) ([]uint64, error) {
 	out := make([]uint64, hub.Shards)

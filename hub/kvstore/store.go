@@ -92,12 +92,15 @@ type Store struct {
 // buckets are the handles of one connection generation.
 type buckets struct {
 	gen                                                      uint64
+	js                                                       jetstream.JetStream
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 	subShards, shardVer, members, follow, attempts           jetstream.KeyValue
 	// deadStream is the dead bucket's stream and deadSubjects its subject
 	// prefix, for counting a subscription's dead letters without a scan.
 	deadStream   jetstream.Stream
 	deadSubjects string
+	// The streams of the buckets read whole (scanPaged).
+	subsStream, subShardsStream, cursorsStream bucketStream
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -202,7 +205,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	if err != nil {
 		return nil, err
 	}
-	b := &buckets{gen: gen}
+	b := &buckets{gen: gen, js: js}
 	for _, k := range []struct {
 		kind string
 		kv   *jetstream.KeyValue
@@ -230,16 +233,18 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 		}
 		*k.kv = kv
 	}
-	status, err := b.dead.Status(ctx)
+	ds, err := openBucketStream(ctx, js, b.dead)
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s_dead: %w", cfg.Prefix, err)
+		return nil, err
 	}
-	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
-		name := bs.StreamInfo().Config.Name
-		if b.deadStream, err = js.Stream(ctx, name); err != nil {
-			return nil, fmt.Errorf("stream %s: %w", name, err)
+	b.deadStream, b.deadSubjects = ds.stream, ds.prefix
+	for _, k := range []struct {
+		kv jetstream.KeyValue
+		bs *bucketStream
+	}{{b.subs, &b.subsStream}, {b.subShards, &b.subShardsStream}, {b.cursors, &b.cursorsStream}} {
+		if *k.bs, err = openBucketStream(ctx, js, k.kv); err != nil {
+			return nil, err
 		}
-		b.deadSubjects = "$KV." + cfg.Prefix + "_dead."
 	}
 	return b, nil
 }
@@ -344,28 +349,43 @@ func casBytes(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64
 // scan returns the entries whose keys match filter, without their values
 // when metaOnly. It fails rather than return a partial list.
 func scan(ctx context.Context, kv jetstream.KeyValue, filter string, metaOnly bool) ([]jetstream.KeyValueEntry, error) {
+	var out []jetstream.KeyValueEntry
+	err := scanEach(ctx, kv, filter, metaOnly, func(e jetstream.KeyValueEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanEach calls fn with each entry whose key matches filter, as it comes
+// (without its value when metaOnly), and returns fn's first error.
+func scanEach(ctx context.Context, kv jetstream.KeyValue, filter string, metaOnly bool, fn func(jetstream.KeyValueEntry) error) error {
 	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
 	if metaOnly {
 		opts = append(opts, jetstream.MetaOnly())
 	}
 	w, err := kv.Watch(ctx, filter, opts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = w.Stop() }()
-	var out []jetstream.KeyValueEntry
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			return context.Cause(ctx)
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, errors.New("watcher closed")
+				return errors.New("watcher closed")
 			}
 			if e == nil {
-				return out, nil
+				return nil
 			}
-			out = append(out, e)
+			if err := fn(e); err != nil {
+				return err
+			}
 		}
 	}
 }

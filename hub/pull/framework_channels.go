@@ -93,7 +93,6 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pull: channel announcements: %w", err)
 	}
-	list = publicOnly(list) // a private channel is never announced (private.go)
 	now := p.now()
 	p.mu.Lock()
 	p.idx.fw.pruneLocked(now)
@@ -106,6 +105,7 @@ func (p *Pull) announceChannels(ctx context.Context) error {
 		p.mu.Unlock()
 		return nil
 	}
+	list = publicOnly(list) // a private channel is never announced (private.go)
 	removed := fw.noteListingLocked(list, now)
 	p.mu.Unlock()
 	next := time.Time{} // the earliest batch not due yet

@@ -37,7 +37,7 @@ type Tracker struct {
 	lg      *slog.Logger
 	nfail   atomic.Int32 // len(failing), read without the lock on the hot path
 	mu      sync.Mutex
-	failing map[string]*failure // by operation
+	failing map[string]*failure // by operation; nil until one fails (a loop per subscription mostly never does)
 	watch   func(stalled bool)  // told when the loop stalls and recovers; see Watch
 }
 
@@ -50,7 +50,7 @@ type failure struct {
 
 // New returns a Tracker that logs to lg.
 func New(lg *slog.Logger) *Tracker {
-	return &Tracker{lg: lg, failing: map[string]*failure{}}
+	return &Tracker{lg: lg}
 }
 
 // Watch has fn called, under the Tracker's lock, whenever the loop goes
@@ -85,6 +85,9 @@ func (h *Tracker) fail(op string, err error) {
 	f := h.failing[op]
 	if f == nil {
 		f = &failure{since: time.Now()}
+		if h.failing == nil {
+			h.failing = map[string]*failure{}
+		}
 		h.failing[op] = f
 		h.nfail.Store(int32(len(h.failing)))
 		if len(h.failing) == 1 && h.watch != nil {

@@ -86,6 +86,10 @@ type Config struct {
 	// write a CPU profile of each fixed-rate measurement to
 	// HubPublishProfile.big.<run> and HubPublishProfile.base.<run>.
 	HubPublishProfile string
+	// HubHeapProfile, when set, has the scale scenario's big hub write a
+	// heap profile once settled, before each run's measurements, to
+	// HubHeapProfile.<run>.
+	HubHeapProfile string
 
 	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
 	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
@@ -178,6 +182,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
 	fs.StringVar(&c.HubIdleProfile, "hub-idle-profile", "", "scale: the big hub child writes a CPU profile of each run's idle window to this path + '.<run>' (not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubPublishProfile, "hub-publish-profile", "", "scale: both hub children write a CPU profile of each run's fixed-rate measurement to this path + '.big.<run>' and '.base.<run>' (compare with go tool pprof -diff_base; not with --hub-cpuprofile)")
+	fs.StringVar(&c.HubHeapProfile, "hub-heap-profile", "", "scale: the big hub child writes a heap profile of its settled state before each run's measurements to this path + '.<run>'")
 	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
 	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")

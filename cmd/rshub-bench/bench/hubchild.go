@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -22,10 +23,11 @@ const HubFlag = "internal-hub"
 
 // hubChildMsg is one line between the parent and a hub child: the parent
 // sends the server.Config first and then commands ("settle", "profile",
-// "profile-start", "profile-stop");
+// "profile-start", "profile-stop", "heap");
 // the child answers the config once the hub serves and each command once
 // done. "profile" profiles the CPU to Path for Ms; "profile-start" and
-// "profile-stop" bracket a CPU profile to Path.
+// "profile-stop" bracket a CPU profile to Path; "heap" writes a heap profile
+// to Path.
 type hubChildMsg struct {
 	Config     *server.Config `json:"config,omitempty"`
 	CPUProfile string         `json:"cpuProfile,omitempty"` // with Config: write a CPU profile here
@@ -115,6 +117,11 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			} else {
 				stopProfile = stop
 			}
+		case "heap":
+			r = hubChildMsg{}
+			if err := writeHeapProfile(c.Path); err != nil {
+				r.Err = err.Error()
+			}
 		case "profile-stop":
 			r = hubChildMsg{}
 			if stopProfile != nil {
@@ -141,6 +148,21 @@ func profileFor(ctx context.Context, path string, d time.Duration) error {
 	}
 	defer stop()
 	return pause(ctx, d)
+}
+
+// writeHeapProfile writes a heap profile of this process to path, after a
+// collection so that it shows what is live.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // hubChild is the parent's handle on a hub child process.

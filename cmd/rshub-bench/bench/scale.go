@@ -131,6 +131,12 @@ func (b *scaleBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.cfg.HubHeapProfile != "" {
+		path := fmt.Sprintf("%s.%d", b.cfg.HubHeapProfile, b.runs)
+		if _, err := b.big.call(ctx, hubChildMsg{Op: "heap", Path: path}, time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	rssBase, mBase, err := b.base.settle(ctx)
 	if err != nil {
 		return nil, err

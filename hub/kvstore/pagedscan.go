@@ -1,0 +1,88 @@
+package kvstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// bucketStream is a bucket's stream and the subject prefix of its keys,
+// for reading the whole bucket in pages (scanPaged).
+type bucketStream struct {
+	stream jetstream.Stream
+	prefix string // "$KV.<bucket>."
+}
+
+// openBucketStream returns kv's stream, or a zero bucketStream when the
+// bucket does not tell it.
+func openBucketStream(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) (bucketStream, error) {
+	status, err := kv.Status(ctx)
+	if err != nil {
+		return bucketStream{}, fmt.Errorf("bucket %s: %w", kv.Bucket(), err)
+	}
+	bs, ok := status.(*jetstream.KeyValueBucketStatus)
+	if !ok || bs.StreamInfo() == nil {
+		return bucketStream{}, nil
+	}
+	name := bs.StreamInfo().Config.Name
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return bucketStream{}, fmt.Errorf("stream %s: %w", name, err)
+	}
+	return bucketStream{stream: st, prefix: "$KV." + kv.Bucket() + "."}, nil
+}
+
+// scanPageSize is how many entries scanPaged asks for at once.
+const scanPageSize = 512
+
+// scanPaged calls fn with the key, value (none when keysOnly) and revision
+// of every entry of the bucket, as scanEach does, but pulls the entries a page at a
+// time: a watch pushes the whole bucket at once, and a bucket of several
+// hundred thousand entries pushed faster than read had the server drop the
+// connection as a slow consumer (with every request on it). Without the
+// bucket's stream it watches kv.
+func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keysOnly bool, fn func(key string, val []byte, rev uint64) error) error {
+	if bs.stream == nil {
+		return scanEach(ctx, kv, ">", keysOnly, func(e jetstream.KeyValueEntry) error { return fn(e.Key(), e.Value(), e.Revision()) })
+	}
+	cons, err := bs.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bs.prefix + ">"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    keysOnly,
+	})
+	if err != nil {
+		return err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.NumPending == 0 {
+		return nil
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(scanPageSize))
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return err
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		if h := m.Headers(); h.Get("KV-Operation") == "" && h.Get(jetstream.MarkerReasonHeader) == "" { // not a deletion
+			if err := fn(strings.TrimPrefix(m.Subject(), bs.prefix), m.Data(), meta.Sequence.Stream); err != nil {
+				return err
+			}
+		}
+		if meta.NumPending == 0 {
+			return nil
+		}
+	}
+}
