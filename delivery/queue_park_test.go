@@ -86,9 +86,9 @@ func TestWebhooks_IdleQueuesParkWithoutAGoroutine(t *testing.T) {
 	}
 }
 
-// A parked queue's lease timer is kept from one park to the next and set
-// again each time: after several deliveries the end of the lease still
-// stops the queue, and a wake-up before it does not.
+// A parked queue's lease end is set again at each park (leaseWakes):
+// after several deliveries the end of the lease still stops the queue, and
+// a wake-up before it does not.
 func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 	e := newEnv(t)
 	e.channel(topic, "feed")
@@ -109,13 +109,14 @@ func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 			return q.stats.Cursor.Seq == seq && q.parked != nil
 		}, "delivered and parked")
 	}
+	done := q.doneChan()
 	select {
-	case <-q.done:
+	case <-done:
 		t.Fatal("the queue stopped before its lease ended")
 	default:
 	}
 	select {
-	case <-q.done:
+	case <-done:
 	case <-time.After(wait):
 		t.Fatal("the parked queue outlived its lease")
 	}
