@@ -202,7 +202,10 @@ func TestReadyz_AnswersAtOnceWhileRedisHangs(t *testing.T) {
 			redis.Resume()
 		}
 	})
-	const quick = 100 * time.Millisecond
+	// a /readyz that waited on the hanging store would take a whole probe
+	// (2 s, server's probeTimeout); half of it leaves room for a loaded
+	// machine's scheduling (100 ms failed at 360 ms under a full test run)
+	const quick = time.Second
 	deadline := time.Now().Add(8 * time.Second)
 	sawStore := false
 	for time.Now().Before(deadline) && !sawStore {
