@@ -52,10 +52,19 @@ func (p *process) openStore(ctx context.Context) error {
 		return nil
 	}
 	var ks *kvstore.Store
+	deadline := time.Now().Add(s.StartupTimeout)
 	err := untilReady(ctx, s.StartupTimeout, p.logger, "KV store", func(ctx context.Context) (err error) {
 		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Logger: p.logger.With("component", "store")})
 		return err
 	})
+	if err == nil {
+		// The upgrade pass reads the whole store: an attempt's bound would
+		// cut it, and every retry start it over, once the store outgrows
+		// the bound (a start took 36 s at 400,000 subscriptions and
+		// would never end at 1,000,000), so each attempt may take what is
+		// left of the startup timeout.
+		err = retryUntil(ctx, deadline, 0, p.logger, "KV store upgrade", ks.Upgrade)
+	}
 	if err != nil {
 		return fmt.Errorf("open KV store: %w", err)
 	}
@@ -79,11 +88,21 @@ const (
 // fresh cluster's first second, a create racing another hub's), so waiting
 // long for its answer only delays the attempt that would be answered.
 func untilReady(ctx context.Context, timeout time.Duration, logger *slog.Logger, what string, open func(context.Context) error) error {
-	deadline := time.Now().Add(timeout)
-	wait, attempt := 250*time.Millisecond, firstAttemptTimeout
+	return retryUntil(ctx, time.Now().Add(timeout), firstAttemptTimeout, logger, what, open)
+}
+
+// retryUntil calls open until it succeeds or the deadline passes, backing
+// off between attempts; an attempt is bounded by attempt, doubling up to
+// lastAttemptTimeout, or only by the deadline when attempt is 0.
+func retryUntil(ctx context.Context, deadline time.Time, attempt time.Duration, logger *slog.Logger, what string, open func(context.Context) error) error {
+	wait := 250 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, attempt)
-		attempt = min(2*attempt, lastAttemptTimeout)
+		bound := deadline
+		if attempt > 0 {
+			bound = time.Now().Add(attempt)
+			attempt = min(2*attempt, lastAttemptTimeout)
+		}
+		actx, cancel := context.WithDeadline(ctx, bound)
 		err := open(actx)
 		cancel()
 		if err == nil {

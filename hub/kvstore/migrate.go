@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -35,10 +36,17 @@ type migration struct {
 // migrate moves every entry of the earlier layout to its current key,
 // reading each bucket a page at a time (scanPaged). It is idempotent: an entry already moved is recognised and left alone, and
 // an entry whose current key exists already (written by a current hub) is
-// dropped in its favour.
+// dropped in its favour. A bucket's pass reads only what was stored since
+// the last pass checked it (migratedMark): a hub of the earlier version
+// still writing is caught at the next start, and a start does not read a
+// million entries it read before.
 func (s *Store) migrate(ctx context.Context, b *buckets) error {
 	for _, m := range migrations(b) {
 		bs, err := openBucketStream(ctx, b.js, m.kv)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", m.kind, err)
+		}
+		mark, err := s.migratedMark(ctx, b, m.kind, &bs)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", m.kind, err)
 		}
@@ -64,8 +72,44 @@ func (s *Store) migrate(ctx context.Context, b *buckets) error {
 		if moved > 0 {
 			s.log.Info("kvstore: migrated keys to digests", "bucket", m.kind, "entries", moved)
 		}
+		if mark != nil {
+			if _, err := b.shardVer.Put(ctx, migratedKey+m.kind, mark); err != nil {
+				return fmt.Errorf("migrate %s: %w", m.kind, err)
+			}
+		}
 	}
 	return nil
+}
+
+// migratedKey, followed by a bucket's kind, is the key in the shardver
+// bucket of the migrationMark of the last pass over that bucket.
+const migratedKey = "migrated."
+
+// migrationMark tells how far a migration pass checked a bucket's stream:
+// every entry stored up to Seq, in the stream created at Created.
+type migrationMark struct {
+	Seq     uint64
+	Created time.Time
+}
+
+// migratedMark sets bs to read only what the last pass over the bucket did
+// not check, and returns the mark to store once this pass is done (nil
+// without the bucket's stream). A stream created again since is read
+// whole.
+func (s *Store) migratedMark(ctx context.Context, b *buckets, kind string, bs *bucketStream) ([]byte, error) {
+	if bs.stream == nil {
+		return nil, nil
+	}
+	info := bs.stream.CachedInfo() // as of just now: openBucketStream
+	now := migrationMark{Seq: info.State.LastSeq, Created: info.Created}
+	var last migrationMark
+	if _, err := getJSON(ctx, b.shardVer, migratedKey+kind, &last); err != nil && !errors.Is(err, hub.ErrNotFound) {
+		return nil, err
+	}
+	if last.Seq > 0 && last.Seq <= now.Seq && last.Created.Equal(now.Created) {
+		bs.from = last.Seq + 1
+	}
+	return json.Marshal(now)
 }
 
 // move creates nk unless it exists, then deletes the old entry key unless

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,61 @@ func TestOpen_MigrationKeepsNewerEntries(t *testing.T) {
 	}
 	if _, err := old.kv["channels"].Get(ctx, oldEnc(topic)); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("old key still there: %v", err)
+	}
+}
+
+// A start's migration pass reads only the entries stored since the last
+// pass checked the bucket (an entry of an unknown layout, warned about at
+// each pass that reads it, shows which were read): entries an earlier
+// version's hub writes later are still migrated, and a bucket created
+// again is read whole.
+func TestOpen_MigrationReadsOnlyWhatWasStoredSinceTheLastPass(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var logs testenv.Buffer
+	cfg := kvstore.Config{Prefix: "r", Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	old := newOldLayout(t, nc, "r")
+	open := func() (*kvstore.Store, int) {
+		t.Helper()
+		before := strings.Count(logs.String(), "left alone")
+		s, err := kvstore.Open(ctx, nc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, strings.Count(logs.String(), "left alone") - before
+	}
+	old.put("channels", "unknown=1", hub.Channel{Topic: "foreign"})
+	if _, warned := open(); warned != 1 {
+		t.Fatalf("first pass warned about %d unknown entries, want 1", warned)
+	}
+	if _, warned := open(); warned != 0 {
+		t.Fatalf("second pass read again an entry the first checked (%d warnings)", warned)
+	}
+	// an earlier version's hub, still running, writes in its layout
+	topic := migrationTopics[2]
+	sub := hub.Subscription{ID: hub.SubscriptionID(topic, "https://cb.example/late"), Topic: topic,
+		Callback: "https://cb.example/late", State: hub.SubActive}
+	old.put("subs", sub.ID, sub)
+	old.put("channels", "unknown=2", hub.Channel{Topic: "foreign"})
+	s, warned := open()
+	if warned != 1 {
+		t.Fatalf("third pass warned about %d unknown entries, want the new one only", warned)
+	}
+	if got, err := s.Subscription(ctx, sub.ID); err != nil || got.Callback != sub.Callback {
+		t.Fatalf("subscription written in the old layout after a pass: %+v, %v", got, err)
+	}
+	// the channels bucket deleted and created again: its stream starts over
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx, "r_channels"); err != nil {
+		t.Fatal(err)
+	}
+	old = newOldLayout(t, nc, "r")
+	old.put("channels", "unknown=3", hub.Channel{Topic: "foreign"})
+	if _, warned := open(); warned != 1 {
+		t.Fatalf("pass over a bucket created again warned about %d unknown entries, want 1", warned)
 	}
 }

@@ -13,6 +13,9 @@ import (
 type bucketStream struct {
 	stream jetstream.Stream
 	prefix string // "$KV.<bucket>."
+	// from, when not 0, has scanPaged read only the entries stored at this
+	// stream sequence or later.
+	from uint64
 }
 
 // openBucketStream returns kv's stream, or a zero bucketStream when the
@@ -47,11 +50,15 @@ func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keys
 	if bs.stream == nil {
 		return scanEach(ctx, kv, ">", keysOnly, func(e jetstream.KeyValueEntry) error { return fn(e.Key(), e.Value(), e.Revision()) })
 	}
-	cons, err := bs.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	cc := jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{bs.prefix + ">"},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		HeadersOnly:    keysOnly,
-	})
+	}
+	if bs.from > 0 { // a bucket keeps one revision a key: what is stored is each key's last
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, bs.from
+	}
+	cons, err := bs.stream.OrderedConsumer(ctx, cc)
 	if err != nil {
 		return err
 	}

@@ -106,11 +106,14 @@ type buckets struct {
 var _ hub.Store = (*Store)(nil)
 
 // Open creates or updates the buckets on nc's JetStream and migrates an
-// earlier layout. The store uses nc as it is: see OpenConn for a store that
-// outlives a closed connection.
+// earlier layout (OpenConn, then Upgrade). The store uses nc as it is: see
+// OpenConn for a store that outlives a closed connection.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	c := natsconn.FromConn(nc) // follows nc until it is closed
 	s, err := OpenConn(ctx, c, cfg)
+	if err == nil {
+		err = s.Upgrade(ctx)
+	}
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -118,9 +121,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// OpenConn waits, within ctx, for c to be connected, creates or updates the
-// buckets and migrates an earlier layout. The store follows c's current
-// connection from then on.
+// OpenConn waits, within ctx, for c to be connected and creates or updates
+// the buckets: a few requests, whatever the store holds. The store follows
+// c's current connection from then on. Call Upgrade before using it.
 func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Store, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -135,6 +138,18 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Store, error)
 	if err := c.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("kvstore: open: %w", err)
 	}
+	if err := s.do(ctx, func(context.Context, *buckets) error { return nil }); err != nil {
+		return nil, fmt.Errorf("kvstore: open: %w", err)
+	}
+	return s, nil
+}
+
+// Upgrade migrates an earlier layout and builds the shard index once. It
+// reads every entry of every bucket, so it takes time in proportion to
+// what the store holds (about a second per 100,000 subscriptions): bound
+// it by how long the whole start may take, not by how long one request
+// may. It is idempotent.
+func (s *Store) Upgrade(ctx context.Context) error {
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
 		if err := s.migrate(ctx, b); err != nil {
 			return err
@@ -142,9 +157,9 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Store, error)
 		return s.indexShards(ctx, b)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: open: %w", err)
+		return fmt.Errorf("kvstore: upgrade: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // Ping reports whether JetStream answers for the store's buckets.
