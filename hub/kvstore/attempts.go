@@ -37,7 +37,9 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 	return errors.Join(errs...)
 }
 
-// addAttempts prepends as, oldest first, to the log of subID.
+// addAttempts prepends as, oldest first, to the log of subID. A batch
+// that fills the log by itself (a busy subscription's) replaces it without
+// reading it: one write instead of a read, a decode and a compare-and-set.
 func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt) error {
 	k, err := key("subscription ID", subID)
 	if err != nil {
@@ -45,6 +47,9 @@ func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt)
 	}
 	slices.Reverse(as)
 	return s.do(ctx, func(ctx context.Context, b *buckets) error {
+		if len(as) >= hub.AttemptLogLen { // the batch alone fills the log: nothing to read
+			return putJSON(ctx, b.attempts, k, attemptLog{SubID: subID, Attempts: as[:hub.AttemptLogLen]})
+		}
 		for range maxCASAttempts {
 			log := attemptLog{SubID: subID}
 			rev, err := getJSON(ctx, b.attempts, k, &log)

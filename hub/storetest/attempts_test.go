@@ -64,6 +64,23 @@ func testAttemptsBounded(t *testing.T, s hub.Store) {
 	if n := (total + 4) / 5; len(gotB) != n || gotB[0].Seq != attempt(b, 55).Seq || gotB[n-1].Seq != attempt(b, 0).Seq {
 		t.Fatalf("the other subscription's log holds %d attempts (%v), want its %d newest first", len(gotB), gotB, n)
 	}
+	// one batch that fills the log by itself (a busy subscription's), and
+	// one exactly as long: each replaces the log with its newest
+	for _, n := range []int{hub.AttemptLogLen + 3, hub.AttemptLogLen} {
+		var batch []hub.Attempt
+		for i := range n {
+			batch = append(batch, attempt(a, 1000*n+i))
+		}
+		check(t, s.AddAttempts(ctx, batch))
+		got, err := s.Attempts(ctx, a)
+		check(t, err)
+		if len(got) != hub.AttemptLogLen {
+			t.Fatalf("log holds %d attempts after a batch of %d, want %d", len(got), n, hub.AttemptLogLen)
+		}
+		for i, g := range got {
+			same(t, fmt.Sprintf("batch of %d: attempt %d, newest first", n, i), g, batch[n-1-i])
+		}
+	}
 }
 
 func testAttemptsClipped(t *testing.T, s hub.Store) {
