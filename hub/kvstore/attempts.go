@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,47 +38,60 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 	return errors.Join(errs...)
 }
 
-// addAttempts prepends as, oldest first, to the log of subID. A batch
-// that fills the log by itself (a busy subscription's) replaces it without
-// reading it: one write instead of a read, a decode and a compare-and-set.
+// attemptRevisions is how many batches of a subscription's attempts its
+// key keeps (the bucket's history, at most 64): at least one attempt each,
+// so never fewer than hub.AttemptLogLen attempts.
+const attemptRevisions = 64
+
+// addAttempts stores as, oldest first, as one more revision of subID's key:
+// a write, without reading the log back (a read, a decode and a
+// compare-and-set each time cost as much CPU as the deliveries of a
+// subscription getting a notification a second). Attempts reads the
+// revisions back.
 func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt) error {
 	k, err := key("subscription ID", subID)
 	if err != nil {
 		return err
 	}
 	slices.Reverse(as)
+	as = as[:min(len(as), hub.AttemptLogLen)]
 	return s.do(ctx, func(ctx context.Context, b *buckets) error {
-		if len(as) >= hub.AttemptLogLen { // the batch alone fills the log: nothing to read
-			return putJSON(ctx, b.attempts, k, attemptLog{SubID: subID, Attempts: as[:hub.AttemptLogLen]})
-		}
-		for range maxCASAttempts {
-			log := attemptLog{SubID: subID}
-			rev, err := getJSON(ctx, b.attempts, k, &log)
-			if err != nil && !errors.Is(err, hub.ErrNotFound) {
-				return err
-			}
-			log.Attempts = append(slices.Clip(as), log.Attempts...)
-			log.Attempts = log.Attempts[:min(len(log.Attempts), hub.AttemptLogLen)]
-			conflict, err := casJSON(ctx, b.attempts, k, rev, log)
-			if err != nil || !conflict {
-				return err
-			}
-		}
-		return errors.New("attempt log kept changing")
+		return putJSON(ctx, b.attempts, k, attemptLog{SubID: subID, Attempts: as})
 	})
 }
 
-// Attempts returns the attempt log of subID, newest first.
+// Attempts returns the attempt log of subID, newest first: its newest
+// hub.AttemptLogLen attempts over the revisions of its key, back to its
+// last deletion.
 func (s *Store) Attempts(ctx context.Context, subID string) ([]hub.Attempt, error) {
-	log, err := get[attemptLog](ctx, s, func(b *buckets) jetstream.KeyValue { return b.attempts }, "subscription ID", subID, "attempts of")
-	if errors.Is(err, hub.ErrNotFound) {
-		return []hub.Attempt{}, nil
-	}
+	k, err := key("subscription ID", subID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kvstore: attempts of %q: %w", wire.Clip(subID), err)
 	}
-	if log.Attempts == nil {
-		log.Attempts = []hub.Attempt{}
+	out := []hub.Attempt{}
+	err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+		out = out[:0]
+		revs, err := b.attempts.History(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := len(revs) - 1; i >= 0 && len(out) < hub.AttemptLogLen; i-- {
+			if revs[i].Operation() != jetstream.KeyValuePut {
+				break // deleted: what came before is gone
+			}
+			var log attemptLog
+			if err := json.Unmarshal(revs[i].Value(), &log); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			out = append(out, log.Attempts[:min(len(log.Attempts), hub.AttemptLogLen-len(out))]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: attempts of %q: %w", wire.Clip(subID), err)
 	}
-	return log.Attempts, nil
+	return out, nil
 }

@@ -14,7 +14,7 @@
 //	shardver   key n                     written on every write to shard n: its revision is the shard's version
 //	members    key hubs                  owner -> heartbeat expiry of the hubs sharing the buckets
 //	follow     key D(topic)              value the topic and its follower status (package follow)
-//	attempts   key D(ID)                 value the subscription's attempt log, newest first; entries expire after hub.AttemptLogTTL
+//	attempts   key D(ID)                 value a batch of the subscription's attempts, newest first; the key keeps its last attemptRevisions batches (attempts.go); entries expire after hub.AttemptLogTTL
 //
 // D is the unpadded base64url SHA-256 digest of the string, 43 characters:
 // a string a client chose (topic URI, subscription ID, dead letter ID,
@@ -232,13 +232,14 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	} {
 		name := cfg.Prefix + "_" + k.kind
 		var ttl time.Duration
+		history := uint8(1)
 		if k.kind == "attempts" {
-			ttl = hub.AttemptLogTTL
+			ttl, history = hub.AttemptLogTTL, attemptRevisions
 		}
 		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      name,
 			Description: "rshub " + k.kind,
-			History:     1,
+			History:     history,
 			TTL:         ttl,
 			Storage:     jetstream.FileStorage,
 			Replicas:    cfg.Replicas,

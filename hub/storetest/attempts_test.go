@@ -64,6 +64,19 @@ func testAttemptsBounded(t *testing.T, s hub.Store) {
 	if n := (total + 4) / 5; len(gotB) != n || gotB[0].Seq != attempt(b, 55).Seq || gotB[n-1].Seq != attempt(b, 0).Seq {
 		t.Fatalf("the other subscription's log holds %d attempts (%v), want its %d newest first", len(gotB), gotB, n)
 	}
+	// many batches of one (a quiet subscription's): the newest across them
+	c := hub.SubscriptionID(Topics[2], "https://c.example/")
+	for i := range hub.AttemptLogLen + 10 {
+		check(t, s.AddAttempts(ctx, []hub.Attempt{attempt(c, i)}))
+	}
+	gotC, err := s.Attempts(ctx, c)
+	check(t, err)
+	if len(gotC) != hub.AttemptLogLen {
+		t.Fatalf("log holds %d attempts after %d batches of one, want %d", len(gotC), hub.AttemptLogLen+10, hub.AttemptLogLen)
+	}
+	for i, g := range gotC {
+		same(t, fmt.Sprintf("batches of one: attempt %d, newest first", i), g, attempt(c, hub.AttemptLogLen+9-i))
+	}
 	// one batch that fills the log by itself (a busy subscription's), and
 	// one exactly as long: each replaces the log with its newest
 	for _, n := range []int{hub.AttemptLogLen + 3, hub.AttemptLogLen} {
