@@ -23,9 +23,8 @@ type AttemptLogConfig struct {
 	// attempts that delivered may wait for its write (default 5s): a
 	// failed attempt, or a retry, is written at the next Flush; a healthy
 	// subscription's log once Hold has passed since its oldest record
-	// held, or earlier when half of MaxPending is held. Each write reads
-	// and rewrites the subscription's log in the store, so a subscription
-	// delivering steadily costs one write per Hold, of its newest
+	// held, or earlier when half of MaxPending is held. A subscription
+	// delivering steadily so costs one store write per Hold, of its newest
 	// AttemptLogLen records, instead of one per Flush. Negative: every
 	// Flush writes everything.
 	Hold time.Duration

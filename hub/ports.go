@@ -92,7 +92,9 @@ type Store interface {
 
 	// AddAttempts appends each attempt, bounded by ClipAttempt, to the
 	// attempt log of its SubID, in the order given; a log keeps its newest
-	// AttemptLogLen and expires AttemptLogTTL after its last write.
+	// AttemptLogLen and expires AttemptLogTTL after its last write (a
+	// store may drop attempts written AttemptLogTTL ago sooner: kvstore
+	// expires each batch on its own).
 	AddAttempts(ctx context.Context, as []Attempt) error
 	// Attempts returns the attempt log of subID, newest first (empty, not
 	// ErrNotFound, when there is none).
