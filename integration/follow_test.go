@@ -191,6 +191,10 @@ func followChannel(t *testing.T, h followHub, ch map[string]any, rcv *followRece
 		_, b := h.do(t, http.MethodGet, "/admin/subscriptions", nil)
 		return bytes.Contains(b, []byte(`"active"`))
 	})
+	// the follower's first poll sets where the channel starts following;
+	// the Source's changes made after it are what the tests expect to see
+	name, _ := ch["name"].(string)
+	waitFor(t, 10*time.Second, "the follower polled the Source", func() bool { return h.followStatus(t, name).Polls > 0 })
 	return got.Topic
 }
 
