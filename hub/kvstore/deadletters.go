@@ -3,11 +3,12 @@ package kvstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/nats-io/nats.go/jetstream"
 

@@ -2,8 +2,9 @@ package kvstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rshub/rshub/hub"

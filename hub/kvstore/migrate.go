@@ -3,11 +3,12 @@ package kvstore
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/nats-io/nats.go/jetstream"
 
