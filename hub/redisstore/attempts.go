@@ -2,8 +2,9 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/redis/go-redis/v9"
 

@@ -2,11 +2,12 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/redis/go-redis/v9"
 

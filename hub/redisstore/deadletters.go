@@ -3,9 +3,10 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/redis/go-redis/v9"
 

@@ -40,11 +40,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"unicode/utf8"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/redis/go-redis/v9"
 
