@@ -51,6 +51,55 @@ func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subs
 	return out, nil
 }
 
+// SubscriptionsInShards lists the subscriptions of many shards, each
+// ordered by ID, in one pipelined round trip for the shards' ID sets and
+// one per statesChunk subscriptions, as a hub starting or taking over
+// shards lists them all.
+func (s *Store) SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error) {
+	for _, n := range shards {
+		if !hub.ValidShard(n) {
+			return nil, fmt.Errorf("redisstore: subscriptions of shard %d: no such shard", n)
+		}
+	}
+	sets := make([]*redis.StringSliceCmd, len(shards))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, n := range shards {
+			sets[i] = p.SMembers(ctx, s.shardKey(n))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: subscriptions of %d shards: %w", len(shards), err)
+	}
+	var ids []string
+	for _, c := range sets {
+		ids = append(ids, c.Val()...)
+	}
+	out := make(map[int][]hub.Subscription, len(shards))
+	for _, n := range shards {
+		out[n] = []hub.Subscription{}
+	}
+	for start := 0; start < len(ids); start += statesChunk {
+		vals, err := s.rdb.HMGet(ctx, s.key("subs"), ids[start:min(start+statesChunk, len(ids))]...).Result()
+		var subs []hub.Subscription
+		if err == nil {
+			subs, err = decodeAll[hub.Subscription](vals) // a deleted one is nil: skipped
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: subscriptions of %d shards: %w", len(shards), err)
+		}
+		for _, sub := range subs {
+			if n := hub.ShardOf(sub.ID); out[n] != nil {
+				out[n] = append(out[n], sub)
+			}
+		}
+	}
+	for _, subs := range out {
+		slices.SortFunc(subs, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return out, nil
+}
+
 // ShardVersions returns each shard's counter of subscription writes.
 func (s *Store) ShardVersions(ctx context.Context) ([]uint64, error) {
 	m, err := s.rdb.HGetAll(ctx, s.key("shardver")).Result()

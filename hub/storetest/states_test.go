@@ -15,12 +15,65 @@ type statesReader interface {
 	DeliveryStates(ctx context.Context, ids []string) (cursors map[string]hub.Cursor, mayHaveDead map[string]bool, err error)
 }
 
-// stateTests are the contract of the bulk read of delivery states.
-var stateTests = []struct {
+// shardsLister is a store that lists many shards at once.
+type shardsLister interface {
+	SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error)
+}
+
+// bulkTests are the contract of the bulk reads a starting delivery engine
+// makes.
+var bulkTests = []struct {
 	name string
 	fn   func(*testing.T, hub.Store)
 }{
 	{"DeliveryStates_CursorsAndDeadLettersOfManyAtOnce", testDeliveryStates},
+	{"SubscriptionsInShards_SameAsEachShardListedAlone", testSubsInShards},
+}
+
+// testSubsInShards lists half the shards at once, after some of 300
+// subscriptions were deleted: each shard holds what SubscriptionsInShard
+// lists for it (every live subscription of the shard once, ordered by
+// ID), a shard without subscriptions is there and empty, and no shard
+// that was not asked for is.
+func testSubsInShards(t *testing.T, s hub.Store) {
+	sl, ok := s.(shardsLister)
+	if !ok {
+		t.Skip("the store lists no shards at once")
+	}
+	ctx := ctxT(t)
+	for i := range 300 {
+		sub := subscription(Topics[i%len(Topics)], fmt.Sprintf("https://cb.example/%d", i))
+		check(t, s.PutSubscription(ctx, sub))
+		if i%10 == 0 {
+			check(t, s.DeleteSubscription(ctx, sub.ID))
+		}
+	}
+	var shards []int
+	for n := 0; n < hub.Shards; n += 2 {
+		shards = append(shards, n)
+	}
+	got, err := sl.SubscriptionsInShards(ctx, shards)
+	check(t, err)
+	if len(got) != len(shards) {
+		t.Fatalf("SubscriptionsInShards returned %d shards, want %d", len(got), len(shards))
+	}
+	total := 0
+	for _, n := range shards {
+		want, err := s.SubscriptionsInShard(ctx, n)
+		check(t, err)
+		subs, ok := got[n]
+		if !ok {
+			t.Fatalf("shard %d missing", n)
+		}
+		same(t, fmt.Sprintf("shard %d", n), len(subs), len(want))
+		for i := range want {
+			same(t, fmt.Sprintf("shard %d, subscription %d", n, i), subs[i], want[i])
+		}
+		total += len(subs)
+	}
+	if total == 0 {
+		t.Fatal("no subscription listed: the test proves nothing")
+	}
 }
 
 // testDeliveryStates stores cursors for every third of 700 subscriptions
