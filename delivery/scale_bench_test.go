@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/redisstore"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -22,26 +23,30 @@ import (
 //
 // With the memory store the figures are the engine's alone; with the
 // JetStream KV store (store=kv) they include the store's requests, which
-// is where queues starting all at once used to pile up.
+// is where queues starting all at once used to pile up; store=redis runs
+// them against a real redis-server.
 func BenchmarkWebhooks_Restart(b *testing.B) {
-	for _, kv := range []bool{false, true} {
+	for _, store := range []string{"mem", "kv", "redis"} {
 		for _, n := range []int{20000, 40000} {
-			b.Run(fmt.Sprintf("store=%s/subs=%d", map[bool]string{false: "mem", true: "kv"}[kv], n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("store=%s/subs=%d", store, n), func(b *testing.B) {
 				for range b.N {
-					benchRestart(b, n, kv)
+					benchRestart(b, n, store)
 				}
 			})
 		}
 	}
 }
 
-func benchRestart(b *testing.B, n int, kv bool) {
+func benchRestart(b *testing.B, n int, store string) {
 	b.StopTimer()
 	e := newEnv(b)
 	mem := newMemStore()
 	var st Store = mem
-	if kv {
+	switch store {
+	case "kv":
 		st = e.store
+	case "redis":
+		st = openRedisStore(b)
 	}
 	now := time.Now()
 	subs := make([]hub.Subscription, n)
@@ -54,8 +59,8 @@ func benchRestart(b *testing.B, n int, kv bool) {
 		}
 		mem.put(subs[i])
 	}
-	if kv {
-		seedSubscriptions(b, e.store, subs)
+	if st != Store(mem) {
+		seedSubscriptions(b, st.(hub.Store), subs)
 	}
 	cfg := e.fastConfig()
 	cfg.Reconcile, cfg.ClaimTTL, cfg.CursorFlush = time.Hour, time.Hour, time.Hour
@@ -101,4 +106,16 @@ func seedSubscriptions(b *testing.B, st hub.Store, subs []hub.Subscription) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// openRedisStore opens a Redis store on a redis-server of the test's own.
+func openRedisStore(b *testing.B) hub.Store {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := redisstore.Open(ctx, testenv.Redis(b), redisstore.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	return st
 }
