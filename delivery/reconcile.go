@@ -32,6 +32,14 @@ func (w *Webhooks) HandListings(notes hub.ShardNotes) {
 	w.mu.Unlock()
 }
 
+// The hub whose Activator the engine is hands the engine its lease sweep's
+// notes (hub.New): the engine holds shards and tells their listings.
+var _ interface {
+	hub.Activator
+	Shards() []int
+	HandListings(hub.ShardNotes)
+} = (*Webhooks)(nil)
+
 func (w *Webhooks) listingNotes() hub.ShardNotes {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,14 @@ import (
 type countingKV struct {
 	*kvstore.Store
 	listed atomic.Int64
+	lose   atomic.Bool // the next SubscriptionChanges loses track
+}
+
+func (c *countingKV) SubscriptionChanges(ctx context.Context, mark string, max int) ([]hub.SubscriptionChange, string, error) {
+	if c.lose.CompareAndSwap(true, false) {
+		return nil, "", fmt.Errorf("test: %w", hub.ErrFeedLost)
+	}
+	return c.Store.SubscriptionChanges(ctx, mark, max)
 }
 
 func (c *countingKV) count(ctx context.Context, n int) {
@@ -208,5 +217,62 @@ func TestLease_SweepUsesTheListingsItIsHanded(t *testing.T) {
 	}
 	if s, err := f.Store.Subscription(ctx, long.ID); err != nil || s.State != hub.SubActive {
 		t.Fatalf("a lease not ended: %+v, %v", s, err)
+	}
+}
+
+// When the store loses track of the changes, the sweep lists the shards
+// whose version moved since it read them, then follows the changes again.
+func TestLease_SweepListsTheShardsMovedWhenChangesAreLost(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx := context.WithValue(context.Background(), countedKey{}, true)
+	mine, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := &countingKV{Store: mine}
+	f := newFixture(t, func(c *hub.Config) {
+		c.Store = ck
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600}
+	})
+	now := f.Clock.Now()
+	var subs []hub.Subscription
+	for i := range 100 {
+		s := leaseSub(i, now, now.Add(240*time.Hour))
+		if err := mine.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	st := hub.NewSweptShards(nil)
+	sweep := func() int64 {
+		t.Helper()
+		before := ck.listed.Load()
+		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
+			t.Fatal(err)
+		}
+		return ck.listed.Load() - before
+	}
+	sweep()
+	renew := func() {
+		t.Helper()
+		subs[0].Expires = subs[0].Expires.Add(time.Hour)
+		if err := mine.PutSubscription(ctx, subs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck.lose.Store(true)
+	renew()
+	shardSize := 0
+	for _, s := range subs {
+		if hub.ShardOf(s.ID) == hub.ShardOf(subs[0].ID) {
+			shardSize++
+		}
+	}
+	if got := sweep(); got != int64(shardSize) {
+		t.Errorf("with the changes lost the sweep listed %d subscriptions, want the moved shard's %d", got, shardSize)
+	}
+	renew()
+	if got := sweep(); got != 0 {
+		t.Errorf("after the fallback a renewal had the sweep list %d subscriptions", got)
 	}
 }
