@@ -179,6 +179,7 @@ type Webhooks struct {
 	// listedVer is the store's version of each shard at its last listing;
 	// Run's goroutine only.
 	listedVer [hub.Shards]uint64
+	follow    followState // the store's subscription writes followed (reconcile.go)
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs

@@ -3,10 +3,14 @@ package hub
 import "context"
 
 // SweptShards is the periodic sweep's memory of the shards, for tests.
-type SweptShards = [Shards]sweptShard
+type SweptShards = sweepState
 
 // SweepDue runs one pass of the periodic sweep, for tests.
 func SweepDue(ctx context.Context, h *Hub, swept *SweptShards) error { return h.sweepDue(ctx, swept) }
+
+// NewSweptShards returns the memory of a sweep handed the listings of act
+// when it is a listing holder, for tests.
+func NewSweptShards(act Activator) *SweptShards { return newSweepState(act) }
 
 // Names the package keeps to itself, for its external tests.
 const (

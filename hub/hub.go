@@ -118,6 +118,7 @@ type Hub struct {
 	openCounted time.Time  // when openCount was listed
 
 	subLimits subLimits // subscriptions counted for the limits, see sublimit.go
+	sweep     *sweepState
 }
 
 // New validates cfg and returns a Hub. Call Run to start its background work.
@@ -178,6 +179,7 @@ func New(cfg Config) (*Hub, error) {
 		chanCache: map[string]cachedChannel{},
 		fetched:   map[string]fetchMemo{},
 		topicOK:   map[string]time.Time{},
+		sweep:     newSweepState(cfg.Activator),
 	}, nil
 }
 

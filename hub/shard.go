@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 )
 
@@ -66,3 +67,39 @@ func ListShards(ctx context.Context, st ShardReader, shards []int, fn func(n int
 	}
 	return nil
 }
+
+// SubscriptionChange is the last write to one subscription that a
+// SubscriptionFeed tells.
+type SubscriptionChange struct {
+	Shard   int          // ShardOf the subscription's ID
+	Sub     Subscription // as stored now, when not Deleted
+	Deleted bool
+	// Key names a deleted subscription, whose ID the store may no longer
+	// know: it is the SubscriptionKey of the ID.
+	Key string
+}
+
+// ErrFeedLost is returned by a SubscriptionFeed that cannot tell the
+// changes since a mark (unknown mark, too many changes): the reader lists
+// its shards instead.
+var ErrFeedLost = errors.New("subscription changes since the mark cannot be told")
+
+// SubscriptionFeed is a store that tells which subscriptions were written
+// since a mark of its own (kvstore), so that a reader holding a listing of
+// some shards (the webhook engine, the lease sweep) applies those writes
+// instead of listing the shards again.
+type SubscriptionFeed interface {
+	// SubscriptionMark returns a mark of the subscription writes so far.
+	// Take it before a listing that the changes are to follow.
+	SubscriptionMark(ctx context.Context) (string, error)
+	// SubscriptionChanges returns the last write to each subscription
+	// written after mark and the mark to follow from next; ErrFeedLost
+	// (wrapped) when it cannot tell them, or they are more than max.
+	SubscriptionChanges(ctx context.Context, mark string, max int) (changes []SubscriptionChange, next string, err error)
+	// SubscriptionKey returns the Key a deletion of the subscription id carries.
+	SubscriptionKey(id string) string
+}
+
+// MaxFollowed is how many subscription writes a reader follows at once
+// (SubscriptionFeed); beyond, listing its shards again costs less.
+const MaxFollowed = 20000

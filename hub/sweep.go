@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rshub/rshub/wire"
@@ -21,6 +23,26 @@ type shardHolder interface {
 	Shards() []int
 }
 
+// listingHolder is a shardHolder that lists the shards it holds and keeps
+// up with their changes itself (the webhook engine): it hands the sweep
+// every listing it takes and every change it follows, so that the sweep
+// reads a shard only when one of its leases is due.
+type listingHolder interface {
+	shardHolder
+	// HandListings has the holder tell to every listing and change from
+	// now on.
+	HandListings(to ShardNotes)
+}
+
+// ShardNotes takes what a shard holder read of its shards (listingHolder).
+type ShardNotes interface {
+	// ShardListed notes subs, the whole of shard n as listed under the
+	// shard's version ver, read before the listing.
+	ShardListed(n int, ver uint64, subs []Subscription)
+	// SubscriptionsChanged notes changes followed since the listings.
+	SubscriptionsChanged(changes []SubscriptionChange)
+}
+
 // sweptShard is what the periodic sweep knows of a shard since it last
 // read it: the store's version of the shard then, and when one of its
 // subscriptions next needs the sweep (a lease ending, an expired one to
@@ -31,17 +53,81 @@ type sweptShard struct {
 	due  time.Time
 }
 
+// sweepState is what the lease sweep knows of the shards, and its mark in
+// the store's SubscriptionFeed ("": none). A listingHolder's notes arrive
+// on its own goroutine.
+type sweepState struct {
+	mu     sync.Mutex
+	shards [Shards]sweptShard
+	mark   string
+	handed bool // a listingHolder tells every listing and change
+}
+
+// ShardListed implements ShardNotes.
+func (st *sweepState) ShardListed(n int, ver uint64, subs []Subscription) {
+	var due time.Time
+	for _, s := range subs {
+		due = earliest(due, nextEvent(s))
+	}
+	st.mu.Lock()
+	st.shards[n] = sweptShard{read: true, ver: ver, due: due}
+	st.mu.Unlock()
+}
+
+// SubscriptionsChanged implements ShardNotes.
+func (st *sweepState) SubscriptionsChanged(changes []SubscriptionChange) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, c := range changes {
+		if s := &st.shards[c.Shard]; s.read && !c.Deleted {
+			s.due = earliest(s.due, nextEvent(c.Sub))
+		}
+	}
+}
+
+// nextEvent returns when s will need the sweep: the end of its lease, or
+// when an expired one is forgotten (zero: never).
+func nextEvent(s Subscription) time.Time {
+	switch {
+	case s.Expires.IsZero():
+		return time.Time{}
+	case s.State == SubActive:
+		return s.Expires
+	case s.State == SubExpired:
+		return s.Expires.Add(expiredKept)
+	}
+	return time.Time{}
+}
+
+// earliest returns the earlier of a and b, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// newSweepState returns the sweep's state, handed the listings of act when
+// it is a listingHolder.
+func newSweepState(act Activator) *sweepState {
+	st := &sweepState{}
+	if lh, ok := act.(listingHolder); ok {
+		st.handed = true
+		lh.HandListings(st)
+	}
+	return st
+}
+
 // sweepLeases marks subscriptions whose lease ended as expired and stops
 // their delivery; expired subscriptions are forgotten a day later. Every
-// interval it reads the shard versions and re-reads only the shards that
-// changed or hold a lease due, so an idle hub's sweep costs one read
-// whatever the number of subscriptions.
+// interval it re-reads only the shards that hold a lease due or whose
+// subscriptions changed when it cannot follow the changes, so an idle
+// hub's sweep costs a read or two whatever the number of subscriptions.
 func (h *Hub) sweepLeases(ctx context.Context) {
-	var swept [Shards]sweptShard
 	t := time.NewTicker(h.sweepEvery())
 	defer t.Stop()
 	for {
-		if err := h.sweepDue(ctx, &swept); err != nil && ctx.Err() == nil {
+		if err := h.sweepDue(ctx, h.sweep); err != nil && ctx.Err() == nil {
 			h.logger.Error("lease sweep", "err", err)
 		}
 		select {
@@ -57,28 +143,73 @@ func (h *Hub) sweepEvery() time.Duration {
 	return min(max(d, time.Second), 30*time.Second)
 }
 
-// sweepDue sweeps the shards whose version moved or whose next lease event
-// is due since swept was noted, and notes them again.
-func (h *Hub) sweepDue(ctx context.Context, swept *[Shards]sweptShard) error {
-	vers, err := h.cfg.Store.ShardVersions(ctx)
-	if err != nil {
-		return fmt.Errorf("shard versions: %w", err)
-	}
-	if len(vers) != Shards {
-		return fmt.Errorf("shard versions: %d, want %d", len(vers), Shards)
+// sweepDue sweeps the shards that need it and notes them again in st: a
+// shard not read yet (but one a listingHolder will hand over), one whose
+// next lease event is due, and, when the sweep keeps up with the store by
+// itself, one whose subscriptions changed: those the store's feed tells
+// (SubscriptionFeed) are noted without a listing; without a feed, or when
+// it lost track, a shard whose version moved is listed again.
+func (h *Hub) sweepDue(ctx context.Context, st *sweepState) error {
+	var vers []uint64
+	if !st.handed {
+		var err error
+		if vers, err = h.sweepFollow(ctx, st); err != nil {
+			return err
+		}
 	}
 	now := h.cfg.Now()
 	var shards []int
+	st.mu.Lock()
 	for _, n := range h.sweepShards() {
-		s := &swept[n]
-		if !s.read || s.ver != vers[n] || (!s.due.IsZero() && !now.Before(s.due)) {
+		s := st.shards[n]
+		if (!s.read && !st.handed) || (vers != nil && s.ver != vers[n]) || (s.read && !s.due.IsZero() && !now.Before(s.due)) {
 			shards = append(shards, n)
 		}
 	}
+	st.mu.Unlock()
 	return ListShards(ctx, h.cfg.Store, shards, func(n int, subs []Subscription) error {
-		swept[n] = sweptShard{read: true, ver: vers[n], due: h.sweepListed(ctx, subs)}
+		due := h.sweepListed(ctx, subs)
+		st.mu.Lock()
+		s := &st.shards[n]
+		s.read, s.due = true, due
+		if vers != nil {
+			s.ver = vers[n]
+		}
+		st.mu.Unlock()
 		return nil
 	})
+}
+
+// sweepFollow notes in st the changes since its mark when the store tells
+// them, else returns the shard versions to compare (taking a new mark
+// first when the store has a feed).
+func (h *Hub) sweepFollow(ctx context.Context, st *sweepState) (vers []uint64, err error) {
+	feed, ok := h.cfg.Store.(SubscriptionFeed)
+	if ok && st.mark != "" {
+		changes, next, err := feed.SubscriptionChanges(ctx, st.mark, MaxFollowed)
+		switch {
+		case err == nil:
+			st.SubscriptionsChanged(changes)
+			st.mark = next
+			return nil, nil
+		case !errors.Is(err, ErrFeedLost):
+			return nil, fmt.Errorf("subscription changes: %w", err)
+		}
+		h.logger.Info("lease sweep: subscription changes lost; listing the shards that moved", "err", err)
+		st.mark = ""
+	}
+	if ok {
+		if st.mark, err = feed.SubscriptionMark(ctx); err != nil && !errors.Is(err, ErrFeedLost) {
+			return nil, fmt.Errorf("subscription mark: %w", err)
+		}
+	}
+	if vers, err = h.cfg.Store.ShardVersions(ctx); err != nil {
+		return nil, fmt.Errorf("shard versions: %w", err)
+	}
+	if len(vers) != Shards {
+		return nil, fmt.Errorf("shard versions: %d, want %d", len(vers), Shards)
+	}
+	return vers, nil
 }
 
 // sweepShards returns the shards this hub sweeps.

@@ -58,6 +58,19 @@ func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keys
 	if bs.from > 0 { // a bucket keeps one revision a key: what is stored is each key's last
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, bs.from
 	}
+	return pull(ctx, bs, cc, func(key string, val []byte, deleted bool, seq uint64) (bool, error) {
+		if deleted {
+			return true, nil
+		}
+		return true, fn(key, val, seq)
+	})
+}
+
+// pull reads bs's stream through an ordered consumer configured by cc, a
+// page at a time, calling fn with each message's key, value, whether it
+// is a deletion and its stream sequence until there is none left or fn
+// says no more.
+func pull(ctx context.Context, bs bucketStream, cc jetstream.OrderedConsumerConfig, fn func(key string, val []byte, deleted bool, seq uint64) (more bool, err error)) error {
 	cons, err := bs.stream.OrderedConsumer(ctx, cc)
 	if err != nil {
 		return err
@@ -83,13 +96,11 @@ func scanPaged(ctx context.Context, kv jetstream.KeyValue, bs bucketStream, keys
 		if err != nil {
 			return err
 		}
-		if h := m.Headers(); h.Get("KV-Operation") == "" && h.Get(jetstream.MarkerReasonHeader) == "" { // not a deletion
-			if err := fn(strings.TrimPrefix(m.Subject(), bs.prefix), m.Data(), meta.Sequence.Stream); err != nil {
-				return err
-			}
-		}
-		if meta.NumPending == 0 {
-			return nil
+		h := m.Headers()
+		deleted := h.Get("KV-Operation") != "" || h.Get(jetstream.MarkerReasonHeader) != ""
+		more, err := fn(strings.TrimPrefix(m.Subject(), bs.prefix), m.Data(), deleted, meta.Sequence.Stream)
+		if err != nil || !more || meta.NumPending == 0 {
+			return err
 		}
 	}
 }

@@ -1,0 +1,278 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/hubtest"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// countingKV is a kvstore, with its feed of changes, counting the
+// subscriptions listed with a counted context.
+type countingKV struct {
+	*kvstore.Store
+	listed atomic.Int64
+	lose   atomic.Bool // the next SubscriptionChanges loses track
+}
+
+func (c *countingKV) SubscriptionChanges(ctx context.Context, mark string, max int) ([]hub.SubscriptionChange, string, error) {
+	if c.lose.CompareAndSwap(true, false) {
+		return nil, "", fmt.Errorf("test: %w", hub.ErrFeedLost)
+	}
+	return c.Store.SubscriptionChanges(ctx, mark, max)
+}
+
+func (c *countingKV) count(ctx context.Context, n int) {
+	if ctx.Value(countedKey{}) != nil {
+		c.listed.Add(int64(n))
+	}
+}
+
+func (c *countingKV) SubscriptionsInShard(ctx context.Context, n int) ([]hub.Subscription, error) {
+	subs, err := c.Store.SubscriptionsInShard(ctx, n)
+	c.count(ctx, len(subs))
+	return subs, err
+}
+
+func (c *countingKV) SubscriptionsInShards(ctx context.Context, ns []int) (map[int][]hub.Subscription, error) {
+	by, err := c.Store.SubscriptionsInShards(ctx, ns)
+	for _, subs := range by {
+		c.count(ctx, len(subs))
+	}
+	return by, err
+}
+
+// leaseSub is an active subscription to openTopic for callback i whose
+// lease ends at exp.
+func leaseSub(i int, now, exp time.Time) hub.Subscription {
+	cb := "http://127.0.0.1:1/cb/" + strconv.Itoa(i)
+	return hub.Subscription{
+		ID: hub.SubscriptionID(openTopic, cb), Topic: openTopic, Callback: cb, Lease: 3600,
+		Expires: exp, State: hub.SubActive, Created: now, Verified: now,
+	}
+}
+
+// A sweep that keeps up with the store by itself (no shard holder hands it
+// listings) lists every shard once, then follows the store's changes: a
+// renewal, a subscription, an unsubscription and an expiry made by another
+// hub cost it no listing, and a lease that another hub's subscription
+// brought forward is still swept when it ends, by listing its shard alone.
+func TestLease_SweepFollowsAnotherHubsWritesWithoutListing(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx := context.WithValue(context.Background(), countedKey{}, true)
+	mine, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := kvstore.Open(ctx, nc, kvstore.Config{}) // another hub's client
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := &countingKV{Store: mine}
+	f := newFixture(t, func(c *hub.Config) {
+		c.Store = ck
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600} // the fixture's own sweeper ticks every 30 s
+	})
+	now := f.Clock.Now()
+	const n = 200
+	var subs []hub.Subscription
+	for i := range n {
+		s := leaseSub(i, now, now.Add(240*time.Hour))
+		if err := mine.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	st := hub.NewSweptShards(nil)
+	sweep := func() int64 {
+		t.Helper()
+		before := ck.listed.Load()
+		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
+			t.Fatal(err)
+		}
+		return ck.listed.Load() - before
+	}
+	if got := sweep(); got != n {
+		t.Fatalf("first pass listed %d subscriptions, want %d", got, n)
+	}
+
+	renewed, expired := subs[0], subs[2]
+	renewed.Expires = renewed.Expires.Add(time.Hour)
+	expired.State = hub.SubExpired
+	soon := leaseSub(n, now, now.Add(time.Hour))
+	for _, s := range []hub.Subscription{renewed, expired, soon} {
+		if err := other.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.DeleteSubscription(ctx, subs[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := sweep(); got != 0 {
+		t.Fatalf("four writes had the sweep list %d subscriptions", got)
+	}
+
+	f.Clock.Advance(2 * time.Hour)
+	shardSize := 0
+	for _, s := range append(subs, soon) {
+		if hub.ShardOf(s.ID) == hub.ShardOf(soon.ID) && s.ID != subs[1].ID {
+			shardSize++
+		}
+	}
+	if got := sweep(); got != int64(shardSize) {
+		t.Errorf("the lease's end had the sweep list %d subscriptions, want its shard's %d", got, shardSize)
+	}
+	if s, err := mine.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
+		t.Fatalf("the lease another hub made and that ended: %+v, %v", s, err)
+	}
+}
+
+// listingActivations holds every shard and hands its listings to the
+// sweep, as the webhook engine does.
+type listingActivations struct {
+	hubtest.Activations
+	mu    sync.Mutex
+	notes hub.ShardNotes
+}
+
+func (a *listingActivations) Shards() []int {
+	out := make([]int, hub.Shards)
+	for n := range out {
+		out[n] = n
+	}
+	return out
+}
+
+func (a *listingActivations) HandListings(to hub.ShardNotes) {
+	a.mu.Lock()
+	a.notes = to
+	a.mu.Unlock()
+}
+
+// With a shard holder that hands it its listings and changes, the sweep
+// lists nothing the holder has listed: only a shard one of whose leases
+// ends, from a listing or from a change handed since.
+func TestLease_SweepUsesTheListingsItIsHanded(t *testing.T) {
+	var cs *countingStore
+	act := &listingActivations{}
+	f := newFixture(t, func(c *hub.Config) {
+		cs = &countingStore{Store: c.Store}
+		c.Store = cs
+		c.Activator = act
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600}
+	})
+	ctx := context.WithValue(context.Background(), countedKey{}, true)
+	now := f.Clock.Now()
+	var long hub.Subscription
+	for i := range 40 {
+		long = leaseSub(i, now, now.Add(240*time.Hour))
+		if err := f.Store.PutSubscription(ctx, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := hub.NewSweptShards(act)
+	sweep := func() []int {
+		t.Helper()
+		cs.take()
+		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
+			t.Fatal(err)
+		}
+		return cs.take()
+	}
+	if got := sweep(); len(got) != 0 {
+		t.Fatalf("before the holder listed, the sweep read shards %v", got)
+	}
+	for n := range hub.Shards { // the holder lists its shards
+		subs, err := f.Store.SubscriptionsInShard(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		act.notes.ShardListed(n, 0, subs)
+	}
+	if got := sweep(); len(got) != 0 {
+		t.Fatalf("the sweep read shards %v it was handed", got)
+	}
+	soon := leaseSub(100, now, now.Add(time.Hour))
+	if err := f.Store.PutSubscription(ctx, soon); err != nil {
+		t.Fatal(err)
+	}
+	act.notes.SubscriptionsChanged([]hub.SubscriptionChange{{Shard: hub.ShardOf(soon.ID), Sub: soon}})
+	if got := sweep(); len(got) != 0 {
+		t.Fatalf("a change handed had the sweep read shards %v", got)
+	}
+	f.Clock.Advance(2 * time.Hour)
+	if got := sweep(); len(got) != 1 || got[0] != hub.ShardOf(soon.ID) {
+		t.Fatalf("the lease's end had the sweep read shards %v, want only %d", got, hub.ShardOf(soon.ID))
+	}
+	if s, err := f.Store.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
+		t.Fatalf("the ended lease: %+v, %v", s, err)
+	}
+	if s, err := f.Store.Subscription(ctx, long.ID); err != nil || s.State != hub.SubActive {
+		t.Fatalf("a lease not ended: %+v, %v", s, err)
+	}
+}
+
+// When the store loses track of the changes, the sweep lists the shards
+// whose version moved since it read them, then follows the changes again.
+func TestLease_SweepListsTheShardsMovedWhenChangesAreLost(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx := context.WithValue(context.Background(), countedKey{}, true)
+	mine, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := &countingKV{Store: mine}
+	f := newFixture(t, func(c *hub.Config) {
+		c.Store = ck
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600}
+	})
+	now := f.Clock.Now()
+	var subs []hub.Subscription
+	for i := range 100 {
+		s := leaseSub(i, now, now.Add(240*time.Hour))
+		if err := mine.PutSubscription(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	st := hub.NewSweptShards(nil)
+	sweep := func() int64 {
+		t.Helper()
+		before := ck.listed.Load()
+		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
+			t.Fatal(err)
+		}
+		return ck.listed.Load() - before
+	}
+	sweep()
+	renew := func() {
+		t.Helper()
+		subs[0].Expires = subs[0].Expires.Add(time.Hour)
+		if err := mine.PutSubscription(ctx, subs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck.lose.Store(true)
+	renew()
+	shardSize := 0
+	for _, s := range subs {
+		if hub.ShardOf(s.ID) == hub.ShardOf(subs[0].ID) {
+			shardSize++
+		}
+	}
+	if got := sweep(); got != int64(shardSize) {
+		t.Errorf("with the changes lost the sweep listed %d subscriptions, want the moved shard's %d", got, shardSize)
+	}
+	renew()
+	if got := sweep(); got != 0 {
+		t.Errorf("after the fallback a renewal had the sweep list %d subscriptions", got)
+	}
+}
