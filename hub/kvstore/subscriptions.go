@@ -31,14 +31,20 @@ func (s *Store) PutSubscription(ctx context.Context, sub hub.Subscription) error
 	}
 	if err == nil {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
-			// Index first: a reader skips an index entry without a subscription.
+			// Index first: a reader skips an index entry without a
+			// subscription. The shard's version moves last, so that a
+			// reader that saw the new version lists the new subscription.
 			if err := ensureKey(ctx, b.subTopics, t+"."+id, []byte(sub.ID)); err != nil {
 				return err
 			}
-			if err := indexShard(ctx, b, sub.ID, id); err != nil {
+			n := hub.ShardOf(sub.ID)
+			if err := ensureKey(ctx, b.subShards, shardPrefix(n)+id, []byte(sub.ID)); err != nil {
 				return err
 			}
-			return putJSON(ctx, b.subs, id, sub)
+			if err := putJSON(ctx, b.subs, id, sub); err != nil {
+				return err
+			}
+			return bumpShard(ctx, b, n)
 		})
 	}
 	if err != nil {
