@@ -157,10 +157,41 @@ func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 	return nil
 }
 
-// ChannelState returns the progress of topic or hub.ErrNotFound.
+// ChannelState returns the progress of topic or hub.ErrNotFound. What it
+// read (or that there is none) is remembered for UpdateChannelState,
+// whose compare-and-set then needs no read of its own: a hub loading a
+// channel's state and writing it back after a publish makes two requests,
+// not three.
 func (s *Store) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
-	return get[hub.ChannelState](ctx, s, func(b *buckets) jetstream.KeyValue { return b.states }, "topic", topic, "channel state")
+	k, err := key("topic", topic)
+	var st hub.ChannelState
+	if err == nil {
+		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
+			e, err := b.states.Get(ctx, k)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				s.stateMemo.put(b.gen, k, 0, noState)
+				return hub.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			st = hub.ChannelState{}
+			if err := json.Unmarshal(e.Value(), &st); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			s.stateMemo.put(b.gen, k, e.Revision(), e.Value())
+			return nil
+		})
+	}
+	if err != nil {
+		return hub.ChannelState{}, fmt.Errorf("kvstore: channel state %q: %w", wire.Clip(topic), err)
+	}
+	return st, nil
 }
+
+// noState is what the state memo holds for a key without a state: the
+// zero state, created at revision 0.
+var noState = []byte("{}")
 
 // errFn marks an error returned by the caller's update function, passed
 // through unwrapped.
