@@ -43,16 +43,6 @@ type ShardNotes interface {
 	SubscriptionsChanged(changes []SubscriptionChange)
 }
 
-// sweptShard is what the periodic sweep knows of a shard since it last
-// read it: the store's version of the shard then, and when one of its
-// subscriptions next needs the sweep (a lease ending, an expired one to
-// forget; zero: none).
-type sweptShard struct {
-	read bool
-	ver  uint64
-	due  time.Time
-}
-
 // sweepState is what the lease sweep knows of the shards, and its mark in
 // the store's SubscriptionFeed ("": none). A listingHolder's notes arrive
 // on its own goroutine.
@@ -65,22 +55,20 @@ type sweepState struct {
 
 // ShardListed implements ShardNotes.
 func (st *sweepState) ShardListed(n int, ver uint64, subs []Subscription) {
-	var due time.Time
-	for _, s := range subs {
-		due = earliest(due, nextEvent(s))
-	}
+	evs := events(subs)
 	st.mu.Lock()
-	st.shards[n] = sweptShard{read: true, ver: ver, due: due}
+	st.shards[n].listed(ver, evs)
 	st.mu.Unlock()
 }
 
-// SubscriptionsChanged implements ShardNotes.
+// SubscriptionsChanged implements ShardNotes. A deletion needs no note: a
+// kept subscription found gone when due is dropped.
 func (st *sweepState) SubscriptionsChanged(changes []SubscriptionChange) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, c := range changes {
 		if s := &st.shards[c.Shard]; s.read && !c.Deleted {
-			s.due = earliest(s.due, nextEvent(c.Sub))
+			s.note(c.Sub.ID, nextEvent(c.Sub))
 		}
 	}
 }
@@ -97,14 +85,6 @@ func nextEvent(s Subscription) time.Time {
 		return s.Expires.Add(expiredKept)
 	}
 	return time.Time{}
-}
-
-// earliest returns the earlier of a and b, zero meaning none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
 }
 
 // newSweepState returns the sweep's state, handed the listings of act when
@@ -159,25 +139,54 @@ func (h *Hub) sweepDue(ctx context.Context, st *sweepState) error {
 	}
 	now := h.cfg.Now()
 	var shards []int
+	due := map[int][]sweepCand{}
 	st.mu.Lock()
 	for _, n := range h.sweepShards() {
-		s := st.shards[n]
-		if (!s.read && !st.handed) || (vers != nil && s.ver != vers[n]) || (s.read && !s.due.IsZero() && !now.Before(s.due)) {
+		s := &st.shards[n]
+		switch {
+		case (!s.read && !st.handed) || (vers != nil && s.ver != vers[n]) || s.stale(now):
 			shards = append(shards, n)
+		case s.read:
+			if d := s.takeDue(now); len(d) > 0 {
+				due[n] = d
+			}
 		}
 	}
 	st.mu.Unlock()
+	for n, cands := range due {
+		h.sweepKept(ctx, st, n, cands)
+	}
 	return ListShards(ctx, h.cfg.Store, shards, func(n int, subs []Subscription) error {
-		due := h.sweepListed(ctx, subs)
+		evs := h.sweepListed(ctx, subs)
 		st.mu.Lock()
 		s := &st.shards[n]
-		s.read, s.due = true, due
+		ver := s.ver
 		if vers != nil {
-			s.ver = vers[n]
+			ver = vers[n]
 		}
+		s.listed(ver, evs)
 		st.mu.Unlock()
 		return nil
 	})
+}
+
+// sweepKept sweeps the subscriptions of shard n it kept that are due,
+// each read again by itself, and keeps each for its next event.
+func (h *Hub) sweepKept(ctx context.Context, st *sweepState, n int, cands []sweepCand) {
+	now := h.cfg.Now()
+	for _, c := range cands {
+		next := now // a read that fails is tried again at the next pass
+		sub, err := h.cfg.Store.Subscription(ctx, c.id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // deleted
+		case err == nil:
+			next = h.sweepOne(ctx, sub, now, true)
+		}
+		st.mu.Lock()
+		st.shards[n].note(c.id, next)
+		st.mu.Unlock()
+	}
 }
 
 // sweepFollow notes in st the changes since its mark when the store tells
@@ -225,58 +234,64 @@ func (h *Hub) sweepShards() []int {
 }
 
 // sweepShard expires the subscriptions of shard n whose lease has ended,
-// forgets those expired for a day, and returns when the next of its
-// subscriptions will need the sweep (zero: none).
-func (h *Hub) sweepShard(ctx context.Context, n int) (due time.Time, err error) {
+// forgets those expired for a day, and returns the next event of each.
+func (h *Hub) sweepShard(ctx context.Context, n int) ([]sweepCand, error) {
 	subs, err := h.cfg.Store.SubscriptionsInShard(ctx, n)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("shard %d: %w", n, err)
+		return nil, fmt.Errorf("shard %d: %w", n, err)
 	}
 	return h.sweepListed(ctx, subs), nil
 }
 
-// sweepListed sweeps subs, a listing of one shard (see sweepShard).
-func (h *Hub) sweepListed(ctx context.Context, subs []Subscription) (due time.Time) {
-	next := func(t time.Time) {
-		if due.IsZero() || t.Before(due) {
-			due = t
+// sweepListed sweeps subs, a listing of one shard (see sweepShard), and
+// returns the next event of each.
+func (h *Hub) sweepListed(ctx context.Context, subs []Subscription) []sweepCand {
+	now := h.cfg.Now()
+	evs := make([]sweepCand, 0, len(subs))
+	for _, s := range subs {
+		if at := h.sweepOne(ctx, s, now, false); !at.IsZero() {
+			evs = append(evs, sweepCand{at: at, id: s.ID})
 		}
 	}
-	now := h.cfg.Now()
-	for _, s := range subs {
-		switch {
-		case s.State == SubActive && now.After(s.Expires):
-			// re-read: a renewal verified since the listing must win
+	return evs
+}
+
+// sweepOne expires s when its lease has ended, forgets it when it expired
+// a day ago, and returns when it next needs the sweep (now: try again;
+// zero: never). fresh says s was just read by itself; a subscription from
+// a listing is read again before it is expired.
+func (h *Hub) sweepOne(ctx context.Context, s Subscription, now time.Time, fresh bool) time.Time {
+	switch {
+	case s.State == SubActive && now.After(s.Expires):
+		if !fresh { // a renewal verified since the listing must win
 			cur, err := h.cfg.Store.Subscription(ctx, s.ID)
+			if errors.Is(err, ErrNotFound) {
+				return time.Time{}
+			}
 			if err != nil {
-				next(now) // try again next time
-				continue
+				return now
 			}
 			if cur.State != SubActive || !now.After(cur.Expires) {
-				continue // renewed or removed since: that changed the shard's version
+				return nextEvent(cur) // renewed or expired since
 			}
 			s = cur
-			s.State = SubExpired
-			if err := h.cfg.Store.PutSubscription(ctx, s); err != nil {
-				h.logger.Error("lease sweep: expire", "id", s.ID, "err", err)
-				next(now) // try again next time
-				continue
-			}
-			if h.cfg.Activator != nil {
-				h.cfg.Activator.Deactivate(s.ID)
-			}
-			h.logger.Info("lease ended", "topic", wire.Clip(s.Topic), "callback", wire.Clip(s.Callback))
-			next(s.Expires.Add(expiredKept))
-		case s.State == SubActive:
-			next(s.Expires)
-		case s.State == SubExpired && now.After(s.Expires.Add(expiredKept)):
-			if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
-				h.logger.Error("lease sweep: forget", "id", s.ID, "err", err)
-				next(now)
-			}
-		case s.State == SubExpired:
-			next(s.Expires.Add(expiredKept))
 		}
+		s.State = SubExpired
+		if err := h.cfg.Store.PutSubscription(ctx, s); err != nil {
+			h.logger.Error("lease sweep: expire", "id", s.ID, "err", err)
+			return now
+		}
+		if h.cfg.Activator != nil {
+			h.cfg.Activator.Deactivate(s.ID)
+		}
+		h.logger.Info("lease ended", "topic", wire.Clip(s.Topic), "callback", wire.Clip(s.Callback))
+		return s.Expires.Add(expiredKept)
+	case s.State == SubExpired && now.After(s.Expires.Add(expiredKept)):
+		if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
+			h.logger.Error("lease sweep: forget", "id", s.ID, "err", err)
+			return now
+		}
+		return time.Time{}
 	}
-	return due
+	return nextEvent(s)
 }
