@@ -213,6 +213,15 @@ func (w *Webhooks) syncShards(ctx context.Context, bl hub.ShardsLister, due []in
 		return false, err
 	}
 	pre := w.prefetch(ctx, byShard)
+	listed, seen := map[int]bool{}, map[string]bool{}
+	for _, n := range due {
+		listed[n] = true
+		for _, s := range byShard[n] {
+			seen[s.ID] = true
+		}
+	}
+	w.retireUnlisted(listed, seen, g)
+	clear(seen)
 	for _, n := range due {
 		w.applyListing(n, g, vers[n], byShard[n], pre)
 		delete(byShard, n) // let go of each shard's list once applied
@@ -231,24 +240,51 @@ func (w *Webhooks) syncShard(ctx context.Context, n int, ver uint64) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", n, err)
 	}
+	seen := make(map[string]bool, len(subs))
+	for _, s := range subs {
+		seen[s.ID] = true
+	}
+	w.retireUnlisted(map[int]bool{n: true}, seen, g)
 	w.applyListing(n, g, ver, subs, nil)
 	return nil
 }
 
 // applyListing applies subs, a listing of shard n at version ver (see
-// applyShard), and hands it to the listing notes.
-func (w *Webhooks) applyListing(n int, g, ver uint64, subs []hub.Subscription, pre map[string]*startState) {
-	if w.applyShard(n, g, subs, pre) {
-		if notes := w.listingNotes(); notes != nil {
-			notes.ShardListed(n, ver, subs)
+// applyShard), and hands it to the listing notes. It reports whether the
+// engine holds the shard.
+func (w *Webhooks) applyListing(n int, g, ver uint64, subs []hub.Subscription, pre map[string]*startState) bool {
+	if !w.applyShard(n, g, subs, pre) {
+		return false
+	}
+	if notes := w.listingNotes(); notes != nil {
+		notes.ShardListed(n, ver, subs)
+	}
+	return true
+}
+
+// retireUnlisted stops the queues of the shards listed, where the engine
+// holds them, whose subscription their listings, taken after generation g,
+// do not hold (seen), before the listings are applied (applyShard): one
+// pass over the queues for every shard of a listing, which at a start is
+// every shard (a pass per shard was 64 passes over a million queues).
+func (w *Webhooks) retireUnlisted(listed map[int]bool, seen map[string]bool, g uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runCtx == nil || w.runCtx.Err() != nil {
+		return
+	}
+	for id, q := range w.queues {
+		if listed[q.shard] && !seen[id] && q.gen <= g && w.ownsLocked(q.shard) {
+			w.retireLocked(q)
 		}
 	}
 }
 
-// applyShard starts, updates or stops the queues of shard n to match subs,
-// its listing taken after generation g, then applies what was activated
-// before Run. A queue it starts takes its state from pre when there. It
-// reports whether the engine holds the shard.
+// applyShard starts or updates the queues of shard n to match subs, its
+// listing taken after generation g, then applies what was activated
+// before Run; retireUnlisted has stopped those it no longer holds. A queue it
+// starts takes its state from pre when there. It reports whether the
+// engine holds the shard.
 func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription, pre map[string]*startState) bool {
 	now := w.cfg.Clock()
 	w.mu.Lock()
@@ -257,15 +293,8 @@ func (w *Webhooks) applyShard(n int, g uint64, subs []hub.Subscription, pre map[
 		return false
 	}
 	w.shards[n].listed = true
-	seen := make(map[string]bool, len(subs))
 	for _, s := range subs {
-		seen[s.ID] = true
 		w.applySubLocked(s, g, now, pre)
-	}
-	for id, q := range w.queues {
-		if q.shard == n && !seen[id] && q.gen <= g {
-			w.retireLocked(q)
-		}
 	}
 	for id, s := range w.pending {
 		if hub.ShardOf(id) != n {

@@ -200,3 +200,34 @@ func TestWebhooks_LostChangesFallBackToListing(t *testing.T) {
 		t.Errorf("after the fallback a renewal still had the engine list %d subscriptions", got-listed)
 	}
 }
+
+// Subscriptions deleted in many shards while the engine could not follow
+// the changes are stopped by the listing of those shards in one pass, and
+// only they: the queues of the subscriptions still stored, in the same
+// shards and in others, go on.
+func TestWebhooks_ListingAfterLostChangesStopsTheDeletedOnly(t *testing.T) {
+	const n = 120
+	f := newFollowEnv(t, n)
+	f.cs.lose.Store(true)
+	gone := map[string]bool{}
+	shards := map[int]bool{}
+	for i, s := range f.subs {
+		if i%3 != 0 {
+			continue
+		}
+		if err := f.other.DeleteSubscription(context.Background(), s.ID); err != nil {
+			t.Fatal(err)
+		}
+		gone[s.ID] = true
+		shards[hub.ShardOf(s.ID)] = true
+	}
+	if len(shards) < hub.BatchListMin {
+		t.Fatalf("deletions in %d shards: too few for a listing of many at once", len(shards))
+	}
+	testenv.Eventually(t, wait, func() bool { return f.running() == n-len(gone) }, "the deleted ones stopped")
+	for _, s := range f.subs {
+		if running := f.w.queueFor(s.ID) != nil; running == gone[s.ID] {
+			t.Errorf("%s: running %v, deleted %v", s.ID, running, gone[s.ID])
+		}
+	}
+}
