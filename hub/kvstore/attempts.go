@@ -18,8 +18,9 @@ type attemptLog struct {
 	Attempts []hub.Attempt `json:"attempts"` // newest first
 }
 
-// AddAttempts appends each attempt to its subscription's log: one
-// compare-and-set of the log's key per subscription of as.
+// AddAttempts appends each attempt to its subscription's log: one more
+// revision of the log's key per subscription of as, written as batched
+// puts (batchput.go).
 func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 	bySub := map[string][]hub.Attempt{}
 	var order []string
@@ -30,11 +31,19 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 		bySub[a.SubID] = append(bySub[a.SubID], hub.ClipAttempt(a))
 	}
 	var errs []error
-	for _, id := range order {
-		if err := s.addAttempts(ctx, id, bySub[id]); err != nil {
-			errs = append(errs, fmt.Errorf("kvstore: add attempts of %q: %w", wire.Clip(id), err))
-		}
+	fail := func(id string, err error) {
+		errs = append(errs, fmt.Errorf("kvstore: add attempts of %q: %w", wire.Clip(id), err))
 	}
+	puts, ids := make([]batchPut, 0, len(order)), make([]string, 0, len(order))
+	for _, id := range order {
+		p, err := attemptPut(id, bySub[id])
+		if err != nil {
+			fail(id, err)
+			continue
+		}
+		puts, ids = append(puts, p), append(ids, id)
+	}
+	s.putBatch(ctx, func(b *buckets) jetstream.KeyValue { return b.attempts }, puts, func(i int, err error) { fail(ids[i], err) })
 	return errors.Join(errs...)
 }
 
@@ -43,21 +52,20 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 // so never fewer than hub.AttemptLogLen attempts.
 const attemptRevisions = 64
 
-// addAttempts stores as, oldest first, as one more revision of subID's key:
-// a write, without reading the log back (a read, a decode and a
-// compare-and-set each time cost as much CPU as the deliveries of a
+// attemptPut is the put of as, oldest first, as one more revision of
+// subID's key: a write, without reading the log back (a read, a decode and
+// a compare-and-set each time cost as much CPU as the deliveries of a
 // subscription getting a notification a second). Attempts reads the
 // revisions back.
-func (s *Store) addAttempts(ctx context.Context, subID string, as []hub.Attempt) error {
+func attemptPut(subID string, as []hub.Attempt) (batchPut, error) {
 	k, err := key("subscription ID", subID)
 	if err != nil {
-		return err
+		return batchPut{}, err
 	}
 	slices.Reverse(as)
 	as = as[:min(len(as), hub.AttemptLogLen)]
-	return s.do(ctx, func(ctx context.Context, b *buckets) error {
-		return putJSON(ctx, b.attempts, k, attemptLog{SubID: subID, Attempts: as})
-	})
+	val, err := json.Marshal(attemptLog{SubID: subID, Attempts: as})
+	return batchPut{k, val}, err
 }
 
 // Attempts returns the attempt log of subID, newest first: its newest
