@@ -175,7 +175,8 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	if held, maxHeld := int(l.held.Load()), l.cfg.MaxPending; 2*held >= maxHeld {
 		over = held - maxHeld/4
 	}
-	var batch []Attempt
+	var lists [][]Attempt // each subscription's records, taken whole
+	total := 0
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
@@ -187,11 +188,19 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 			default:
 				continue
 			}
-			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
+			list := h.list[max(0, len(h.list)-AttemptLogLen):]
+			lists, total = append(lists, list), total+len(list)
 			l.held.Add(-int64(len(h.list)))
 			delete(s.pending, id)
 		}
 		s.mu.Unlock()
+	}
+	if total == 0 {
+		return nil
+	}
+	batch := make([]Attempt, 0, total) // once, not grown record by record
+	for _, list := range lists {
+		batch = append(batch, list...)
 	}
 	return batch
 }
