@@ -254,10 +254,10 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
+			q.dropSlot() // before parking: another goroutine may run q once parked
 			if q.park(ctx, st, sub, now) {
 				return stopParked
 			}
-			q.dropSlot()
 			if !q.waitForMore(ctx, sub, now) {
 				return stopCtx
 			}

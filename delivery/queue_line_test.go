@@ -166,3 +166,30 @@ func indexOf(ids []string, id string) int {
 	}
 	return -1
 }
+
+// A queue woken with nothing to deliver gives its slot back as it parks
+// again: woken over and over, it leaks no slot of its host.
+func TestWebhooks_LinedQueueWithNothingToDeliverGivesItsSlotBack(t *testing.T) {
+	s := newLineSetup(t, 3)
+	s.w.mu.Lock()
+	q := s.w.queues[s.ids[0]]
+	s.w.mu.Unlock()
+	for range 300 {
+		q.signal()
+	}
+	testenv.Eventually(t, wait, func() bool {
+		f, wt := hostWaiting(s.w)
+		p, _ := parkedCount(s.w)
+		return f == 0 && wt == 0 && p == 3
+	}, "no slot in use, nothing waiting, every queue parked")
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	s.open()
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range s.ids {
+			if s.e.cursor(id).Seq != next {
+				return false
+			}
+		}
+		return true
+	}, "the host's two slots still deliver")
+}

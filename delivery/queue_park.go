@@ -128,9 +128,7 @@ func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
 
 // resume delivers from st under ctx (from begin) until q parks or stops.
 func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState) {
-	reason := q.loop(ctx, st)
-	q.dropSlot()
-	q.exit(cancel, reason)
+	q.exit(cancel, q.loop(ctx, st))
 }
 
 // exit ends the goroutine's run of q for reason: a parked q waits for its
@@ -138,9 +136,10 @@ func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runSt
 // already); any other reason finishes q.
 func (q *queue) exit(cancel context.CancelFunc, reason stopReason) {
 	cancel()
-	if reason == stopParked {
+	if reason == stopParked { // its slot was given back before it parked
 		return
 	}
+	q.dropSlot()
 	q.end(reason)
 	q.mu.Lock()
 	q.cancelRun = nil
