@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -57,6 +58,21 @@ type cursorBatch struct {
 type pendingCursor struct {
 	c     hub.Cursor
 	shard int
+}
+
+// cursorItem is a cursor of one flush.
+type cursorItem struct {
+	id string
+	c  hub.Cursor
+}
+
+// cursorPutter is a Store that stores many cursors in one round, sending
+// them without waiting for each one's answer (kvstore, redisstore); a
+// flush uses it when the store has it, else PutCursor, cursorWriters at
+// a time. PutCursors returns the error of each cursor not stored, nil
+// when all were; a cursor is stored only once the store acknowledged it.
+type cursorPutter interface {
+	PutCursors(ctx context.Context, cursors map[string]hub.Cursor) map[string]error
 }
 
 func newCursorBatch(store Store, every time.Duration, h *loophealth.Tracker) *cursorBatch {
@@ -131,15 +147,11 @@ func (b *cursorBatch) run(ctx context.Context) {
 func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) error {
 	b.writeMu.Lock()
 	defer b.writeMu.Unlock()
-	type item struct {
-		id string
-		c  hub.Cursor
-	}
 	b.mu.Lock()
-	items := make([]item, 0, len(b.pending))
+	items := make([]cursorItem, 0, len(b.pending))
 	for id, p := range b.pending {
 		if only == nil || only(p.shard) {
-			items = append(items, item{id, p.c})
+			items = append(items, cursorItem{id, p.c})
 		}
 	}
 	b.mu.Unlock()
@@ -148,12 +160,15 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) erro
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	if p, ok := b.store.(cursorPutter); ok {
+		return b.putAll(wctx, p, items)
+	}
 	var (
 		wg    sync.WaitGroup
 		errMu sync.Mutex
 		first error
 	)
-	next := make(chan item)
+	next := make(chan cursorItem)
 	for range min(cursorWriters, len(items)) {
 		wg.Go(func() {
 			for it := range next {
@@ -166,11 +181,7 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) erro
 					errMu.Unlock()
 					continue
 				}
-				b.mu.Lock()
-				if p, ok := b.pending[it.id]; ok && p.c == it.c {
-					delete(b.pending, it.id)
-				}
-				b.mu.Unlock()
+				b.stored(it)
 			}
 		})
 	}
@@ -180,6 +191,33 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) erro
 	close(next)
 	wg.Wait()
 	return first
+}
+
+// putAll stores items in one call of p, for flush.
+func (b *cursorBatch) putAll(ctx context.Context, p cursorPutter, items []cursorItem) error {
+	batch := make(map[string]hub.Cursor, len(items))
+	for _, it := range items {
+		batch[it.id] = it.c
+	}
+	failed := p.PutCursors(ctx, batch)
+	var first error
+	for _, it := range items {
+		if err := failed[it.id]; err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		b.stored(it)
+	}
+	return first
+}
+
+// stored drops it from the pending cursors unless a newer one came since.
+func (b *cursorBatch) stored(it cursorItem) {
+	b.mu.Lock()
+	if p, ok := b.pending[it.id]; ok && p.c == it.c {
+		delete(b.pending, it.id)
+	}
+	b.mu.Unlock()
 }
 
 // final stores the pending cursors of the shards only selects (all when

@@ -2,12 +2,15 @@ package delivery
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -130,5 +133,81 @@ func TestWebhooks_RestartDuringStoreOutageResumesFromHandedCursor(t *testing.T) 
 	testenv.Eventually(t, wait, func() bool { return r.count() >= 2 }, "second notification delivered after the outage")
 	if got := r.bodies(); len(got) != 2 || got[0] != "feed-0" || got[1] != "feed-1" {
 		t.Fatalf("bodies %q, want [feed-0 feed-1]", got)
+	}
+}
+
+// batchStore stores cursors in batches through the store's PutCursors,
+// refusing the cursors of refuse in its first batches, and counts both
+// kinds of cursor write.
+type batchStore struct {
+	Store
+	kv             *kvstore.Store
+	puts, batches  atomic.Int64
+	refuse         string
+	refusals, left atomic.Int64
+}
+
+func (s *batchStore) PutCursor(ctx context.Context, id string, c hub.Cursor) error {
+	s.puts.Add(1)
+	return s.Store.PutCursor(ctx, id, c)
+}
+
+func (s *batchStore) PutCursors(ctx context.Context, cs map[string]hub.Cursor) map[string]error {
+	s.batches.Add(1)
+	var refused map[string]error
+	if _, ok := cs[s.refuse]; ok && s.left.Add(-1) >= 0 {
+		cs = maps.Clone(cs)
+		delete(cs, s.refuse)
+		refused = map[string]error{s.refuse: errors.New("refused")}
+		s.refusals.Add(1)
+	}
+	failed := s.kv.PutCursors(ctx, cs)
+	if refused == nil {
+		return failed
+	}
+	maps.Copy(refused, failed)
+	return refused
+}
+
+// With a store that stores cursors in batches, a flush stores every
+// queue's cursor in one call instead of one write per subscription; a
+// cursor the store refused stays pending and is stored by a later round,
+// the others are not written again.
+func TestWebhooks_CursorFlushUsesBatches(t *testing.T) {
+	const subs, notes = 20, 5
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, nil)
+	var ids []string
+	for i := range subs {
+		ids = append(ids, e.subscribe(topic, r.url("/cb/"+strconv.Itoa(i)), "").ID)
+	}
+	bs := &batchStore{Store: e.store, kv: e.store, refuse: ids[3]}
+	bs.left.Store(2)
+	cfg := e.fastConfig()
+	cfg.CursorFlush = 20 * time.Millisecond
+	w := NewWebhooks(e.log, bs, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	seqs := e.publish(topic, "feed", 0, notes)
+	last := seqs[len(seqs)-1]
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range ids {
+			if e.cursor(id).Seq != last {
+				return false
+			}
+		}
+		return true
+	}, "every cursor stored at %d", last)
+	if n := bs.puts.Load(); n != 0 {
+		t.Fatalf("%d single cursor writes, want 0: the store takes batches", n)
+	}
+	if n := bs.refusals.Load(); n != 2 {
+		t.Fatalf("the cursor refused twice was refused %d times before it was stored", n)
+	}
+	if got := r.count(); got != subs*notes {
+		t.Fatalf("%d deliveries, want %d", got, subs*notes)
 	}
 }

@@ -22,9 +22,13 @@ const hostIdleTTL = time.Minute
 // hostLimit bounds the concurrent requests to each callback host with an
 // adaptive limit per host (hostadapt.go). Waiters are served in arrival
 // order, each woken only when a slot is its own, so a host with a thousand
-// waiting queues wakes one per freed slot. A host's state stays while it
-// is in use and for hostIdleTTL after, so the map follows the hosts
-// recently delivered to.
+// waiting queues wakes one per freed slot. A waiter is a goroutine
+// (acquire) or a parked queue woken for more (line): that one gets no
+// goroutine until a slot is handed to it, so an append to a channel whose
+// thousand subscriptions share a host starts as many goroutines as the
+// host has slots free, and one more per freed slot. A host's state stays
+// while it is in use and for hostIdleTTL after, so the map follows the
+// hosts recently delivered to.
 type hostLimit struct {
 	start, floor, ceiling int
 	perSecond             float64 // requests a second to each host (rate.go); 0: no limit
@@ -40,7 +44,7 @@ type hostLimit struct {
 type hostSem struct {
 	adapt    hostAdapt
 	inFlight int
-	waiting  fifo // of chan struct{}, buffered 1: a slot was handed over
+	waiting  fifo
 	timer    *time.Timer
 	used     time.Time     // last acquire or release
 	pacer    *rate.Limiter // hostLimit.perSecond; nil without it
@@ -80,7 +84,7 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 		return hostSlot{l: l, s: s}, nil
 	}
 	ready := l.ready.Get().(chan struct{})
-	s.waiting.push(ready)
+	s.waiting.push(waiter{ready: ready})
 	l.grantLocked(s, now) // a pause that ended without its timer
 	l.mu.Unlock()
 
@@ -95,7 +99,7 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 			s.inFlight--
 			l.grantLocked(s, time.Now())
 		default:
-			s.waiting.remove(ready)
+			s.waiting.remove(waiter{ready: ready})
 		}
 		l.mu.Unlock()
 		l.ready.Put(ready) // empty: no slot is handed to a waiter removed
@@ -135,8 +139,39 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 	}
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
 		s.inFlight++
-		s.waiting.pop() <- struct{}{}
+		if wt := s.waiting.pop(); wt.q != nil {
+			go wt.q.work(wt.st, hostSlot{l: l, s: s})
+		} else {
+			wt.ready <- struct{}{}
+		}
 	}
+}
+
+// line puts q, woken from its parked state st, in its host's line: a
+// goroutine runs it (queue.work) with a slot of the host once one is free,
+// at once when one is. q.mu is held (unline).
+func (l *hostLimit) line(q *queue, st *runState) {
+	now := time.Now()
+	l.mu.Lock()
+	s := l.semLocked(q.host, now)
+	s.waiting.push(waiter{q: q, st: st})
+	l.grantLocked(s, now)
+	l.mu.Unlock()
+}
+
+// unline takes q out of its host's line and reports whether it was there:
+// false when a goroutine was started with a slot for it. q.mu is held,
+// so that q is not lined meanwhile.
+func (l *hostLimit) unline(q *queue) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.hosts[q.host]
+	if s == nil {
+		return false
+	}
+	n := s.waiting.len()
+	s.waiting.remove(waiter{q: q})
+	return s.waiting.len() < n
 }
 
 // done gives the slot back after a request that ended as a did, having
@@ -227,21 +262,30 @@ func (l *hostLimit) stats() []HostStats {
 // delivered to in the last minute, ordered by host.
 func (w *Webhooks) Hosts() []HostStats { return w.limit.stats() }
 
+// waiter waits for a slot of a host: a goroutine, whose ready (buffered
+// 1) receives when the slot is handed over, or a queue q lined from its
+// parked state st (line).
+type waiter struct {
+	ready chan struct{}
+	q     *queue
+	st    *runState
+}
+
 // fifo is the waiters of a host in arrival order, over an array reused
 // from its start whenever it empties.
 type fifo struct {
-	items []chan struct{}
+	items []waiter
 	head  int
 }
 
 func (f *fifo) len() int { return len(f.items) - f.head }
 
-func (f *fifo) push(c chan struct{}) { f.items = append(f.items, c) }
+func (f *fifo) push(w waiter) { f.items = append(f.items, w) }
 
 // pop removes and returns the oldest; f is not empty.
-func (f *fifo) pop() chan struct{} {
+func (f *fifo) pop() waiter {
 	c := f.items[f.head]
-	f.items[f.head] = nil
+	f.items[f.head] = waiter{}
 	f.head++
 	if f.head == len(f.items) {
 		f.items, f.head = f.items[:0], 0
@@ -249,9 +293,9 @@ func (f *fifo) pop() chan struct{} {
 	return c
 }
 
-// remove removes c, a waiter that gave up.
-func (f *fifo) remove(c chan struct{}) {
-	live := slices.DeleteFunc(f.items[f.head:], func(x chan struct{}) bool { return x == c })
+// remove removes the waiter of c's channel or queue, one that gave up.
+func (f *fifo) remove(c waiter) {
+	live := slices.DeleteFunc(f.items[f.head:], func(x waiter) bool { return x.ready == c.ready && x.q == c.q })
 	f.items = f.items[:f.head+len(live)]
 	if f.len() == 0 {
 		f.items, f.head = f.items[:0], 0

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -43,29 +44,36 @@ func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
 }
 
 // The waiters of a host leave in arrival order, one that gave up leaves
-// from wherever it is, and the array is reused once the queue empties.
+// from wherever it is, goroutines and lined queues alike, and the array is
+// reused once the queue empties.
 func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
 	var f fifo
-	chans := make([]chan struct{}, 5)
-	for i := range chans {
-		chans[i] = make(chan struct{}, 1)
-		f.push(chans[i])
+	ws := make([]waiter, 6)
+	for i := range ws {
+		if i%2 == 0 {
+			ws[i] = waiter{ready: make(chan struct{}, 1)}
+		} else {
+			ws[i] = waiter{q: &queue{id: strconv.Itoa(i)}}
+		}
+		f.push(ws[i])
 	}
-	if f.pop() != chans[0] {
+	if f.pop() != ws[0] {
 		t.Fatal("not the oldest first")
 	}
-	f.remove(chans[2])
-	f.remove(make(chan struct{})) // not waiting: nothing changes
-	for _, want := range []int{1, 3, 4} {
-		if f.len() == 0 || f.pop() != chans[want] {
+	f.remove(ws[2])
+	f.remove(ws[3])
+	f.remove(waiter{ready: make(chan struct{})}) // not waiting: nothing changes
+	f.remove(waiter{q: &queue{}})
+	for _, want := range []int{1, 4, 5} {
+		if f.len() == 0 || f.pop() != ws[want] {
 			t.Fatalf("waiter %d not next", want)
 		}
 	}
 	if f.len() != 0 || f.head != 0 || cap(f.items) == 0 {
 		t.Fatalf("empty queue: len %d head %d cap %d, want the array kept from its start", f.len(), f.head, cap(f.items))
 	}
-	f.push(chans[0])
-	f.remove(chans[0])
+	f.push(ws[0])
+	f.remove(ws[0])
 	if f.len() != 0 || f.head != 0 {
 		t.Fatalf("after the only waiter gave up: len %d head %d", f.len(), f.head)
 	}

@@ -46,6 +46,9 @@ type queue struct {
 	// rate paces the subscription's attempts (rate.go); nil while it has
 	// had no rate. The queue's goroutine only.
 	rate *rate.Limiter
+	// held is a slot of the queue's host handed to it from its host's line
+	// (queue_park.go) and not used yet; the queue's goroutine only.
+	held hostSlot
 
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set
@@ -60,6 +63,9 @@ type queue struct {
 	parked   *runState
 	leaseAt  time.Duration
 	leaseIdx int
+	// lined is set while the queue, woken from its parked state, waits in
+	// its host's line without a goroutine (hostLimit.line).
+	lined bool
 	// watching is the channel the queue is indexed under in
 	// Webhooks.wakes while watched (both under wakes.mu).
 	watching string
@@ -238,6 +244,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		}
 		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
 		if q.h.Report(ctx, opLog, reached(err)) != nil {
+			q.dropSlot() // no slot held while waiting (queue_park.go)
 			if !q.h.Backoff(ctx, opLog, 0) {
 				return stopCtx
 			}
@@ -247,6 +254,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
+			q.dropSlot() // before parking: another goroutine may run q once parked
 			if q.park(ctx, st, sub, now) {
 				return stopParked
 			}
@@ -269,6 +277,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		var run *logcache.CoalescedRun
 		if channel != "" {
 			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); q.h.Report(ctx, opLog, err) != nil {
+				q.dropSlot()
 				if !q.h.Backoff(ctx, opLog, 0) {
 					return stopCtx
 				}

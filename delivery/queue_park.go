@@ -17,6 +17,12 @@ import (
 // parked queue at once (stopLocked). A parked queue holds no context, no
 // goroutine and no preformatted logger: only a context of its own while a
 // goroutine runs it (work).
+//
+// A parked queue woken to deliver waits for a slot of its callback host
+// without a goroutine: in the host's line (hostLimit.line), which starts
+// one with the slot handed over (held, used by the first attempt). Queues
+// with a rate to wait for, and those not deliverable any more (whose wake
+// is to stop), get a goroutine at once.
 
 // park leaves st in q and reports true when the goroutine may end now;
 // false when a wake-up is already pending or ctx has ended, so that the
@@ -51,15 +57,23 @@ func (q *queue) unparkLocked() *runState {
 }
 
 // signal wakes q without blocking: a parked queue gets a goroutine again,
-// a running one a wake-up (one already pending absorbs it).
+// or a place in its host's line, a running one a wake-up (one already
+// pending absorbs it).
 func (q *queue) signal() {
 	q.signals.Add(1)
 	q.mu.Lock()
 	st := q.unparkLocked()
+	lined := st != nil && q.lineableLocked()
+	if lined {
+		q.lined, q.idle = true, false
+		q.w.limit.line(q, st)
+	}
 	q.mu.Unlock()
 	if st != nil {
 		q.woken.Add(1)
-		go q.work(st)
+		if !lined {
+			go q.work(st, hostSlot{})
+		}
 		return
 	}
 	select {
@@ -68,12 +82,23 @@ func (q *queue) signal() {
 	}
 }
 
+// lineableLocked reports whether q, woken, waits in its host's line
+// without a goroutine: it is deliverable and has no rate to wait for
+// (pace) before it takes a slot. q.mu is held.
+func (q *queue) lineableLocked() bool {
+	w := q.w
+	return w.limit.perSecond == 0 && subRate(q.sub, w.cfg.DefaultRate, w.cfg.MaxRate) == 0 && deliverable(q.sub, w.cfg.Clock())
+}
+
 // work runs q's delivery from st (nil: from the stored cursor) on the
 // calling goroutine, under a context of its own that stop cancels, and
-// finishes q unless it parks.
-func (q *queue) work(st *runState) {
+// finishes q unless it parks. slot, when it is one, is a slot of q's host
+// handed to q from its line, for its first attempt.
+func (q *queue) work(st *runState, slot hostSlot) {
 	ctx, cancel, ok := q.begin()
+	q.held = slot
 	if !ok {
+		q.dropSlot()
 		q.finish()
 		return
 	}
@@ -92,6 +117,7 @@ func (q *queue) work(st *runState) {
 func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.lined = false
 	if q.stopped || q.parent.Err() != nil {
 		return nil, nil, false
 	}
@@ -110,9 +136,10 @@ func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runSt
 // already); any other reason finishes q.
 func (q *queue) exit(cancel context.CancelFunc, reason stopReason) {
 	cancel()
-	if reason == stopParked {
+	if reason == stopParked { // its slot was given back before it parked
 		return
 	}
+	q.dropSlot()
 	q.end(reason)
 	q.mu.Lock()
 	q.cancelRun = nil
@@ -128,14 +155,35 @@ func (q *queue) stopLocked() {
 	q.stopped = true
 	cancel := q.cancelRun
 	st := q.unparkLocked()
+	unlined := q.lined && q.w.limit.unline(q) // else its goroutine was started
+	q.lined = false
 	q.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
 	q.cutInFlight()
-	if st != nil {
+	if st != nil || unlined {
 		q.finishLocked()
 	}
+}
+
+// dropSlot gives back the slot handed to q from its line, if it still
+// holds it unused; q's goroutine only.
+func (q *queue) dropSlot() {
+	if q.held.l != nil {
+		q.held.release()
+		q.held = hostSlot{}
+	}
+}
+
+// takeSlot returns the slot handed to q from its line, else waits for one
+// of q's host; q's goroutine only.
+func (q *queue) takeSlot(ctx context.Context) (hostSlot, error) {
+	if s := q.held; s.l != nil {
+		q.held = hostSlot{}
+		return s, nil
+	}
+	return q.w.limit.acquire(ctx, q.host)
 }
 
 // doneChan returns a channel closed once q has finished.

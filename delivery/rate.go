@@ -55,6 +55,7 @@ func (q *queue) pace(ctx context.Context) bool {
 	if q.rate == nil && l.perSecond == 0 && subRate(q.getSub(), q.w.cfg.DefaultRate, q.w.cfg.MaxRate) == 0 {
 		return true // no rate: the host's pause is left to hostLimit.acquire
 	}
+	q.dropSlot() // a rate came since q was lined: no slot held while waiting for it
 	return l.pace(ctx, q.host, false) == nil && q.subToken(ctx) && l.pace(ctx, q.host, true) == nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/wire"
@@ -56,8 +58,10 @@ type headers struct {
 	vals []string
 }
 
-func newHeaders() headers {
-	return headers{h: make(http.Header, maxHeaders), vals: make([]string, 0, maxHeaders)}
+// newHeaders makes room for n headers: a map sized for at most 8 is one
+// group of slots, a third of one sized for maxHeaders.
+func newHeaders(n int) headers {
+	return headers{h: make(http.Header, n), vals: make([]string, 0, n)}
 }
 
 // set sets the header of canonical name key to v.
@@ -80,7 +84,7 @@ var (
 
 // newRequest builds the POST of rec to t, sub's callback.
 func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscription, rec wire.Record) (*http.Request, error) {
-	b := newHeaders()
+	b := newHeaders(w.headerCount(ctx, sub, rec))
 	ct := rec.ContentType
 	if ct == "" {
 		ct = "application/xml"
@@ -112,6 +116,25 @@ func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscripti
 		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 	}
 	return req.WithContext(ctx), nil
+}
+
+// headerCount is how many headers newRequest sets at most.
+func (w *Webhooks) headerCount(ctx context.Context, sub hub.Subscription, rec wire.Record) int {
+	n := 4 // Content-Type, Link, User-Agent, Rshub-Seq
+	if trace.SpanContextFromContext(ctx).IsValid() || rec.TraceParent != "" {
+		n += 2 // traceparent, tracestate
+	}
+	if sub.Secret != "" {
+		switch w.scheme(sub) {
+		case wire.SchemeWebSub:
+			n++
+		case wire.SchemeStandard:
+			n += 3
+		default:
+			n += 4
+		}
+	}
+	return n
 }
 
 // scheme is the signature scheme of sub's deliveries: the one it asked

@@ -98,6 +98,7 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 		{"standard", hub.Subscription{ID: "c", Callback: "http://example.org:/hook", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Scheme: wire.SchemeStandard}, linked},
 		{"both", hub.Subscription{ID: "d", Callback: "http://[::1]:9/h", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Scheme: wire.SchemeBoth}, rec},
 		{"empty body", hub.Subscription{ID: "e", Callback: "http://example.org/", Secret: "k"}, empty},
+		{"both traced", hub.Subscription{ID: "f", Callback: "http://[::1]:9/h", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Scheme: wire.SchemeBoth}, traced},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			to, err := targetOf(nil, c.sub.Callback)
@@ -116,6 +117,11 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Header, want.Header) {
 				t.Fatalf("headers\n%v\nwant\n%v", got.Header, want.Header)
+			}
+			// the header map is made for as many as are set: a plain
+			// delivery's fits one group of 8 slots, not two
+			if n := w.headerCount(context.Background(), c.sub, c.rec); n != len(got.Header) {
+				t.Fatalf("room made for %d headers, %d set", n, len(got.Header))
 			}
 			if b := bodyOf(t, got.Body); !bytes.Equal(b, c.rec.Body) {
 				t.Fatalf("body %q", b)

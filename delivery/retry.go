@@ -44,7 +44,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		if !q.pace(ctx) {
 			return resultAbandoned
 		}
-		slot, err := w.limit.acquire(ctx, q.host)
+		slot, err := q.takeSlot(ctx)
 		if err != nil {
 			return resultAbandoned
 		}

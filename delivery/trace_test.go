@@ -144,7 +144,7 @@ func BenchmarkWebhooks_AttemptTracing(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				ctx, span, start := w.startAttempt(context.Background(), sub, rec)
-				h := newHeaders()
+				h := newHeaders(maxHeaders)
 				injectTrace(ctx, &h, rec)
 				endAttempt(span, attempt{status: 200}, start)
 			}

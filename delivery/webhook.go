@@ -422,7 +422,7 @@ func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
 	prevDone := prev.doneChan()
 	go func() {
 		<-prevDone // ends within Grace once stopped
-		q.work(nil)
+		q.work(nil, hostSlot{})
 	}()
 }
 

@@ -55,6 +55,9 @@ type AttemptLog struct {
 
 	shards [attemptShards]attemptShard // by a hash of SubID
 	held   atomic.Int64                // records in the shards
+	// lastBatch is the size of the last batch taken, the next one's
+	// capacity.
+	lastBatch atomic.Int64
 
 	written, dropped atomic.Uint64
 }
@@ -95,9 +98,11 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 }
 
 // heldAttempts are the records of one subscription waiting for a write.
+// A flush empties it and keeps it, its array reused by the next records,
+// until a flush finds it still empty (take).
 type heldAttempts struct {
 	list   []Attempt // oldest first
-	since  time.Time // when the oldest was taken
+	since  time.Time // when the oldest was taken; when emptied, while empty
 	failed bool      // one of them is not a first attempt that delivered
 }
 
@@ -113,8 +118,11 @@ func (l *AttemptLog) Record(a Attempt) {
 	defer s.mu.Unlock()
 	h := s.pending[a.SubID]
 	if h == nil {
-		h = &heldAttempts{since: time.Now()}
+		h = &heldAttempts{}
 		s.pending[a.SubID] = h
+	}
+	if len(h.list) == 0 {
+		h.since = time.Now()
 	}
 	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
 		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
@@ -155,7 +163,7 @@ func (l *AttemptLog) Run(ctx context.Context) error {
 			write(l.take(time.Now(), -1))
 			return nil
 		case <-t.C:
-			write(l.take(time.Now(), l.cfg.Hold))
+			write(l.take(time.Now(), max(l.cfg.Hold, 0)))
 		}
 	}
 }
@@ -169,13 +177,17 @@ func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now()
 // take removes the records due at now, holding healthy subscriptions for
 // hold (all when hold < 0), and returns the newest AttemptLogLen of each
 // subscription. When half of MaxPending is held, it takes subscriptions
-// not due as well until a quarter is left.
+// not due as well until a quarter is left. A subscription emptied keeps
+// its array for its next records, so one delivering steadily reuses it;
+// one found empty a hold after it was emptied is dropped, and hold < 0
+// (Flush, a stop) drops every one.
 func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	over := 0 // records to take beyond those due
 	if held, maxHeld := int(l.held.Load()), l.cfg.MaxPending; 2*held >= maxHeld {
 		over = held - maxHeld/4
 	}
-	var batch []Attempt
+	last := int(l.lastBatch.Load())
+	batch := make([]Attempt, 0, last+last/4) // in steady state, made once
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
@@ -187,12 +199,17 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 			default:
 				continue
 			}
+			if len(h.list) == 0 || hold < 0 {
+				delete(s.pending, id)
+			}
 			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
 			l.held.Add(-int64(len(h.list)))
-			delete(s.pending, id)
+			clear(h.list)
+			h.list, h.since, h.failed = h.list[:0], now, false
 		}
 		s.mu.Unlock()
 	}
+	l.lastBatch.Store(int64(len(batch)))
 	return batch
 }
 

@@ -2,11 +2,12 @@ package kvstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/nats-io/nats.go/jetstream"
 

@@ -2,11 +2,12 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/redis/go-redis/v9"
 
@@ -119,4 +120,38 @@ func (s *Store) PutCursor(ctx context.Context, subID string, c hub.Cursor) error
 		return fmt.Errorf("redisstore: put cursor %q: %w", wire.Clip(subID), err)
 	}
 	return nil
+}
+
+// PutCursors stores the delivery cursors of many subscriptions (by
+// subscription ID) in one HSET, one round trip, and returns the error of
+// each one not stored; nil when all were.
+func (s *Store) PutCursors(ctx context.Context, cursors map[string]hub.Cursor) map[string]error {
+	var failed map[string]error
+	fail := func(id string, err error) {
+		if failed == nil {
+			failed = map[string]error{}
+		}
+		failed[id] = fmt.Errorf("redisstore: put cursor %q: %w", wire.Clip(id), err)
+	}
+	pairs := make([]any, 0, 2*len(cursors))
+	for id, c := range cursors {
+		b, err := json.Marshal(c)
+		if err == nil {
+			err = check("subscription ID", id)
+		}
+		if err != nil {
+			fail(id, err)
+			continue
+		}
+		pairs = append(pairs, id, b)
+	}
+	if len(pairs) == 0 {
+		return failed
+	}
+	if err := s.rdb.HSet(ctx, s.key("cursors"), pairs...).Err(); err != nil {
+		for i := 0; i < len(pairs); i += 2 {
+			fail(pairs[i].(string), err)
+		}
+	}
+	return failed
 }

@@ -17,6 +17,7 @@ var attemptTests = []struct {
 	{"Attempts_NewestFirstBoundedPerSubscription", testAttemptsBounded},
 	{"Attempts_EveryFieldBounded", testAttemptsClipped},
 	{"DeleteSubscription_RemovesAttemptLog", testAttemptsDeleted},
+	{"AddAttempts_ManySubscriptionsOneBatch", testAttemptsManySubs},
 }
 
 // attempt is the attempt i of subscription sub, a failure with a response.
@@ -133,5 +134,35 @@ func testAttemptsDeleted(t *testing.T, s hub.Store) {
 	}
 	if as, err := s.Attempts(ctx, other.ID); err != nil || len(as) != 1 {
 		t.Fatalf("deleting one subscription left the other %d attempts (%v), want 1", len(as), err)
+	}
+}
+
+// One batch of many subscriptions' attempts (more than either store sends
+// unacknowledged at once) reaches every log; an empty ID is refused with a
+// short error.
+func testAttemptsManySubs(t *testing.T, s hub.Store) {
+	ctx := ctxT(t)
+	const n = 600
+	var batch []hub.Attempt
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = hub.SubscriptionID(Topics[i%len(Topics)], fmt.Sprintf("https://cb.example/%d", i))
+		batch = append(batch, attempt(ids[i], 1))
+	}
+	for i := range ids {
+		batch = append(batch, attempt(ids[i], 2))
+	}
+	check(t, s.AddAttempts(ctx, batch))
+	if err := s.AddAttempts(ctx, []hub.Attempt{attempt("", 1)}); err == nil {
+		t.Fatal("AddAttempts took an attempt of an empty subscription ID")
+	} else {
+		refused(t, "AddAttempts", "", err)
+	}
+	for _, id := range ids {
+		got, err := s.Attempts(ctx, id)
+		check(t, err)
+		if len(got) != 2 || got[0].Seq != attempt(id, 2).Seq || got[1].Seq != attempt(id, 1).Seq {
+			t.Fatalf("Attempts(%s) = %v, want its 2 newest first", label(id), got)
+		}
 	}
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) hub.Store) {
 	tests = append(tests, followTests...)
 	tests = append(tests, attemptTests...)
 	tests = append(tests, bulkTests...)
+	tests = append(tests, cursorTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

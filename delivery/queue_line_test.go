@@ -1,0 +1,195 @@
+package delivery
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
+)
+
+// lineSetup is n subscriptions of one channel on one callback host of
+// two slots, every queue parked after a first notification, and a gate
+// that holds the callback's answers to later ones until open is called.
+type lineSetup struct {
+	e     *env
+	r     *receiver
+	w     *Webhooks
+	stop  func()
+	ids   []string
+	first uint64
+	open  func()
+}
+
+func newLineSetup(t *testing.T, n int) *lineSetup {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	gate := make(chan struct{})
+	s := &lineSetup{e: e, open: sync.OnceFunc(func() { close(gate) })}
+	s.r = newReceiver(t, func(_ int, d delivery) int {
+		if d.Header.Get(wire.HeaderSeq) != strconv.FormatUint(s.first, 10) {
+			<-gate
+		}
+		return 200
+	})
+	t.Cleanup(s.open) // before the receiver closes
+	for i := range n {
+		s.ids = append(s.ids, e.subscribe(topic, s.r.url("/cb/"+strconv.Itoa(i)), "").ID)
+	}
+	s.first = e.publish(topic, "feed", 0, 1)[0]
+	cfg := e.fastConfig()
+	cfg.PerHostMin, cfg.PerHostMax = 2, 2
+	s.w, s.stop = e.start(cfg)
+	testenv.Eventually(t, wait, func() bool { p, all := parkedCount(s.w); return all == n && p == n }, "every queue delivered and parked")
+	return s
+}
+
+// running returns the queues that have a goroutine (begin gave them a
+// context), by ID.
+func running(w *Webhooks) map[string]bool {
+	w.mu.Lock()
+	qs := make([]*queue, 0, len(w.queues))
+	for _, q := range w.queues {
+		qs = append(qs, q)
+	}
+	w.mu.Unlock()
+	out := map[string]bool{}
+	for _, q := range qs {
+		q.mu.Lock()
+		if q.cancelRun != nil {
+			out[q.id] = true
+		}
+		q.mu.Unlock()
+	}
+	return out
+}
+
+// hostWaiting returns the in-flight and waiting deliveries of the one
+// callback host.
+func hostWaiting(w *Webhooks) (inFlight, waiting int) {
+	for _, h := range w.Hosts() {
+		inFlight, waiting = inFlight+h.InFlight, waiting+h.Waiting
+	}
+	return inFlight, waiting
+}
+
+// An append to a channel whose subscriptions share a host of two slots
+// starts two goroutines, not one per subscription: the others wait in the
+// host's line, parked, each started when a slot is handed to it. Every
+// subscription still gets every notification, in order.
+func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
+	const n = 60
+	s := newLineSetup(t, n)
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	testenv.Eventually(t, wait, func() bool { f, wt := hostWaiting(s.w); return f == 2 && wt == n-2 && s.r.count() == n+2 }, "two in flight, the rest waiting")
+	if got := len(running(s.w)); got != 2 {
+		t.Fatalf("%d queues have a goroutine while the host has 2 slots, want 2", got)
+	}
+	s.open()
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range s.ids {
+			if s.e.cursor(id).Seq != next {
+				return false
+			}
+		}
+		p, all := parkedCount(s.w)
+		return all == n && p == n
+	}, "every queue delivered and parked again")
+	perPath := map[string][]string{}
+	for _, d := range s.r.all() {
+		perPath[d.Path] = append(perPath[d.Path], d.Header.Get(wire.HeaderSeq))
+	}
+	want := []string{strconv.FormatUint(s.first, 10), strconv.FormatUint(next, 10)}
+	if len(perPath) != n {
+		t.Fatalf("%d callbacks got deliveries, want %d", len(perPath), n)
+	}
+	for path, got := range perPath {
+		if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("%s got seqs %v, want %v", path, got, want)
+		}
+	}
+}
+
+// A queue waiting in its host's line stops at once when deactivated or
+// when the engine stops, without waiting for a slot, and is not delivered
+// to afterwards.
+func TestWebhooks_LinedQueuesStopWithoutASlot(t *testing.T) {
+	const n = 30
+	s := newLineSetup(t, n)
+	s.e.publish(topic, "feed", 1, 1)
+	testenv.Eventually(t, wait, func() bool { f, wt := hostWaiting(s.w); return f == 2 && wt == n-2 && s.r.count() == n+2 }, "two in flight, the rest waiting")
+	busy := running(s.w)
+	var lined []string
+	for _, id := range s.ids {
+		if !busy[id] && len(lined) < 5 {
+			lined = append(lined, id)
+		}
+	}
+	for _, id := range lined {
+		s.w.mu.Lock()
+		q := s.w.queues[id]
+		s.w.mu.Unlock()
+		s.w.Deactivate(id)
+		select {
+		case <-q.doneChan():
+		case <-time.After(wait):
+			t.Fatalf("a lined queue deactivated did not finish while the host had no slot")
+		}
+	}
+	if _, wt := hostWaiting(s.w); wt != n-2-len(lined) {
+		t.Fatalf("%d waiting after %d lined queues stopped, want %d", wt, len(lined), n-2-len(lined))
+	}
+	stopped := make(chan struct{})
+	go func() { s.stop(); close(stopped) }()
+	select { // the two in flight are cut after Grace (1s); the lined end at once
+	case <-stopped:
+	case <-time.After(wait):
+		t.Fatal("the engine did not stop with queues waiting in a host's line")
+	}
+	s.open()
+	for _, d := range s.r.all() {
+		for _, id := range lined {
+			if d.Path == "/cb/"+strconv.Itoa(indexOf(s.ids, id)) && d.Header.Get(wire.HeaderSeq) != strconv.FormatUint(s.first, 10) {
+				t.Fatalf("deactivated %s got seq %s", d.Path, d.Header.Get(wire.HeaderSeq))
+			}
+		}
+	}
+}
+
+func indexOf(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// A queue woken with nothing to deliver gives its slot back as it parks
+// again: woken over and over, it leaks no slot of its host.
+func TestWebhooks_LinedQueueWithNothingToDeliverGivesItsSlotBack(t *testing.T) {
+	s := newLineSetup(t, 3)
+	s.w.mu.Lock()
+	q := s.w.queues[s.ids[0]]
+	s.w.mu.Unlock()
+	for range 300 {
+		q.signal()
+	}
+	testenv.Eventually(t, wait, func() bool {
+		f, wt := hostWaiting(s.w)
+		p, _ := parkedCount(s.w)
+		return f == 0 && wt == 0 && p == 3
+	}, "no slot in use, nothing waiting, every queue parked")
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	s.open()
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range s.ids {
+			if s.e.cursor(id).Seq != next {
+				return false
+			}
+		}
+		return true
+	}, "the host's two slots still deliver")
+}
