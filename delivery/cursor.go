@@ -39,7 +39,9 @@ const cursorWriters = 8
 //     the cursor handed over, stored or not (latest).
 //   - Order: one write round at a time, each cursor of a subscription
 //     written at most once per round and the newest taken, so an older
-//     cursor never lands after a newer one.
+//     cursor never lands after a newer one. A store that takes a round in
+//     one call (cursorPutter) has its writes in flight together, and the
+//     round ends once each was answered.
 //
 // A write that fails keeps its cursor pending; the flusher retries with
 // backoff and the engine's Health reports it.

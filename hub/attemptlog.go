@@ -187,7 +187,7 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 		over = held - maxHeld/4
 	}
 	last := int(l.lastBatch.Load())
-	batch := make([]Attempt, 0, last+last/4) // in steady state, made once
+	batch := make([]Attempt, 0, min(last+last/4, int(l.held.Load()))) // in steady state, made once
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
