@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	json "github.com/segmentio/encoding/json"
@@ -14,17 +15,21 @@ import (
 
 // AddAttempts appends each attempt to its subscription's log, all in one
 // transaction: a push, a trim to hub.AttemptLogLen and a new expiry per
-// subscription.
+// subscription. An attempt that cannot be stored (a bad subscription ID)
+// is refused alone: the others are stored, and the error names it.
 func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 	bySub := map[string][]any{}
 	var order []string
+	var errs []error
 	for _, a := range as {
 		if err := check("subscription ID", a.SubID); err != nil {
-			return fmt.Errorf("redisstore: add attempts: %w", err)
+			errs = append(errs, fmt.Errorf("redisstore: add attempts: %w", err))
+			continue
 		}
 		b, err := json.Marshal(hub.ClipAttempt(a))
 		if err != nil {
-			return fmt.Errorf("redisstore: add attempts of %q: %w", wire.Clip(a.SubID), err)
+			errs = append(errs, fmt.Errorf("redisstore: add attempts of %q: %w", wire.Clip(a.SubID), err))
+			continue
 		}
 		if _, seen := bySub[a.SubID]; !seen {
 			order = append(order, a.SubID)
@@ -32,7 +37,7 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 		bySub[a.SubID] = append(bySub[a.SubID], b)
 	}
 	if len(order) == 0 {
-		return nil
+		return errors.Join(errs...)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range order {
@@ -44,9 +49,9 @@ func (s *Store) AddAttempts(ctx context.Context, as []hub.Attempt) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("redisstore: add attempts of %d subscriptions: %w", len(order), err)
+		errs = append(errs, fmt.Errorf("redisstore: add attempts of %d subscriptions: %w", len(order), err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Attempts returns the attempt log of subID, newest first.
