@@ -60,47 +60,71 @@ func leaseSub(i int, now, exp time.Time) hub.Subscription {
 	}
 }
 
+// sweepRig is a hub over a counted kvstore whose lease sweep keeps up with
+// the store by itself, and another hub's client of the same buckets.
+type sweepRig struct {
+	t     *testing.T
+	ctx   context.Context // counted
+	f     *fixture
+	mine  *kvstore.Store
+	other *kvstore.Store
+	ck    *countingKV
+	st    *hub.SweptShards
+}
+
+func newSweepRig(t *testing.T) *sweepRig {
+	_, nc := testenv.NATS(t)
+	r := &sweepRig{t: t, ctx: context.WithValue(context.Background(), countedKey{}, true), st: hub.NewSweptShards(nil)}
+	var err error
+	for _, s := range []**kvstore.Store{&r.mine, &r.other} {
+		if *s, err = kvstore.Open(r.ctx, nc, kvstore.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.ck = &countingKV{Store: r.mine}
+	r.f = newFixture(t, func(c *hub.Config) {
+		c.Store = r.ck
+		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600} // the fixture's own sweeper ticks every 30 s
+	})
+	return r
+}
+
+// put stores subs through this hub's store.
+func (r *sweepRig) put(subs ...hub.Subscription) {
+	r.t.Helper()
+	for _, s := range subs {
+		if err := r.mine.PutSubscription(r.ctx, s); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// sweep runs one pass and returns the subscriptions it listed.
+func (r *sweepRig) sweep() int64 {
+	r.t.Helper()
+	before := r.ck.listed.Load()
+	if err := hub.SweepDue(r.ctx, r.f.Hub, r.st); err != nil {
+		r.t.Fatal(err)
+	}
+	return r.ck.listed.Load() - before
+}
+
 // A sweep that keeps up with the store by itself (no shard holder hands it
 // listings) lists every shard once, then follows the store's changes: a
 // renewal, a subscription, an unsubscription and an expiry made by another
 // hub cost it no listing, and a lease that another hub's subscription
 // brought forward is still swept when it ends, by reading it alone.
 func TestLease_SweepFollowsAnotherHubsWritesWithoutListing(t *testing.T) {
-	_, nc := testenv.NATS(t)
-	ctx := context.WithValue(context.Background(), countedKey{}, true)
-	mine, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := kvstore.Open(ctx, nc, kvstore.Config{}) // another hub's client
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := &countingKV{Store: mine}
-	f := newFixture(t, func(c *hub.Config) {
-		c.Store = ck
-		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600} // the fixture's own sweeper ticks every 30 s
-	})
+	r := newSweepRig(t)
+	ctx, f, mine, other := r.ctx, r.f, r.mine, r.other
 	now := f.Clock.Now()
 	const n = 200
 	var subs []hub.Subscription
 	for i := range n {
-		s := leaseSub(i, now, now.Add(240*time.Hour))
-		if err := mine.PutSubscription(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, s)
+		subs = append(subs, leaseSub(i, now, now.Add(240*time.Hour)))
 	}
-	st := hub.NewSweptShards(nil)
-	sweep := func() int64 {
-		t.Helper()
-		before := ck.listed.Load()
-		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
-			t.Fatal(err)
-		}
-		return ck.listed.Load() - before
-	}
-	if got := sweep(); got != n {
+	r.put(subs...)
+	if got := r.sweep(); got != n {
 		t.Fatalf("first pass listed %d subscriptions, want %d", got, n)
 	}
 
@@ -116,12 +140,12 @@ func TestLease_SweepFollowsAnotherHubsWritesWithoutListing(t *testing.T) {
 	if err := other.DeleteSubscription(ctx, subs[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := sweep(); got != 0 {
+	if got := r.sweep(); got != 0 {
 		t.Fatalf("four writes had the sweep list %d subscriptions", got)
 	}
 
 	f.Clock.Advance(2 * time.Hour)
-	if got := sweep(); got != 0 {
+	if got := r.sweep(); got != 0 {
 		t.Errorf("the lease's end had the sweep list %d subscriptions, want none (it reads the one subscription)", got)
 	}
 	if s, err := mine.Subscription(ctx, soon.ID); err != nil || s.State != hub.SubExpired {
@@ -218,44 +242,20 @@ func TestLease_SweepUsesTheListingsItIsHanded(t *testing.T) {
 // When the store loses track of the changes, the sweep lists the shards
 // whose version moved since it read them, then follows the changes again.
 func TestLease_SweepListsTheShardsMovedWhenChangesAreLost(t *testing.T) {
-	_, nc := testenv.NATS(t)
-	ctx := context.WithValue(context.Background(), countedKey{}, true)
-	mine, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := &countingKV{Store: mine}
-	f := newFixture(t, func(c *hub.Config) {
-		c.Store = ck
-		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600}
-	})
-	now := f.Clock.Now()
+	r := newSweepRig(t)
+	now := r.f.Clock.Now()
 	var subs []hub.Subscription
 	for i := range 100 {
-		s := leaseSub(i, now, now.Add(240*time.Hour))
-		if err := mine.PutSubscription(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, s)
+		subs = append(subs, leaseSub(i, now, now.Add(240*time.Hour)))
 	}
-	st := hub.NewSweptShards(nil)
-	sweep := func() int64 {
-		t.Helper()
-		before := ck.listed.Load()
-		if err := hub.SweepDue(ctx, f.Hub, st); err != nil {
-			t.Fatal(err)
-		}
-		return ck.listed.Load() - before
-	}
-	sweep()
+	r.put(subs...)
+	r.sweep()
 	renew := func() {
 		t.Helper()
 		subs[0].Expires = subs[0].Expires.Add(time.Hour)
-		if err := mine.PutSubscription(ctx, subs[0]); err != nil {
-			t.Fatal(err)
-		}
+		r.put(subs[0])
 	}
-	ck.lose.Store(true)
+	r.ck.lose.Store(true)
 	renew()
 	shardSize := 0
 	for _, s := range subs {
@@ -263,11 +263,11 @@ func TestLease_SweepListsTheShardsMovedWhenChangesAreLost(t *testing.T) {
 			shardSize++
 		}
 	}
-	if got := sweep(); got != int64(shardSize) {
+	if got := r.sweep(); got != int64(shardSize) {
 		t.Errorf("with the changes lost the sweep listed %d subscriptions, want the moved shard's %d", got, shardSize)
 	}
 	renew()
-	if got := sweep(); got != 0 {
+	if got := r.sweep(); got != 0 {
 		t.Errorf("after the fallback a renewal had the sweep list %d subscriptions", got)
 	}
 }
@@ -277,18 +277,8 @@ func TestLease_SweepListsTheShardsMovedWhenChangesAreLost(t *testing.T) {
 // few dozen ends: 200 ends, a minute apart, over 200 passes, list the
 // shard a handful of times, not 200, and expire each lease once it ended.
 func TestLease_EndsOneAfterAnotherListTheirShardRarely(t *testing.T) {
-	_, nc := testenv.NATS(t)
-	ctx := context.WithValue(context.Background(), countedKey{}, true)
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := &countingKV{Store: st}
-	f := newFixture(t, func(c *hub.Config) {
-		c.Store = ck
-		c.Leases = hub.LeasePolicy{Min: 3600, Default: 3600, Max: 3600}
-	})
-	now := f.Clock.Now()
+	r := newSweepRig(t)
+	now := r.f.Clock.Now()
 	const n = 200
 	var subs []hub.Subscription
 	for i := 0; len(subs) < n; i++ {
@@ -297,36 +287,27 @@ func TestLease_EndsOneAfterAnotherListTheirShardRarely(t *testing.T) {
 			continue
 		}
 		s.Expires = now.Add(time.Hour + time.Duration(len(subs))*time.Minute)
-		if err := st.PutSubscription(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 		subs = append(subs, s)
 	}
-	swept := hub.NewSweptShards(nil)
-	sweep := func() {
-		t.Helper()
-		if err := hub.SweepDue(ctx, f.Hub, swept); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sweep()
-	first := ck.listed.Load()
-	f.Clock.Advance(time.Hour - 30*time.Second) // each pass half a minute after an end (the clock runs on too)
+	r.put(subs...)
+	r.sweep()
+	var listed int64
+	r.f.Clock.Advance(time.Hour - 30*time.Second) // each pass half a minute after an end (the clock runs on too)
 	for i := range subs {
-		f.Clock.Advance(time.Minute)
-		sweep()
+		r.f.Clock.Advance(time.Minute)
+		listed += r.sweep()
 		if i%50 == 0 || i == n-1 { // the lease that just ended is expired, the next one not yet
-			if s, err := st.Subscription(ctx, subs[i].ID); err != nil || s.State != hub.SubExpired {
+			if s, err := r.mine.Subscription(r.ctx, subs[i].ID); err != nil || s.State != hub.SubExpired {
 				t.Fatalf("lease %d ended, not expired: %+v, %v", i, s.State, err)
 			}
 			if i+1 < n {
-				if s, err := st.Subscription(ctx, subs[i+1].ID); err != nil || s.State != hub.SubActive {
+				if s, err := r.mine.Subscription(r.ctx, subs[i+1].ID); err != nil || s.State != hub.SubActive {
 					t.Fatalf("lease %d not ended yet: %+v, %v", i+1, s.State, err)
 				}
 			}
 		}
 	}
-	listings := float64(ck.listed.Load()-first) / n
+	listings := float64(listed) / n
 	t.Logf("%d lease ends listed the shard %.1f times", n, listings)
 	if listings > 5 {
 		t.Fatalf("%d lease ends listed the shard %.1f times, want at most 5", n, listings)
