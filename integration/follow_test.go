@@ -72,6 +72,9 @@ type followReceiver struct {
 	errs     []string
 	gaps     int
 	verified bool
+	// hubView, set by followChannel, tells what the hub holds of the
+	// channel and the subscription, for a failure's message.
+	hubView func() string
 }
 
 func newFollowReceiver(t *testing.T) *followReceiver {
@@ -124,12 +127,18 @@ func (r *followReceiver) got() ([]pullsource.Change, []string) {
 // deadline; no sleep stands for synchronisation.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitUntil(t, within, cond, func() string { return what })
+}
+
+// waitUntil is waitFor with a message made when the wait fails.
+func waitUntil(t *testing.T, within time.Duration, cond func() bool, what func() string) {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %s", within, what)
+			t.Fatalf("condition not met within %s: %s", within, what())
 		}
 		<-tick.C
 	}
@@ -195,6 +204,11 @@ func followChannel(t *testing.T, h followHub, ch map[string]any, rcv *followRece
 	// the Source's changes made after it are what the tests expect to see
 	name, _ := ch["name"].(string)
 	waitFor(t, 10*time.Second, "the follower polled the Source", func() bool { return h.followStatus(t, name).Polls > 0 })
+	rcv.hubView = func() string {
+		_, chv := h.do(t, http.MethodGet, "/admin/channels/"+name, nil)
+		_, subs := h.do(t, http.MethodGet, "/admin/subscriptions", nil)
+		return fmt.Sprintf("the hub's channel: %s; its subscriptions: %s", chv, subs)
+	}
 	return got.Topic
 }
 
@@ -208,9 +222,16 @@ func caughtUp(t *testing.T, src *pullsource.Source, rcv *followReceiver, what st
 // its notifications contiguous but for gaps gaps.
 func holdsExactly(t *testing.T, want []pullsource.Change, rcv *followReceiver, gaps int, what string) {
 	t.Helper()
-	waitFor(t, 20*time.Second, what+": the subscriber has the Source's history", func() bool {
+	waitUntil(t, 20*time.Second, func() bool {
 		got, _ := rcv.got()
 		return len(got) >= len(want)
+	}, func() string {
+		got, errs := rcv.got()
+		msg := fmt.Sprintf("%s: the subscriber has %d of the Source's %d entries (receiver errors: %v)", what, len(got), len(want), errs)
+		if rcv.hubView != nil {
+			msg += "; " + rcv.hubView()
+		}
+		return msg
 	})
 	got, errs := rcv.got()
 	if len(errs) > 0 {
