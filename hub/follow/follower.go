@@ -228,18 +228,49 @@ func (f *follower) poll(ctx context.Context) error {
 	if !f.plan.changes() {
 		return f.pollResourceList(ctx)
 	}
+	for attempt := 0; ; attempt++ {
+		refs, err := f.lists(ctx)
+		if err != nil {
+			return err
+		}
+		err = f.readLists(ctx, refs, attempt < rotationRereads)
+		if errors.Is(err, errRotated) {
+			continue // the open list moved on since the archive was read: read it again
+		}
+		if err != nil {
+			return err
+		}
+		f.prune(refs)
+		return nil
+	}
+}
+
+// rotationRereads bounds how many times one poll reads the archive again
+// because the open list began after everything the archive named
+// (errRotated); after that, what is missing is a gap the hub records.
+const rotationRereads = 2
+
+// errRotated says the open Change List read begins after the end of
+// everything known: the Source closed a list into its archive between the
+// poll's read of the archive and its read of the open list, and the
+// closed list's tail is in an archive not read yet.
+var errRotated = errors.New("the open Change List began after the archive read")
+
+// lists returns the lists a poll may read: the archive's (or its pages'),
+// then the index's or the open Change List.
+func (f *follower) lists(ctx context.Context) ([]ListRef, error) {
 	anchor := f.seen.At
 	var refs []ListRef
 	if f.plan.Archive != "" {
 		ls, err := f.listing(ctx, f.plan.Archive)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ls.pages {
 			for _, page := range SelectLists(ls.refs, anchor, f.done) {
 				pl, err := f.listing(ctx, page.URL)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				refs = append(refs, pl.refs...)
 			}
@@ -251,18 +282,36 @@ func (f *follower) poll(ctx context.Context) error {
 	case f.plan.Index != "":
 		ls, err := f.listing(ctx, f.plan.Index)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		refs = append(refs, ls.refs...)
 	case f.plan.ChangeList != "":
 		refs = append(refs, ListRef{URL: f.plan.ChangeList})
 	}
-	for _, r := range SelectLists(refs, anchor, f.done) {
-		if err := f.readList(ctx, r); err != nil {
+	return refs, nil
+}
+
+// readLists reads the lists of refs the channel may lack, oldest first.
+// With recheck, an open Change List beside an archive that begins after
+// the end of every list known, and would publish entries, is not read:
+// errRotated (a list closed into the archive since it was read).
+func (f *follower) readLists(ctx context.Context, refs []ListRef, recheck bool) error {
+	var archived time.Time // the end of the archive's lists
+	for _, r := range refs {
+		if r.Closed {
+			archived = maxTime(archived, r.Until)
+		}
+	}
+	for _, r := range SelectLists(refs, f.seen.At, f.done) {
+		var after *time.Time // nil: no check
+		if recheck && !r.Closed && f.plan.Archive != "" && r.URL == f.plan.ChangeList {
+			known := maxTime(archived, f.covered, f.seen.At)
+			after = &known
+		}
+		if err := f.readList(ctx, r, after); err != nil {
 			return err
 		}
 	}
-	f.prune(refs)
 	return nil
 }
 
@@ -356,7 +405,9 @@ func (f *follower) listing(ctx context.Context, u string) (listing, error) {
 // readList reads one Change List, conditionally, and publishes the
 // entries the channel does not hold. An open list is read again on every
 // poll; a closed one is read to its end once.
-func (f *follower) readList(ctx context.Context, r ListRef) error {
+// A non-nil known asks for errRotated when the list begins after *known
+// and holds entries to publish (readLists).
+func (f *follower) readList(ctx context.Context, r ListRef, known *time.Time) error {
 	resp, err := f.fetch.get(ctx, r.URL, true)
 	if err != nil {
 		return f.lost(r.URL, err)
@@ -374,6 +425,9 @@ func (f *follower) readList(ctx context.Context, r ListRef) error {
 		return err
 	}
 	batch := hub.Followed{Doc: doc, Entries: changefeed.Fresh(doc.Entries, f.seen)}
+	if known != nil && len(batch.Entries) > 0 && !guessedFrom && doc.MD.From.Time.After(*known) {
+		return errRotated
+	}
 	if len(batch.Entries) > 0 {
 		listFrom := doc.MD.From.Time
 		if guessedFrom {

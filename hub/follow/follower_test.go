@@ -104,6 +104,9 @@ type docSource struct {
 	docs   map[string]string
 	status int
 	hits   map[string]int
+	// served, when set, is called with each path served, after the
+	// answer is written and the lock let go (it may set documents).
+	served func(path string)
 }
 
 func (s *docSource) set(path, body string) {
@@ -114,6 +117,9 @@ func (s *docSource) set(path, body string) {
 
 func (s *docSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
+	if fn := s.served; fn != nil {
+		defer fn(r.URL.Path)
+	}
 	defer s.mu.Unlock()
 	s.hits[r.URL.Path]++
 	if s.status != 0 {
