@@ -22,7 +22,10 @@ import (
 // stream, "subs.subshards": reading both streams after it gives every key
 // written since, once, as it is now. A put comes from the subs stream; a
 // deletion from the index stream, checked against the subs bucket, as the
-// key may have been written again since.
+// key may have been written again since. The feed relies on deletion
+// markers staying in both streams: a purge of them (a bucket setting or a
+// compaction) would hide the deletions made before it from a reader whose
+// mark is older.
 
 // feedMark is a position in the subs and subshards streams.
 type feedMark struct{ subs, index uint64 }
