@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
@@ -54,7 +55,16 @@ func TestMirror_FollowsTheOriginAcrossAnOutage(t *testing.T) {
 
 	edge := startServer(t, embednats.Config{Domain: "edge", LeafRemote: leaf})
 	testenv.Eventually(t, 10*time.Second, func() bool { return edge.LeafNodes() == 1 }, "leaf link")
-	m := openLog(t, connect(t, edge), jslog.Config{Upstream: "origin"})
+	enc := connect(t, edge)
+	// the link is up before the origin's JetStream API is reachable over
+	// it (interest crosses the link after it): until then a request has no
+	// responders, as a hub opening its mirror at start retries
+	upstream, err := jetstream.NewWithDomain(enc, "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() bool { _, err := upstream.AccountInfo(ctxT(t)); return err == nil }, "the origin's JetStream reachable over the link")
+	m := openLog(t, enc, jslog.Config{Upstream: "origin"})
 	if m.Epoch() != src.Epoch() {
 		t.Fatalf("mirror epoch %q, origin's %q", m.Epoch(), src.Epoch())
 	}
