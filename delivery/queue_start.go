@@ -1,5 +1,7 @@
 package delivery
 
+import "github.com/rshub/rshub/hub"
+
 // Starting queues. A hub restarting with many subscriptions starts a queue
 // for each at once, and each first reads its subscription, cursor and dead
 // letters from the store (queue.start). Started all at once, that is a
@@ -12,6 +14,29 @@ package delivery
 
 // startParallel bounds the queues reading their state at once.
 const startParallel = 64
+
+// startLocked starts sub's queue; w.mu is held and Run is running. When
+// an earlier queue of the same subscription is still finishing (an attempt
+// in its grace period), the new one waits for it, so that two queues never
+// deliver or move the cursor of one subscription at once. listed, when sub
+// comes from a listing of its shard just taken, is what that listing read
+// of its state, if anything (start_state.go).
+func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
+	q := newQueue(w, sub, w.gen, w.runCtx, listed)
+	prev := w.retired[sub.ID]
+	delete(w.retired, sub.ID)
+	w.queues[sub.ID] = q
+	w.wg.Add(1) // until q finishes, parked or not
+	if prev == nil {
+		w.enqueueStartLocked(q)
+		return
+	}
+	prevDone := prev.doneChan()
+	go func() {
+		<-prevDone // ends within Grace once stopped
+		q.work(nil, hostSlot{})
+	}()
+}
 
 // enqueueStartLocked has q started by a starter; w.mu is held.
 func (w *Webhooks) enqueueStartLocked(q *queue) {

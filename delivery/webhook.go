@@ -403,29 +403,6 @@ func expired(s hub.Subscription, now time.Time) bool {
 	return !s.Expires.IsZero() && !now.Before(s.Expires)
 }
 
-// startLocked starts sub's queue; w.mu is held and Run is running. When
-// an earlier queue of the same subscription is still finishing (an attempt
-// in its grace period), the new one waits for it, so that two queues never
-// deliver or move the cursor of one subscription at once. listed, when sub
-// comes from a listing of its shard just taken, is what that listing read
-// of its state, if anything (start_state.go).
-func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
-	q := newQueue(w, sub, w.gen, w.runCtx, listed)
-	prev := w.retired[sub.ID]
-	delete(w.retired, sub.ID)
-	w.queues[sub.ID] = q
-	w.wg.Add(1) // until q finishes, parked or not
-	if prev == nil {
-		w.enqueueStartLocked(q)
-		return
-	}
-	prevDone := prev.doneChan()
-	go func() {
-		<-prevDone // ends within Grace once stopped
-		q.work(nil, hostSlot{})
-	}()
-}
-
 // retireLocked stops q; w.mu is held. A parked q finishes at once, a
 // running one stays retired until its goroutine ends.
 func (w *Webhooks) retireLocked(q *queue) {

@@ -32,23 +32,11 @@ func (s *Store) indexShard(ctx context.Context, p redis.Pipeliner, id string, ad
 
 // SubscriptionsInShard lists the subscriptions of shard, ordered by ID.
 func (s *Store) SubscriptionsInShard(ctx context.Context, shard int) ([]hub.Subscription, error) {
-	if !hub.ValidShard(shard) {
-		return nil, fmt.Errorf("redisstore: subscriptions of shard %d: no such shard", shard)
-	}
-	ids, err := s.rdb.SMembers(ctx, s.shardKey(shard)).Result()
-	var vals []any
-	if err == nil && len(ids) > 0 {
-		vals, err = s.rdb.HMGet(ctx, s.key("subs"), ids...).Result()
-	}
-	var out []hub.Subscription
-	if err == nil {
-		out, err = decodeAll[hub.Subscription](vals) // a deleted one is nil: skipped
-	}
+	by, err := s.SubscriptionsInShards(ctx, []int{shard})
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: subscriptions of shard %d: %w", shard, err)
+		return nil, err
 	}
-	slices.SortFunc(out, func(a, b hub.Subscription) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	return by[shard], nil
 }
 
 // SubscriptionsInShards lists the subscriptions of many shards, each
