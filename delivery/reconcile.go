@@ -213,15 +213,19 @@ func (w *Webhooks) syncShards(ctx context.Context, bl hub.ShardsLister, due []in
 		return false, err
 	}
 	pre := w.prefetch(ctx, byShard)
-	listed, seen := map[int]bool{}, map[string]bool{}
-	for _, n := range due {
-		listed[n] = true
-		for _, s := range byShard[n] {
-			seen[s.ID] = true
+	w.mu.Lock()
+	running := len(w.queues) > 0
+	w.mu.Unlock()
+	if running { // a start has none to retire: no index of a million IDs
+		listed, seen := map[int]bool{}, map[string]bool{}
+		for _, n := range due {
+			listed[n] = true
+			for _, s := range byShard[n] {
+				seen[s.ID] = true
+			}
 		}
+		w.retireUnlisted(listed, seen, g)
 	}
-	w.retireUnlisted(listed, seen, g)
-	clear(seen)
 	for _, n := range due {
 		w.applyListing(n, g, vers[n], byShard[n], pre)
 		delete(byShard, n) // let go of each shard's list once applied
