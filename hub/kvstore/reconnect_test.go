@@ -112,3 +112,65 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The subscription feed and batched cursor writes across a restart of the
+// NATS server: while it is down both fail fast (no hang, no partial
+// success taken for stored); once it is back, a mark taken before the
+// restart still tells a subscription written after it, and a batch of
+// cursors is stored whole.
+func TestFeedAndBatchedCursors_ResumeAfterTheServerRestarts(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := embednats.Start(embednats.Config{DataDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := srv.ClientURL()
+	c, s := openConnStore(t, natsconn.URL(u))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mark, err := s.SubscriptionMark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursors := map[string]hub.Cursor{}
+	for i := range 300 {
+		cursors[fmt.Sprintf("sub-%d", i)] = hub.Cursor{Seq: uint64(i + 1)}
+	}
+
+	srv.Shutdown()
+	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
+	start := time.Now()
+	if _, _, err := s.SubscriptionChanges(ctx, mark, hub.MaxFollowed); err == nil {
+		t.Fatal("SubscriptionChanges answered while the server is down")
+	}
+	if failed := s.PutCursors(ctx, cursors); len(failed) != len(cursors) {
+		t.Fatalf("PutCursors while the server is down failed %d of %d cursors: the rest taken for stored", len(failed), len(cursors))
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("feed and batched writes while the server is down took %s: not failing fast", d)
+	}
+
+	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	sub := hub.Subscription{ID: "after-restart", Topic: "https://t.example/", Callback: "http://127.0.0.1:9/cb", State: hub.SubActive}
+	testenv.Eventually(t, 30*time.Second, func() bool { return s.PutSubscription(ctx, sub) == nil }, "a write once the server is back")
+	var changes []hub.SubscriptionChange
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		changes, _, err = s.SubscriptionChanges(ctx, mark, hub.MaxFollowed)
+		return err == nil
+	}, "the feed answers again")
+	if len(changes) != 1 || changes[0].Sub.ID != sub.ID {
+		t.Fatalf("changes since the mark taken before the restart: %+v, want the one subscription written after", changes)
+	}
+	if failed := s.PutCursors(ctx, cursors); len(failed) != 0 {
+		t.Fatalf("PutCursors after the restart failed %d cursors: %v", len(failed), failed)
+	}
+	for id, want := range cursors {
+		if got, err := s.Cursor(ctx, id); err != nil || got.Seq != want.Seq {
+			t.Fatalf("cursor %s after the restart = %+v, %v; want seq %d", id, got, err, want.Seq)
+		}
+	}
+}
