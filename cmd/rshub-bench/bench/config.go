@@ -193,7 +193,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "small sizes (50 subscribers, 200 clients, 1 run): a smoke test of about "+about(PlanTotal(Plan(Quick(d)))))
 	fs.BoolVar(&c.Verbose, "verbose", false, "show the hub's info-level logs")
-	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (hubs, ceilings and load) to this file; read it with go tool pprof")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (hubs, ceilings and load) to this file; read it with go tool pprof, one side alone with -tagfocus side=hub (or side=ceiling, side=callback server)")
 	fs.Bool(FleetFlag, false, "")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: rshub-bench [flags]\n\n"+

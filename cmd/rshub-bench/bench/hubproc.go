@@ -67,9 +67,9 @@ func startHub(ctx context.Context, o hubOptions, logger *slog.Logger) (*hubProc,
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = cancel
 	started := make(chan server.Started, 1)
-	go func() {
+	goLabelled("hub", func() {
 		h.done <- server.Run(rctx, cfg, hubLog, func(s server.Started) { started <- s })
-	}()
+	})
 	select {
 	case s := <-started:
 		h.URL, h.Addr = s.HubURL, s.Addr

@@ -26,7 +26,7 @@ func serveLoopback(n int, h http.Handler, what string) (loopbackServers, error) 
 			return loopbackServers{}, fmt.Errorf("%s: %w", what, err)
 		}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-		go func() { _ = srv.Serve(ln) }()
+		goLabelled(what, func() { _ = srv.Serve(ln) })
 		s.servers = append(s.servers, srv)
 		s.bases = append(s.bases, "http://"+ln.Addr().String())
 	}

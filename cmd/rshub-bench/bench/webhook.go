@@ -69,7 +69,9 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 	}}
 	b.rawJobs = make(chan rawJob, 4096)
 	for range workers {
-		b.rawDone.Go(func() {
+		b.rawDone.Add(1)
+		goLabelled("ceiling", func() {
+			defer b.rawDone.Done()
 			for j := range b.rawJobs {
 				b.post(j.ctx, b.cbs.url(j.callback), j.body, j.link)
 			}
