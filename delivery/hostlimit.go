@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -26,7 +27,8 @@ const hostIdleTTL = time.Minute
 // (acquire) or a parked queue woken for more (line): that one gets no
 // goroutine until a slot is handed to it, so an append to a channel whose
 // thousand subscriptions share a host starts as many goroutines as the
-// host has slots free, and one more per freed slot. A host's state stays
+// host has slots free; a queue that parks hands its slot to the next one
+// in line on its own goroutine (hostSlot.handOn). A host's state stays
 // while it is in use and for hostIdleTTL after, so the map follows the
 // hosts recently delivered to.
 type hostLimit struct {
@@ -39,6 +41,10 @@ type hostLimit struct {
 	// ready holds the channels of waiters that got their slot, empty
 	// again, for the next waiters.
 	ready sync.Pool
+	// started counts the lined queues given a goroutine with their slot
+	// (grantLocked), handed those run on the goroutine of a queue that
+	// parked (handOn); for tests.
+	started, handed atomic.Uint64
 }
 
 type hostSem struct {
@@ -66,11 +72,16 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 		ready: sync.Pool{New: func() any { return make(chan struct{}, 1) }}}
 }
 
-// hostSlot is one request's slot for a host. Give it back exactly once,
-// with done when the request was made or release when it was not.
+// hostSlot is one request's slot for a host. Give it back exactly once:
+// with done when the request was made, release when it was not, or
+// handOn; or keep it (kept) for the queue's next attempt.
 type hostSlot struct {
 	l *hostLimit
 	s *hostSem
+	// reused is set on a slot kept after an attempt (kept): the queue's
+	// next attempt takes it through reacquire, which gives waiters their
+	// turn first.
+	reused bool
 }
 
 // acquire waits for a slot for host, or for ctx to end.
@@ -83,9 +94,33 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 		l.mu.Unlock()
 		return hostSlot{l: l, s: s}, nil
 	}
+	return l.waitLocked(ctx, s, host, now)
+}
+
+// reacquire takes h, a slot its queue kept from its last attempt (kept),
+// for the queue's next attempt: at once when no one waits for the host
+// and its limit still allows it, else h goes to the host's first waiter
+// and the queue waits at the back of the line, as acquire would, so that
+// a queue with a backlog takes turns with the others.
+func (l *hostLimit) reacquire(ctx context.Context, h hostSlot, host string) (hostSlot, error) {
+	now := time.Now()
+	l.mu.Lock()
+	s := h.s
+	s.used = now
+	if s.waiting.len() == 0 && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+		l.mu.Unlock()
+		return hostSlot{l: l, s: s}, nil
+	}
+	s.inFlight--
+	return l.waitLocked(ctx, s, host, now)
+}
+
+// waitLocked queues the caller for a slot of s, host's state, and waits
+// for it or for ctx to end; l.mu is held, and released.
+func (l *hostLimit) waitLocked(ctx context.Context, s *hostSem, host string, now time.Time) (hostSlot, error) {
 	ready := l.ready.Get().(chan struct{})
 	s.waiting.push(waiter{ready: ready})
-	l.grantLocked(s, now) // a pause that ended without its timer
+	l.grantLocked(s, now) // a pause that ended without its timer, a slot given back
 	l.mu.Unlock()
 
 	select {
@@ -140,6 +175,7 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
 		s.inFlight++
 		if wt := s.waiting.pop(); wt.q != nil {
+			l.started.Add(1)
 			go wt.q.work(wt.st, hostSlot{l: l, s: s})
 		} else {
 			wt.ready <- struct{}{}
@@ -175,14 +211,49 @@ func (l *hostLimit) unline(q *queue) bool {
 }
 
 // done gives the slot back after a request that ended as a did, having
-// taken took, and adapts the host's limit to it.
-func (h hostSlot) done(a attempt, took time.Duration) {
-	l, s, now := h.l, h.s, time.Now()
+// taken took at now, and adapts the host's limit to it.
+func (h hostSlot) done(a attempt, took time.Duration, now time.Time) {
+	h.settle(a, took, now, true)
+}
+
+// kept adapts the host's limit to a request as done does, but keeps the
+// slot: for the queue's next attempt (takeSlot, reacquire) or, when the
+// queue parks caught up, for the next queue in the host's line (handOn).
+// A queue that delivered so hands its slot on itself instead of starting
+// a goroutine for the queue it goes to.
+func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
+	h.settle(a, took, now, false)
+	h.reused = true
+	return h
+}
+
+func (h hostSlot) settle(a attempt, took time.Duration, now time.Time, release bool) {
+	l, s := h.l, h.s
 	l.mu.Lock()
 	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
 	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
-	l.releaseLocked(s, now)
+	if release {
+		l.releaseLocked(s, now)
+	}
 	l.mu.Unlock()
+}
+
+// handOn gives h up, its queue parked: to the first in the host's line when
+// that is a queue lined without a goroutine (line) and the host's limit
+// allows it, returned with its parked state and h for the caller to run
+// on its goroutine; else back to the host, as release does, and nil.
+func (h hostSlot) handOn() (*queue, *runState, hostSlot) {
+	l, s, now := h.l, h.s, time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.waiting.len() > 0 && s.waiting.first().q != nil && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+		wt := s.waiting.pop()
+		s.used = now
+		l.handed.Add(1)
+		return wt.q, wt.st, hostSlot{l: l, s: s}
+	}
+	l.releaseLocked(s, now)
+	return nil, nil, hostSlot{}
 }
 
 // release gives the slot back without a request made.
@@ -281,6 +352,9 @@ type fifo struct {
 func (f *fifo) len() int { return len(f.items) - f.head }
 
 func (f *fifo) push(w waiter) { f.items = append(f.items, w) }
+
+// first returns the oldest; f is not empty.
+func (f *fifo) first() waiter { return f.items[f.head] }
 
 // pop removes and returns the oldest; f is not empty.
 func (f *fifo) pop() waiter {

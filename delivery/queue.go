@@ -231,8 +231,10 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 }
 
 // loop delivers from st onwards until ctx ends, the lease ends, the
-// subscription is gone or the queue parks, caught up.
-func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
+// subscription is gone or the queue parks, caught up. A queue that parks
+// holding the slot of its host it delivered with returns that slot, for
+// the next queue in the host's line (handOn).
+func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason, kept hostSlot) {
 	w := q.w
 	channel := st.channel
 	for {
@@ -240,13 +242,13 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		now := w.cfg.Clock()
 		if !deliverable(sub, now) {
 			q.logger.Info("lease ended; delivery stopped", "expires", sub.Expires)
-			return stopExpired
+			return stopExpired, hostSlot{}
 		}
 		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
 		if q.h.Report(ctx, opLog, reached(err)) != nil {
 			q.dropSlot() // no slot held while waiting (queue_park.go)
 			if !q.h.Backoff(ctx, opLog, 0) {
-				return stopCtx
+				return stopCtx, hostSlot{}
 			}
 			continue
 		}
@@ -254,12 +256,18 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			q.mu.Lock()
 			q.idle = true
 			q.mu.Unlock()
-			q.dropSlot() // before parking: another goroutine may run q once parked
+			// the slot leaves q before it parks: another goroutine may run
+			// q once parked
+			slot := q.held
+			q.held = hostSlot{}
 			if q.park(ctx, st, sub, now) {
-				return stopParked
+				return stopParked, slot
+			}
+			if slot.l != nil {
+				slot.release()
 			}
 			if !q.waitForMore(ctx, sub, now) {
-				return stopCtx
+				return stopCtx, hostSlot{}
 			}
 			continue
 		}
@@ -279,14 +287,14 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 			if run, err = q.runFor(ctx, &st.cu, sub, channel, rec); q.h.Report(ctx, opLog, err) != nil {
 				q.dropSlot()
 				if !q.h.Backoff(ctx, opLog, 0) {
-					return stopCtx
+					return stopCtx, hostSlot{}
 				}
 				continue
 			}
 		}
 		switch q.deliver(ctx, rec, run) {
 		case resultAbandoned:
-			return stopCtx
+			return stopCtx, hostSlot{}
 		case resultGone:
 			q.logger.Info("callback answered 410 Gone; subscription deleted")
 			w.forget(q.id)
@@ -300,7 +308,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 				}
 				return nil
 			})
-			return stopGone
+			return stopGone, hostSlot{}
 		}
 		cursor := hub.Cursor{Seq: rec.Seq, Until: rec.Until}
 		if run != nil {
@@ -310,7 +318,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason) {
 		w.cursors.put(q.id, q.shard, cursor)
 		q.update(func(s *SubStats) { s.Cursor = cursor })
 		if ctx.Err() != nil {
-			return stopCtx
+			return stopCtx, hostSlot{}
 		}
 	}
 }

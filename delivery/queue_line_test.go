@@ -112,6 +112,38 @@ func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
 	}
 }
 
+// A queue that delivered and parks hands its slot to the next queue in
+// its host's line and runs it on its own goroutine: an append to a channel
+// whose subscriptions share a host of two slots starts two goroutines in
+// all, not one per subscription, and every subscription still gets the
+// notification once.
+func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
+	const n = 40
+	s := newLineSetup(t, n)
+	started0, handed0 := s.w.limit.started.Load(), s.w.limit.handed.Load()
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	s.open()
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range s.ids {
+			if s.e.cursor(id).Seq != next {
+				return false
+			}
+		}
+		p, all := parkedCount(s.w)
+		return all == n && p == n
+	}, "every queue delivered and parked again")
+	started, handed := s.w.limit.started.Load()-started0, s.w.limit.handed.Load()-handed0
+	if started != 2 || handed != n-2 {
+		t.Fatalf("lined queues: %d started on a goroutine of their own, %d run by a queue that parked; want 2 and %d", started, handed, n-2)
+	}
+	if f, wt := hostWaiting(s.w); f != 0 || wt != 0 {
+		t.Fatalf("after the fan-out: %d in flight, %d waiting, want none", f, wt)
+	}
+	if got := s.r.count(); got != 2*n {
+		t.Fatalf("%d deliveries, want %d (two notifications to each of %d)", got, 2*n, n)
+	}
+}
+
 // A queue waiting in its host's line stops at once when deactivated or
 // when the engine stops, without waiting for a slot, and is not delivered
 // to afterwards.

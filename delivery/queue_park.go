@@ -20,9 +20,13 @@ import (
 //
 // A parked queue woken to deliver waits for a slot of its callback host
 // without a goroutine: in the host's line (hostLimit.line), which starts
-// one with the slot handed over (held, used by the first attempt). Queues
-// with a rate to wait for, and those not deliverable any more (whose wake
-// is to stop), get a goroutine at once.
+// one with the slot handed over (held, used by the first attempt). A
+// queue that delivered keeps its slot (hostSlot.kept) until its next
+// attempt or until it parks; parking, it hands the slot to the next queue
+// in the line and runs that queue on its own goroutine (handOn, work), so
+// a fan-out to many subscriptions of one host starts a goroutine per slot,
+// not one per subscription. Queues with a rate to wait for, and those not
+// deliverable any more (whose wake is to stop), get a goroutine at once.
 
 // park leaves st in q and reports true when the goroutine may end now;
 // false when a wake-up is already pending or ctx has ended, so that the
@@ -93,23 +97,33 @@ func (q *queue) lineableLocked() bool {
 // work runs q's delivery from st (nil: from the stored cursor) on the
 // calling goroutine, under a context of its own that stop cancels, and
 // finishes q unless it parks. slot, when it is one, is a slot of q's host
-// handed to q from its line, for its first attempt.
+// handed to q from its line, for its first attempt. A q that parks with
+// the slot it delivered with hands it to the next queue in its host's
+// line, which the goroutine then runs in turn (handOn).
 func (q *queue) work(st *runState, slot hostSlot) {
+	for q != nil {
+		q, st, slot = q.workOnce(st, slot)
+	}
+}
+
+// workOnce is work of q alone; it returns the queue q handed its slot to,
+// if any, with that queue's parked state and the slot.
+func (q *queue) workOnce(st *runState, slot hostSlot) (*queue, *runState, hostSlot) {
 	ctx, cancel, ok := q.begin()
 	q.held = slot
 	if !ok {
 		q.dropSlot()
 		q.finish()
-		return
+		return nil, nil, hostSlot{}
 	}
 	if st == nil {
 		var reason stopReason
 		if st, reason = q.start(ctx); st == nil {
 			q.exit(cancel, reason)
-			return
+			return nil, nil, hostSlot{}
 		}
 	}
-	q.resume(ctx, cancel, st)
+	return q.resume(ctx, cancel, st)
 }
 
 // begin gives the goroutine about to run q a context that stopLocked
@@ -126,9 +140,23 @@ func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
 	return ctx, cancel, true
 }
 
-// resume delivers from st under ctx (from begin) until q parks or stops.
-func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState) {
-	q.exit(cancel, q.loop(ctx, st))
+// resume delivers from st under ctx (from begin) until q parks or stops,
+// and returns the queue q handed its slot to as it parked, as workOnce.
+func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState) (*queue, *runState, hostSlot) {
+	reason, kept := q.loop(ctx, st)
+	q.exit(cancel, reason)
+	if kept.l == nil {
+		return nil, nil, hostSlot{}
+	}
+	return kept.handOn()
+}
+
+// run is resume on a goroutine of its own, which goes on with the queues
+// q hands its slot on to.
+func (q *queue) run(ctx context.Context, cancel context.CancelFunc, st *runState) {
+	if next, nst, slot := q.resume(ctx, cancel, st); next != nil {
+		next.work(nst, slot)
+	}
 }
 
 // exit ends the goroutine's run of q for reason: a parked q waits for its
@@ -167,8 +195,8 @@ func (q *queue) stopLocked() {
 	}
 }
 
-// dropSlot gives back the slot handed to q from its line, if it still
-// holds it unused; q's goroutine only.
+// dropSlot gives back the slot q holds unused, handed to it from its line
+// or kept from its last attempt, if any; q's goroutine only.
 func (q *queue) dropSlot() {
 	if q.held.l != nil {
 		q.held.release()
@@ -176,14 +204,19 @@ func (q *queue) dropSlot() {
 	}
 }
 
-// takeSlot returns the slot handed to q from its line, else waits for one
-// of q's host; q's goroutine only.
+// takeSlot returns the slot handed to q from its line, or the one kept
+// from its last attempt unless others wait for the host (reacquire), else
+// waits for one of q's host; q's goroutine only.
 func (q *queue) takeSlot(ctx context.Context) (hostSlot, error) {
-	if s := q.held; s.l != nil {
-		q.held = hostSlot{}
-		return s, nil
+	s := q.held
+	q.held = hostSlot{}
+	switch {
+	case s.l == nil:
+		return q.w.limit.acquire(ctx, q.host)
+	case s.reused:
+		return s.l.reacquire(ctx, s, q.host)
 	}
-	return q.w.limit.acquire(ctx, q.host)
+	return s, nil
 }
 
 // doneChan returns a channel closed once q has finished.

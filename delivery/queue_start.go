@@ -78,5 +78,5 @@ func (w *Webhooks) startOne(q *queue) {
 		q.exit(cancel, reason)
 		return
 	}
-	go q.resume(ctx, cancel, st)
+	go q.run(ctx, cancel, st)
 }

@@ -76,7 +76,8 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 	t0 := time.Now()
 	var t *target
 	a := w.post(ctx, nil, &t, sub, rec)
-	slot.done(a, time.Since(t0))
+	end := time.Now()
+	slot.done(a, end.Sub(t0), end)
 	now := w.cfg.Clock()
 	switch {
 	case a.abandoned:

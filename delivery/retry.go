@@ -81,8 +81,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		}
 		t0 := time.Now()
 		a := w.post(ctx, q, &q.target, sub, out)
-		took := time.Since(t0)
-		slot.done(a, took)
+		end := time.Now()
+		took := end.Sub(t0)
+		if a.ok() {
+			q.held = slot.kept(a, took, end) // for its next attempt, or the next queue (queue_park.go)
+		} else {
+			slot.done(a, took, end)
+		}
 		now := w.cfg.Clock()
 		if a.abandoned {
 			w.breakers.report(q.host, now, outcomeAbandon)
@@ -102,7 +107,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		q.recordAttempt(a, now)
 		q.logAttempt(out.Seq, n, a, took, now, d, more) // attemptlog.go
 		if a.ok() {
-			w.obs.Attempted("delivered", took, time.Since(rec.Received))
+			w.obs.Attempted("delivered", took, end.Sub(rec.Received))
 			return resultDelivered
 		}
 		if a.gone() {
