@@ -213,29 +213,37 @@ func (l *hostLimit) unline(q *queue) bool {
 // done gives the slot back after a request that ended as a did, having
 // taken took at now, and adapts the host's limit to it.
 func (h hostSlot) done(a attempt, took time.Duration, now time.Time) {
-	h.settle(a, took, now, true)
+	_ = h.settle(a, took, now, true)
 }
 
 // kept adapts the host's limit to a request as done does, but keeps the
-// slot: for the queue's next attempt (takeSlot, reacquire) or, when the
-// queue parks caught up, for the next queue in the host's line (handOn).
-// A queue that delivered so hands its slot on itself instead of starting
-// a goroutine for the queue it goes to.
+// slot when no goroutine waits for one: for the queue's next attempt
+// (takeSlot, reacquire) or, when the queue parks caught up, for the next
+// queue in the host's line (handOn), which then runs on the queue's
+// goroutine instead of one started for it. A goroutine waiting gets the
+// slot at once, as from done, and kept returns no slot.
 func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
-	h.settle(a, took, now, false)
+	if h.settle(a, took, now, false) {
+		return hostSlot{}
+	}
 	h.reused = true
 	return h
 }
 
-func (h hostSlot) settle(a attempt, took time.Duration, now time.Time, release bool) {
+// settle adapts the host's limit to a request and gives the slot back
+// when release is set or a goroutine waits for one; it reports whether it
+// gave it back.
+func (h hostSlot) settle(a attempt, took time.Duration, now time.Time, release bool) bool {
 	l, s := h.l, h.s
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
 	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
-	if release {
+	if release || (s.waiting.len() > 0 && s.waiting.first().q == nil) {
 		l.releaseLocked(s, now)
+		return true
 	}
-	l.mu.Unlock()
+	return false
 }
 
 // handOn gives h up, its queue parked: to the first in the host's line when
