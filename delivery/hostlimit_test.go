@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
@@ -77,4 +79,62 @@ func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
 	if f.len() != 0 || f.head != 0 {
 		t.Fatalf("after the only waiter gave up: len %d head %d", f.len(), f.head)
 	}
+}
+
+// A slot kept after a delivery stays with its queue only while no
+// goroutine waits for the host: a goroutine already waiting gets it at
+// once (kept returns none), and one that comes to wait meanwhile gets it
+// before the queue's next attempt, which waits its turn (reacquire).
+func TestHostLimit_KeptSlotGoesToWaitingGoroutinesFirst(t *testing.T) {
+	l := newHostLimit(1, 1, 1, 0)
+	ctx := context.Background()
+	ok := attempt{status: 200}
+	waiting := func() int { return hostWaitingOf(l, "h") }
+
+	s, _ := l.acquire(ctx, "h")
+	k := s.kept(ok, time.Millisecond, time.Now())
+	if k.l == nil || l.inUse("h") != 1 {
+		t.Fatalf("with no one waiting the slot was not kept (in use %d)", l.inUse("h"))
+	}
+	order := make(chan string, 2)
+	other := make(chan hostSlot, 1)
+	go func() {
+		o, _ := l.acquire(ctx, "h")
+		order <- "other"
+		other <- o
+	}()
+	testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "the other goroutine waits")
+	mine := make(chan hostSlot, 1)
+	go func() {
+		m, _ := l.reacquire(ctx, k, "h")
+		order <- "kept"
+		mine <- m
+	}()
+	o := <-other // the waiting goroutine got the kept slot first
+	testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "the queue waits its turn")
+	if l.inUse("h") != 1 {
+		t.Fatalf("in use %d, want 1", l.inUse("h"))
+	}
+	// the other one finishes with a goroutine waiting: kept gives it back
+	if again := o.kept(ok, time.Millisecond, time.Now()); again.l != nil {
+		t.Fatal("a slot was kept while a goroutine waited for the host")
+	}
+	m := <-mine
+	if first, second := <-order, <-order; first != "other" || second != "kept" {
+		t.Fatalf("order %s, %s; want the waiting goroutine first", first, second)
+	}
+	m.release()
+	if n := l.inUse("h"); n != 0 {
+		t.Fatalf("%d slots still taken", n)
+	}
+}
+
+// hostWaitingOf returns the waiters of host in l.
+func hostWaitingOf(l *hostLimit, host string) int {
+	for _, h := range l.stats() {
+		if h.Host == host {
+			return h.Waiting
+		}
+	}
+	return 0
 }
