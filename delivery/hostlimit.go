@@ -78,11 +78,18 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 type hostSlot struct {
 	l *hostLimit
 	s *hostSem
-	// reused is set on a slot kept after an attempt (kept): the queue's
-	// next attempt takes it through reacquire, which gives waiters their
-	// turn first.
-	reused bool
+	// reused counts the attempts a queue made with the slot in a row,
+	// keeping it after each (kept); its next attempt takes it through
+	// reacquire, which gives waiters their turn after keptTurn.
+	reused int
 }
+
+// keptTurn is how many attempts in a row a queue with a backlog makes
+// with its host's slot before it gives it to the host's waiters and waits
+// its turn again: a turn of a few deliveries instead of one spares a
+// goroutine switch per delivery, and holds the others back by a few
+// deliveries at most.
+const keptTurn = 4
 
 // acquire waits for a slot for host, or for ctx to end.
 func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) {
@@ -98,18 +105,19 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 }
 
 // reacquire takes h, a slot its queue kept from its last attempt (kept),
-// for the queue's next attempt: at once when no one waits for the host
-// and its limit still allows it, else h goes to the host's first waiter
-// and the queue waits at the back of the line, as acquire would, so that
-// a queue with a backlog takes turns with the others.
+// for the queue's next attempt: at once when no one waits for the host,
+// or the queue's turn (keptTurn) is not over, and the host's limit still
+// allows it; else h goes to the host's first waiter and the queue waits
+// at the back of the line, as acquire would, so that a queue with a
+// backlog takes turns with the others.
 func (l *hostLimit) reacquire(ctx context.Context, h hostSlot, host string) (hostSlot, error) {
 	now := time.Now()
 	l.mu.Lock()
 	s := h.s
 	s.used = now
-	if s.waiting.len() == 0 && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if (s.waiting.len() == 0 || h.reused < keptTurn) && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
 		l.mu.Unlock()
-		return hostSlot{l: l, s: s}, nil
+		return h, nil
 	}
 	s.inFlight--
 	return l.waitLocked(ctx, s, host, now)
@@ -213,37 +221,37 @@ func (l *hostLimit) unline(q *queue) bool {
 // done gives the slot back after a request that ended as a did, having
 // taken took at now, and adapts the host's limit to it.
 func (h hostSlot) done(a attempt, took time.Duration, now time.Time) {
-	_ = h.settle(a, took, now, true)
+	l, s := h.l, h.s
+	l.mu.Lock()
+	l.observeLocked(s, a, took, now)
+	l.releaseLocked(s, now)
+	l.mu.Unlock()
 }
 
 // kept adapts the host's limit to a request as done does, but keeps the
-// slot when no goroutine waits for one: for the queue's next attempt
-// (takeSlot, reacquire) or, when the queue parks caught up, for the next
-// queue in the host's line (handOn), which then runs on the queue's
-// goroutine instead of one started for it. A goroutine waiting gets the
-// slot at once, as from done, and kept returns no slot.
+// slot: for the queue's next attempt (takeSlot, reacquire) or, when the
+// queue parks caught up, for the next queue in the host's line (handOn),
+// which then runs on the queue's goroutine instead of one started for it.
+// When a goroutine waits for the host and the queue's turn is over
+// (keptTurn), the slot goes to that goroutine at once, as from done, and
+// kept returns none.
 func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
-	if h.settle(a, took, now, false) {
-		return hostSlot{}
-	}
-	h.reused = true
-	return h
-}
-
-// settle adapts the host's limit to a request and gives the slot back
-// when release is set or a goroutine waits for one; it reports whether it
-// gave it back.
-func (h hostSlot) settle(a attempt, took time.Duration, now time.Time, release bool) bool {
 	l, s := h.l, h.s
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.observeLocked(s, a, took, now)
+	h.reused++
+	if s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn {
+		l.releaseLocked(s, now)
+		return hostSlot{}
+	}
+	return h
+}
+
+// observeLocked adapts s's limit to a request; l.mu is held.
+func (l *hostLimit) observeLocked(s *hostSem, a attempt, took time.Duration, now time.Time) {
 	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
 	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
-	if release || (s.waiting.len() > 0 && s.waiting.first().q == nil) {
-		l.releaseLocked(s, now)
-		return true
-	}
-	return false
 }
 
 // handOn gives h up, its queue parked: to the first in the host's line when

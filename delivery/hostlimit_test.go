@@ -81,49 +81,75 @@ func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
 	}
 }
 
-// A slot kept after a delivery stays with its queue only while no
-// goroutine waits for the host: a goroutine already waiting gets it at
-// once (kept returns none), and one that comes to wait meanwhile gets it
-// before the queue's next attempt, which waits its turn (reacquire).
-func TestHostLimit_KeptSlotGoesToWaitingGoroutinesFirst(t *testing.T) {
+// A slot kept after a delivery stays with its queue for a turn of
+// keptTurn attempts in a row while goroutines wait for the host, for as
+// long as it delivers while none do. A goroutine already waiting gets the
+// slot from the attempt that ends the turn (kept returns none); one that
+// comes to wait after the turn is over gets it before the queue's next
+// attempt, which then waits its turn (reacquire).
+func TestHostLimit_KeptSlotGoesToWaitingGoroutinesAfterATurn(t *testing.T) {
 	l := newHostLimit(1, 1, 1, 0)
 	ctx := context.Background()
 	ok := attempt{status: 200}
 	waiting := func() int { return hostWaitingOf(l, "h") }
+	next := func(k hostSlot) hostSlot { // the next attempt with a kept slot
+		t.Helper()
+		k, err := l.reacquire(ctx, k, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.kept(ok, time.Millisecond, time.Now())
+	}
+	waiter := func(got chan<- hostSlot) {
+		go func() {
+			o, _ := l.acquire(ctx, "h")
+			got <- o
+		}()
+		testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "a goroutine waits")
+	}
 
+	// the turn's last attempt hands the slot to the goroutine waiting
 	s, _ := l.acquire(ctx, "h")
 	k := s.kept(ok, time.Millisecond, time.Now())
-	if k.l == nil || l.inUse("h") != 1 {
-		t.Fatalf("with no one waiting the slot was not kept (in use %d)", l.inUse("h"))
-	}
-	order := make(chan string, 2)
 	other := make(chan hostSlot, 1)
-	go func() {
-		o, _ := l.acquire(ctx, "h")
-		order <- "other"
-		other <- o
-	}()
-	testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "the other goroutine waits")
-	mine := make(chan hostSlot, 1)
-	go func() {
-		m, _ := l.reacquire(ctx, k, "h")
-		order <- "kept"
-		mine <- m
-	}()
-	o := <-other // the waiting goroutine got the kept slot first
-	testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "the queue waits its turn")
+	waiter(other)
+	for i := 2; i < keptTurn; i++ {
+		if k = next(k); k.l == nil {
+			t.Fatalf("attempt %d of a turn of %d gave the slot up", i, keptTurn)
+		}
+	}
+	if k = next(k); k.l != nil {
+		t.Fatal("a slot was kept past a turn while a goroutine waited for the host")
+	}
+	o := <-other
 	if l.inUse("h") != 1 {
 		t.Fatalf("in use %d, want 1", l.inUse("h"))
 	}
-	// the other one finishes with a goroutine waiting: kept gives it back
-	if again := o.kept(ok, time.Millisecond, time.Now()); again.l != nil {
-		t.Fatal("a slot was kept while a goroutine waited for the host")
+
+	// alone, a queue keeps it past a turn; a goroutine that comes to wait
+	// gets it before the queue's next attempt
+	k = o.kept(ok, time.Millisecond, time.Now())
+	for range 2 * keptTurn {
+		if k = next(k); k.l == nil {
+			t.Fatal("a queue alone on its host gave its slot up")
+		}
 	}
-	m := <-mine
-	if first, second := <-order, <-order; first != "other" || second != "kept" {
-		t.Fatalf("order %s, %s; want the waiting goroutine first", first, second)
+	late := make(chan hostSlot, 1)
+	waiter(late)
+	mine := make(chan hostSlot, 1)
+	go func() {
+		m, _ := l.reacquire(ctx, k, "h")
+		mine <- m
+	}()
+	o = <-late
+	testenv.Eventually(t, wait, func() bool { return waiting() == 1 }, "the queue waits its turn")
+	select {
+	case <-mine:
+		t.Fatal("the queue got the slot while the goroutine held it")
+	default:
 	}
-	m.release()
+	o.release()
+	(<-mine).release()
 	if n := l.inUse("h"); n != 0 {
 		t.Fatalf("%d slots still taken", n)
 	}

@@ -213,7 +213,7 @@ func (q *queue) takeSlot(ctx context.Context) (hostSlot, error) {
 	switch {
 	case s.l == nil:
 		return q.w.limit.acquire(ctx, q.host)
-	case s.reused:
+	case s.reused > 0:
 		return s.l.reacquire(ctx, s, q.host)
 	}
 	return s, nil
