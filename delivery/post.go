@@ -146,7 +146,14 @@ func (q *queue) cutInFlight() {
 // redirect and keeps no cookies, as netguard.NewClient's, a request goes
 // straight to its transport under the client's timeout, which is all
 // http.Client would add, and not its copy of the headers, its second
-// context and timer; otherwise through the client.
+// context and timer; otherwise through the client. A transport that
+// waits for response headers with a timer of its own
+// (ResponseHeaderTimeout) is used as a copy without it, and that wait
+// bounds the request's context instead, when it is the shorter: one
+// timer per attempt instead of two, and no timer in the transport's wait
+// for the answer. An attempt so has the shorter of the two in all
+// (netguard's defaults: 10 s), from its start to the end of reading the
+// answer.
 type sender struct {
 	client  *http.Client
 	rt      http.RoundTripper // nil: through client
@@ -161,11 +168,19 @@ func newSender(c *http.Client) sender {
 	if err := c.CheckRedirect(probe, []*http.Request{probe}); !errors.Is(err, http.ErrUseLastResponse) {
 		return sender{client: c}
 	}
-	rt := c.Transport
+	rt, timeout := c.Transport, c.Timeout
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	return sender{client: c, rt: rt, timeout: c.Timeout}
+	if t, ok := rt.(*http.Transport); ok && t.ResponseHeaderTimeout > 0 {
+		if timeout <= 0 || t.ResponseHeaderTimeout < timeout {
+			timeout = t.ResponseHeaderTimeout
+		}
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 0
+		rt = t
+	}
+	return sender{client: c, rt: rt, timeout: timeout}
 }
 
 // context is the context of a request under parent: bounded by the

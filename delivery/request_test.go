@@ -193,6 +193,22 @@ func TestSender_DirectOnlyForAClientThatFollowsNoRedirect(t *testing.T) {
 		t.Fatalf("a callback that hangs: %+v after %s, want a timeout", a, time.Since(start))
 	}
 
+	// the transport's wait for response headers, shorter than the
+	// client's timeout, bounds the attempt through its context instead
+	headers := NewWebhooks(nil, nil, Config{HubURL: testHubURL,
+		Client: netguard.NewClient(loopbackPolicy(t), netguard.Timeouts{ResponseHeader: 150 * time.Millisecond, Request: time.Minute})})
+	if tr, ok := headers.send.rt.(*http.Transport); !ok || tr.ResponseHeaderTimeout != 0 || headers.send.timeout != 150*time.Millisecond {
+		t.Fatalf("sender %+v: want a transport without a response header timeout, and that timeout on the request", headers.send)
+	}
+	start = time.Now()
+	a = headers.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/hang"}, rec)
+	if took := time.Since(start); a.err == nil || a.abandoned || signalOf(a) != signalPressure || took > 30*time.Second {
+		t.Fatalf("a callback that sends no headers: %+v after %s, want a timeout long before the client's minute", a, took)
+	}
+	if a := headers.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/cb"}, rec); !a.ok() {
+		t.Fatalf("a callback that answers: %d %v", a.status, a.err)
+	}
+
 	following := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Client: &http.Client{}})
 	if following.send.rt != nil {
 		t.Fatal("a client that follows redirects is bypassed")
