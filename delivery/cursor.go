@@ -17,6 +17,19 @@ const DefaultCursorFlush = time.Second
 // cursorWriters bounds the cursor writes of one flush in flight at once.
 const cursorWriters = 8
 
+// cursorRate is the cursor writes a second the flusher keeps to when more
+// cursors move than that: a round of n cursors is followed by a wait of
+// n/cursorRate seconds rather than Config.CursorFlush, up to cursorWaitMax,
+// so that each round holds more of the queues' moves, still one write per
+// subscription. A hub whose queues all deliver every second (ten thousand
+// subscriptions of one busy channel) would otherwise spend about a fifth
+// of its delivery CPU storing cursors.
+const cursorRate = 4000
+
+// cursorWaitMax bounds the wait between two rounds however many cursors
+// move (when it is longer than Config.CursorFlush).
+const cursorWaitMax = 5 * time.Second
+
 // cursorBatch stores the cursors the queues reach, for all queues
 // together: a queue hands its cursor over after each delivery (a map
 // write, no I/O) and a flusher stores every cursor that moved at most
@@ -29,8 +42,9 @@ const cursorWriters = 8
 // Guarantees:
 //   - At least once: a cursor is only ever handed over after a 2xx (or a
 //     stored dead letter). A hub process that dies redelivers to each
-//     subscription at most what it delivered in the last CursorFlush plus
-//     the duration of the write round in flight; nothing is lost. A hub
+//     subscription at most what it delivered in the last CursorFlush (up
+//     to cursorWaitMax while more than cursorRate cursors move a second)
+//     plus the duration of the write round in flight; nothing is lost. A hub
 //     that loses a shard's lease (stalled past a third of it) stores the
 //     shard's cursors as soon as it notices (shards.go, afterStopped).
 //   - A graceful stop redelivers nothing: Run stores every cursor once its
@@ -48,6 +62,7 @@ const cursorWriters = 8
 type cursorBatch struct {
 	store Store
 	every time.Duration
+	rate  int // cursorRate; tests lower it
 	h     *loophealth.Tracker
 
 	mu      sync.Mutex
@@ -78,7 +93,7 @@ type cursorPutter interface {
 }
 
 func newCursorBatch(store Store, every time.Duration, h *loophealth.Tracker) *cursorBatch {
-	return &cursorBatch{store: store, every: max(every, 0), h: h, pending: map[string]pendingCursor{}, kick: make(chan struct{}, 1)}
+	return &cursorBatch{store: store, every: max(every, 0), rate: cursorRate, h: h, pending: map[string]pendingCursor{}, kick: make(chan struct{}, 1)}
 }
 
 // put hands over the cursor id reached; its queue's goroutine only.
@@ -116,16 +131,22 @@ func (b *cursorBatch) forget(id string) {
 // run flushes, at most every b.every once a cursor is pending, until ctx
 // ends; a failed round is retried with backoff. Idle, it costs nothing.
 func (b *cursorBatch) run(ctx context.Context) {
+	last := 0 // cursors of the last round
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-b.kick:
 		}
-		if !sleep(ctx, b.every, nil, nil) {
+		if !sleep(ctx, b.wait(last), nil, nil) {
 			return
 		}
-		for b.h.Report(ctx, opCursorWrite, b.flush(ctx, nil)) != nil {
+		for {
+			n, err := b.flush(ctx, nil)
+			last = n
+			if b.h.Report(ctx, opCursorWrite, err) == nil {
+				break
+			}
 			if !b.h.Backoff(ctx, opCursorWrite, loophealth.EngineRetry) {
 				return
 			}
@@ -142,11 +163,23 @@ func (b *cursorBatch) run(ctx context.Context) {
 	}
 }
 
+// wait is how long the flusher waits for moves before a round, after a
+// round of last cursors: CursorFlush, longer when the cursors moved faster
+// than b.rate a second (cursorRate).
+func (b *cursorBatch) wait(last int) time.Duration {
+	if b.every <= 0 || b.rate <= 0 {
+		return b.every
+	}
+	busy := time.Duration(last) * time.Second / time.Duration(b.rate)
+	return max(b.every, min(busy, cursorWaitMax))
+}
+
 // flush makes one attempt at storing every pending cursor, or those of
 // the shards only selects when not nil, several at a time. Writes are made
 // even when ctx has ended (the cursors of a stopping engine); ctx only
-// says whose stop it is. It returns the first error.
-func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) error {
+// says whose stop it is. It returns how many cursors it tried to store,
+// and the first error.
+func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) (int, error) {
 	b.writeMu.Lock()
 	defer b.writeMu.Unlock()
 	b.mu.Lock()
@@ -158,12 +191,12 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) erro
 	}
 	b.mu.Unlock()
 	if len(items) == 0 {
-		return nil
+		return 0, nil
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if p, ok := b.store.(cursorPutter); ok {
-		return b.putAll(wctx, p, items)
+		return len(items), b.putAll(wctx, p, items)
 	}
 	var (
 		wg    sync.WaitGroup
@@ -192,7 +225,7 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) erro
 	}
 	close(next)
 	wg.Wait()
-	return first
+	return len(items), first
 }
 
 // putAll stores items in one call of p, for flush.
@@ -228,5 +261,5 @@ func (b *cursorBatch) stored(it cursorItem) {
 func (b *cursorBatch) final(ctx context.Context, only func(shard int) bool) bool {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return b.h.Do(fctx, opCursorWrite, func() error { return b.flush(fctx, only) })
+	return b.h.Do(fctx, opCursorWrite, func() error { _, err := b.flush(fctx, only); return err })
 }

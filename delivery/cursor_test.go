@@ -3,14 +3,18 @@ package delivery
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/kvstore"
+	"github.com/rshub/rshub/internal/loophealth"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -209,5 +213,80 @@ func TestWebhooks_CursorFlushUsesBatches(t *testing.T) {
 	}
 	if got := r.count(); got != subs*notes {
 		t.Fatalf("%d deliveries, want %d", got, subs*notes)
+	}
+}
+
+// The flusher waits CursorFlush between rounds while few cursors move, and
+// longer after a round of more than its rate (cursorRate) a second's worth,
+// in proportion, up to cursorWaitMax: a queue's cursor is still written
+// once per round, and rounds come less often when every queue moves.
+func TestCursorBatch_WaitGrowsWithTheCursorsOfARound(t *testing.T) {
+	b := newCursorBatch(nil, time.Second, nil)
+	for _, c := range []struct {
+		last int
+		want time.Duration
+	}{
+		{0, time.Second},
+		{cursorRate, time.Second},
+		{cursorRate * 5 / 2, 2500 * time.Millisecond},
+		{cursorRate * 100, cursorWaitMax},
+	} {
+		if got := b.wait(c.last); got != c.want {
+			t.Errorf("after a round of %d cursors: wait %s, want %s", c.last, got, c.want)
+		}
+	}
+	if got := newCursorBatch(nil, 0, nil).wait(cursorRate * 100); got != 0 {
+		t.Errorf("with cursors stored at once: wait %s, want 0", got)
+	}
+	if got := newCursorBatch(nil, time.Minute, nil).wait(cursorRate * 100); got != time.Minute {
+		t.Errorf("with CursorFlush longer than cursorWaitMax: wait %s, want a minute", got)
+	}
+}
+
+// roundStore records when each round of cursors was stored and how many
+// it held.
+type roundStore struct {
+	Store
+	mu     sync.Mutex
+	rounds []time.Time
+	sizes  []int
+}
+
+func (s *roundStore) PutCursors(ctx context.Context, cs map[string]hub.Cursor) map[string]error {
+	s.mu.Lock()
+	s.rounds, s.sizes = append(s.rounds, time.Now()), append(s.sizes, len(cs))
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *roundStore) snapshot() ([]time.Time, []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.rounds), slices.Clone(s.sizes)
+}
+
+// A round of many cursors is followed by a longer wait before the next:
+// the run loop spaces its rounds by wait.
+func TestCursorBatch_ManyCursorsSpaceTheRounds(t *testing.T) {
+	st := &roundStore{}
+	b := newCursorBatch(st, 10*time.Millisecond, loophealth.New(slog.New(slog.DiscardHandler)))
+	b.rate = 1000 // a round of 500: half a second before the next
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { b.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for i := range 500 {
+		b.put("s"+strconv.Itoa(i), 0, hub.Cursor{Seq: 1})
+	}
+	testenv.Eventually(t, wait, func() bool { r, _ := st.snapshot(); return len(r) == 1 }, "the first round")
+	b.put("s1", 0, hub.Cursor{Seq: 2})
+	testenv.Eventually(t, wait, func() bool { r, _ := st.snapshot(); return len(r) == 2 }, "the second round")
+	rounds, sizes := st.snapshot()
+	if sizes[0] != 500 || sizes[1] != 1 {
+		t.Fatalf("rounds of %v cursors, want 500 then 1", sizes)
+	}
+	if gap := rounds[1].Sub(rounds[0]); gap < 400*time.Millisecond {
+		t.Fatalf("the round after one of 500 cursors came %s later, want about 500ms at 1000 a second", gap)
 	}
 }

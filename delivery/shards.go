@@ -226,7 +226,7 @@ func (w *Webhooks) afterStopped(n int, stopping []*queue, then func()) {
 	go func() {
 		defer w.wg.Done()
 		ofShard := func(shard int) bool { return shard == n }
-		_ = w.cursors.flush(context.Background(), ofShard) // retried below
+		_, _ = w.cursors.flush(context.Background(), ofShard) // retried below
 		for _, q := range stopping {
 			<-q.doneChan() // each ends within Grace once stopped
 		}
