@@ -15,6 +15,22 @@ type AttemptRecorder interface {
 	Record(a hub.Attempt)
 }
 
+// subRecorders is an AttemptRecorder that gives each subscription a
+// recorder of its own, which records without looking the subscription up
+// (*hub.AttemptLog: For); a queue keeps its own.
+type subRecorders interface {
+	For(subID string) *hub.SubAttempts
+}
+
+// recorderFor returns the recorder of subID's attempts in l: its own when
+// l gives one (subRecorders), else l.
+func recorderFor(l AttemptRecorder, subID string) AttemptRecorder {
+	if r, ok := l.(subRecorders); ok {
+		return r.For(subID)
+	}
+	return l
+}
+
 // responseDetail is what the attempt log keeps of a response other than
 // 2xx: the headers hub.AttemptHeader keeps and its body's start.
 type responseDetail struct {
@@ -42,9 +58,11 @@ func readDetail(resp *http.Response) *responseDetail {
 // now in took, to the attempt log, with the next attempt's time when
 // more.
 func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now time.Time, retryIn time.Duration, more bool) {
-	l := q.w.cfg.Attempts
-	if l == nil {
+	if q.w.cfg.Attempts == nil {
 		return
+	}
+	if q.attempts == nil {
+		q.attempts = recorderFor(q.w.cfg.Attempts, q.id)
 	}
 	rec := hub.Attempt{SubID: q.id, Time: now.UTC(), Seq: seq, Attempt: n, Status: a.status, LatencyMS: float64(took.Microseconds()) / 1000}
 	if !a.ok() {
@@ -56,5 +74,5 @@ func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now
 	if a.detail != nil {
 		rec.Headers, rec.Body = a.detail.header, string(a.detail.body)
 	}
-	l.Record(rec)
+	q.attempts.Record(rec)
 }

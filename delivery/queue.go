@@ -49,6 +49,9 @@ type queue struct {
 	// held is a slot of the queue's host handed to it from its host's line
 	// (queue_park.go) and not used yet; the queue's goroutine only.
 	held hostSlot
+	// attempts records the queue's attempts in Config.Attempts, made at
+	// its first (attemptlog.go); the queue's goroutine only.
+	attempts AttemptRecorder
 
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set

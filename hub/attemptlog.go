@@ -99,11 +99,12 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 
 // heldAttempts are the records of one subscription waiting for a write.
 // A flush empties it and keeps it, its array reused by the next records,
-// until a flush finds it still empty (take).
+// until a flush finds it still empty (take) and drops it.
 type heldAttempts struct {
-	list   []Attempt // oldest first
-	since  time.Time // when the oldest was taken; when emptied, while empty
-	failed bool      // one of them is not a first attempt that delivered
+	list    []Attempt // oldest first
+	since   time.Time // when the oldest was taken; when emptied, while empty
+	failed  bool      // one of them is not a first attempt that delivered
+	dropped bool      // no longer in its shard: a SubAttempts holding it looks again
 }
 
 // due reports whether h is written by a flush at now, holding for hold.
@@ -116,11 +117,50 @@ func (l *AttemptLog) Record(a Attempt) {
 	s := l.shard(a.SubID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := s.pending[a.SubID]
+	l.appendLocked(l.heldLocked(s, a.SubID), a)
+}
+
+// SubAttempts records the attempts of one subscription in an AttemptLog
+// as Record does, without looking the subscription up each time: its
+// shard and its held records are found once and kept while the log keeps
+// them. One goroutine at a time uses it.
+type SubAttempts struct {
+	l  *AttemptLog
+	s  *attemptShard
+	id string
+	h  *heldAttempts // under s.mu
+}
+
+// For returns the recorder of subID's attempts.
+func (l *AttemptLog) For(subID string) *SubAttempts {
+	return &SubAttempts{l: l, s: l.shard(subID), id: subID}
+}
+
+// Record takes one attempt of the subscription (a.SubID is its ID) for a
+// later write. It never blocks on I/O.
+func (r *SubAttempts) Record(a Attempt) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if r.h == nil || r.h.dropped {
+		r.h = r.l.heldLocked(r.s, r.id)
+	}
+	r.l.appendLocked(r.h, a)
+}
+
+// heldLocked returns the held records of subID in s, made when it has
+// none; s.mu is held.
+func (l *AttemptLog) heldLocked(s *attemptShard, subID string) *heldAttempts {
+	h := s.pending[subID]
 	if h == nil {
 		h = &heldAttempts{}
-		s.pending[a.SubID] = h
+		s.pending[subID] = h
 	}
+	return h
+}
+
+// appendLocked adds a to h, keeping its newest AttemptLogLen to twice
+// that, unless MaxPending records are held; its shard's mu is held.
+func (l *AttemptLog) appendLocked(h *heldAttempts, a Attempt) {
 	if len(h.list) == 0 {
 		h.since = time.Now()
 	}
@@ -201,6 +241,7 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 			}
 			if len(h.list) == 0 || hold < 0 {
 				delete(s.pending, id)
+				h.dropped = true
 			}
 			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
 			l.held.Add(-int64(len(h.list)))

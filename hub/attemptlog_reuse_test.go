@@ -47,23 +47,70 @@ func (l *AttemptLog) pendingSubs() int {
 	return n
 }
 
+// A subscription's own recorder (For) records what Record would, and goes
+// on recording once a flush dropped its held records (a silent hold) and
+// once Flush dropped every subscription: nothing it records is lost.
+func TestAttemptLog_SubscriptionRecorderSurvivesItsRecordsDropped(t *testing.T) {
+	const hold = time.Second
+	l := NewAttemptLog(nil, AttemptLogConfig{Hold: hold})
+	r := l.For("sub")
+	a := Attempt{SubID: "sub", Seq: 1, Attempt: 1, Status: 204}
+	r.Record(a)
+	l.Record(Attempt{SubID: "sub", Seq: 2, Attempt: 1, Status: 204})
+	if got := l.take(time.Now().Add(hold), hold); len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 2 {
+		t.Fatalf("first flush took %+v, want seqs 1 and 2 in order", got)
+	}
+	l.take(time.Now().Add(3*hold), hold) // silent for a hold: dropped
+	if l.pendingSubs() != 0 {
+		t.Fatal("a subscription silent for a hold was kept")
+	}
+	a.Seq = 3
+	r.Record(a)
+	if got := l.take(time.Now().Add(hold), hold); len(got) != 1 || got[0].Seq != 3 {
+		t.Fatalf("after its records were dropped, the recorder's record was not taken: %+v", got)
+	}
+	r.Record(a)
+	if got := l.take(time.Now(), -1); len(got) != 1 || l.pendingSubs() != 0 {
+		t.Fatalf("Flush took %d records and kept %d subscriptions, want 1 and none", len(got), l.pendingSubs())
+	}
+	a.Seq = 4
+	r.Record(a)
+	if got := l.take(time.Now(), -1); len(got) != 1 || got[0].Seq != 4 {
+		t.Fatalf("after Flush, the recorder's record was not taken: %+v", got)
+	}
+}
+
 // BenchmarkAttemptLog_Steady is the attempt log of a 1 -> 10,000 fan-out:
 // per op, one first attempt that delivered for each of 10,000
 // subscriptions, then a flush a second later (each subscription written
-// once per 5 s hold).
+// once per 5 s hold); "own" records through each subscription's recorder
+// (For), as a delivery queue does.
 func BenchmarkAttemptLog_Steady(b *testing.B) {
-	l := NewAttemptLog(nil, AttemptLogConfig{Hold: 5 * time.Second})
 	ids := make([]string, 10000)
 	for i := range ids {
 		ids[i] = SubscriptionID("https://example.org/t", "https://cb.example/"+strconv.Itoa(i))
 	}
-	now := time.Now()
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, id := range ids {
-			l.Record(Attempt{SubID: id, Seq: 1, Attempt: 1, Status: 204, Time: now})
-		}
-		now = now.Add(time.Second)
-		l.take(now, 5*time.Second)
+	for _, own := range []bool{false, true} {
+		b.Run(map[bool]string{false: "log", true: "own"}[own], func(b *testing.B) {
+			l := NewAttemptLog(nil, AttemptLogConfig{Hold: 5 * time.Second})
+			rs := make([]*SubAttempts, len(ids))
+			for i, id := range ids {
+				rs[i] = l.For(id)
+			}
+			now := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, id := range ids {
+					a := Attempt{SubID: id, Seq: 1, Attempt: 1, Status: 204, Time: now}
+					if own {
+						rs[i].Record(a)
+					} else {
+						l.Record(a)
+					}
+				}
+				now = now.Add(time.Second)
+				l.take(now, 5*time.Second)
+			}
+		})
 	}
 }
