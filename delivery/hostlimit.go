@@ -233,15 +233,15 @@ func (h hostSlot) done(a attempt, took time.Duration, now time.Time) {
 // queue parks caught up, for the next queue in the host's line (handOn),
 // which then runs on the queue's goroutine instead of one started for it.
 // When a goroutine waits for the host and the queue's turn is over
-// (keptTurn), the slot goes to that goroutine at once, as from done, and
-// kept returns none.
+// (keptTurn), or the host's limit went down below the slots in use, the
+// slot is given back at once, as by done, and kept returns none.
 func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
 	l, s := h.l, h.s
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.observeLocked(s, a, took, now)
 	h.reused++
-	if s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn {
+	if (s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn) || s.inFlight > s.adapt.slots() {
 		l.releaseLocked(s, now)
 		return hostSlot{}
 	}

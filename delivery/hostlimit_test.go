@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -150,6 +151,38 @@ func TestHostLimit_KeptSlotGoesToWaitingGoroutinesAfterATurn(t *testing.T) {
 	}
 	o.release()
 	(<-mine).release()
+	if n := l.inUse("h"); n != 0 {
+		t.Fatalf("%d slots still taken", n)
+	}
+}
+
+// A slot is not kept once the host's limit went down below the slots in
+// use (a 429 halved it): kept gives it back, so the lower limit holds
+// from the next attempt on.
+func TestHostLimit_KeptSlotGivenBackOverALoweredLimit(t *testing.T) {
+	l := newHostLimit(4, 1, 4, 0)
+	ctx := context.Background()
+	var slots []hostSlot
+	for range 4 {
+		s, err := l.acquire(ctx, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, s)
+	}
+	slots[3].done(attempt{status: http.StatusTooManyRequests}, time.Millisecond, time.Now())
+	if got := l.stats()[0].Limit; got != 2 {
+		t.Fatalf("limit %d after a 429, want 2", got)
+	}
+	if k := slots[0].kept(attempt{status: 200}, time.Millisecond, time.Now()); k.l != nil {
+		t.Fatal("a slot was kept with 3 in use over a limit of 2")
+	}
+	if k := slots[1].kept(attempt{status: 200}, time.Millisecond, time.Now()); k.l == nil {
+		t.Fatal("a slot within the limit was given back")
+	} else {
+		k.release()
+	}
+	slots[2].release()
 	if n := l.inUse("h"); n != 0 {
 		t.Fatalf("%d slots still taken", n)
 	}
