@@ -264,3 +264,10 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 	}
 	return result, nil
 }
+
+// ListedChannel returns the channel of topic from the last channel
+// listing (Channels) when it was read at channels version ver, without
+// I/O; false when there is no such listing or topic is not in it.
+func (s *Store) ListedChannel(ver, topic string) (hub.Channel, bool) {
+	return s.channelIndex.Lookup(ver, topic, s.channelList.Get)
+}
