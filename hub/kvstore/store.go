@@ -95,6 +95,7 @@ type Store struct {
 // buckets are the handles of one connection generation.
 type buckets struct {
 	gen                                                      uint64
+	nc                                                       *nats.Conn
 	js                                                       jetstream.JetStream
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 	subShards, shardVer, members, follow, attempts           jetstream.KeyValue
@@ -223,7 +224,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	if err != nil {
 		return nil, err
 	}
-	b := &buckets{gen: gen, js: js}
+	b := &buckets{gen: gen, nc: nc, js: js}
 	for _, k := range []struct {
 		kind string
 		kv   *jetstream.KeyValue
