@@ -62,7 +62,7 @@ func (s *Store) putBatch(ctx context.Context, kv func(*buckets) jetstream.KeyVal
 				return // not one of this batch's
 			}
 			awaiting[i], n = false, n-1
-			if err := pubAckErr(m); err != nil {
+			if _, err := pubAck(m); err != nil {
 				fail(i, err)
 			}
 		}
@@ -105,29 +105,30 @@ func (s *Store) putBatch(ctx context.Context, kv func(*buckets) jetstream.KeyVal
 	}
 }
 
-// pubAckErr is the error a stream's answer to a put tells, nil when it
-// acknowledges it stored the message.
-func pubAckErr(m *nats.Msg) error {
+// pubAck returns the sequence a stream's answer to a put tells it stored
+// the message at, or the error it tells.
+func pubAck(m *nats.Msg) (uint64, error) {
 	if st := m.Header.Get("Status"); st != "" && len(m.Data) == 0 {
 		if st == "503" {
-			return jetstream.ErrNoStreamResponse
+			return 0, jetstream.ErrNoStreamResponse
 		}
-		return fmt.Errorf("put answered with status %s %s", st, m.Header.Get("Description"))
+		return 0, fmt.Errorf("put answered with status %s %s", st, m.Header.Get("Description"))
 	}
 	var ack struct {
 		Error  *jetstream.APIError `json:"error"`
 		Stream string              `json:"stream"`
+		Seq    uint64              `json:"seq"`
 	}
 	if err := json.Unmarshal(m.Data, &ack); err != nil {
-		return fmt.Errorf("decode the answer to a put: %w", err)
+		return 0, fmt.Errorf("decode the answer to a put: %w", err)
 	}
 	if ack.Error != nil {
-		return ack.Error
+		return 0, ack.Error
 	}
 	if ack.Stream == "" {
-		return errors.New("the answer to a put names no stream")
+		return 0, errors.New("the answer to a put names no stream")
 	}
-	return nil
+	return ack.Seq, nil
 }
 
 // PutCursors stores the delivery cursors of many subscriptions (by

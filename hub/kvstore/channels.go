@@ -235,7 +235,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 			if err != nil {
 				return err
 			}
-			newRev, conflict, err := casBytes(ctx, b.states, k, rev, val)
+			newRev, conflict, err := casBytes(ctx, b, b.states, k, rev, val)
 			if err != nil || conflict {
 				s.stateMemo.forget(k)
 			}
