@@ -27,6 +27,14 @@ type channelsToucher interface {
 	TouchChannels(ctx context.Context) error
 }
 
+// listedChannels is a Store that answers a channel definition from the
+// channel listing it holds under channels version ver, without I/O (see
+// ChannelIndex); ok is false when it holds no listing of ver or topic is
+// not in it.
+type listedChannels interface {
+	ListedChannel(ver, topic string) (Channel, bool)
+}
+
 // cachedChannel is a channel definition read from the store at fetched,
 // when the store's channels version was ver ("" when unknown).
 type cachedChannel struct {
@@ -54,6 +62,14 @@ func (v *chanVersion) held(now time.Time) (ver string, fresh bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.ver, !v.read.IsZero() && now.Sub(v.read) < channelCacheTTL
+}
+
+// expire makes the next current read the store's version again: this hub
+// changed a channel, and what is kept under the version held is stale.
+func (v *chanVersion) expire() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.read = time.Time{}
 }
 
 // current returns the store's channels version, read again when the one
@@ -87,7 +103,9 @@ func (v *chanVersion) current(ctx context.Context, store Store, now time.Time) (
 // store is reused while it is younger than channelCacheTTL, or, with a
 // store that has a channels version, for as long as that version stays
 // the same: the version is read first, so a definition is never older
-// than the version it is kept under.
+// than the version it is kept under. A definition not kept yet comes from
+// the store's listing of that version when it holds one (listedChannels),
+// else from a read of the store.
 func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) {
 	now := h.cfg.Now()
 	ver, versioned := h.chanVer.current(ctx, h.cfg.Store, now)
@@ -97,15 +115,12 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 	if ok && (now.Sub(c.fetched) < channelCacheTTL || (versioned && c.ver != "" && c.ver == ver)) {
 		return c.ch, nil
 	}
-	ch, err := h.cfg.Store.Channel(ctx, topic)
-	if errors.Is(err, ErrNotFound) {
-		ch, err = h.frameworkChannelForTopic(ctx, topic)
-	}
-	if err != nil {
-		return ch, err
-	}
 	if !versioned {
 		ver = ""
+	}
+	ch, err := h.readChannel(ctx, topic, ver)
+	if err != nil {
+		return ch, err
 	}
 	h.mu.Lock()
 	h.chanCache[topic] = cachedChannel{ch: ch, fetched: now, ver: ver}
@@ -113,13 +128,33 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 	return ch, nil
 }
 
+// readChannel reads the channel of topic from the store: from its listing
+// of channels version ver when it holds one and topic is in it, else with
+// a read of its own (a channel missing from the listing may have been put
+// since; or topic is a framework channel's).
+func (h *Hub) readChannel(ctx context.Context, topic, ver string) (Channel, error) {
+	if l, ok := h.cfg.Store.(listedChannels); ok {
+		if ch, ok := l.ListedChannel(ver, topic); ok {
+			return ch, nil
+		}
+	}
+	ch, err := h.cfg.Store.Channel(ctx, topic)
+	if errors.Is(err, ErrNotFound) {
+		ch, err = h.frameworkChannelForTopic(ctx, topic)
+	}
+	return ch, err
+}
+
 // forgetChannel drops the cached definition of topic, after this hub
-// changed or deleted the channel in the store, and counts the change
+// changed or deleted the channel in the store, makes the next lookup read
+// the channels version again (the definition and the store's listing kept
+// under the version held are stale), and counts the change
 // (ChannelChanges).
 func (h *Hub) forgetChannel(topic string) {
 	h.mu.Lock()
 	delete(h.chanCache, topic)
 	h.mu.Unlock()
+	h.chanVer.expire()
 	h.chanVer.changes.Add(1)
 }
 

@@ -91,6 +91,70 @@ func TestLookupChannel_KeptWhileTheChannelsVersionStays(t *testing.T) {
 	}
 }
 
+// listedChanReadCounter is a versionedChanReadCounter that passes its
+// store's ListedChannel on.
+type listedChanReadCounter struct{ versionedChanReadCounter }
+
+func (s listedChanReadCounter) ListedChannel(ver, topic string) (hub.Channel, bool) {
+	return s.Store.(interface {
+		ListedChannel(ver, topic string) (hub.Channel, bool)
+	}).ListedChannel(ver, topic)
+}
+
+// A channel the hub has not read yet is answered from the store's listing
+// of the channels version, without a read of its own; a channel changed
+// through this hub, or put since the listing, is read as before.
+func TestLookupChannel_AnsweredFromTheStoresListingOfTheVersion(t *testing.T) {
+	var cs *chanReadCounter
+	f := newFixture(t, func(c *hub.Config) {
+		cs = &chanReadCounter{Store: c.Store}
+		c.Store = listedChanReadCounter{versionedChanReadCounter{cs}}
+	})
+	ctx := context.Background()
+	var chs []hub.Channel
+	for _, name := range []string{"a", "b", "c"} {
+		chs = append(chs, f.Channel(hub.Channel{Topic: "https://example.org/" + name, Trust: hub.TrustOpen}))
+	}
+	if _, err := f.Store.Channels(ctx); err != nil { // as the follower engine does every few seconds
+		t.Fatal(err)
+	}
+	publish := func(ch hub.Channel, from, until string) int {
+		t.Helper()
+		status, _ := f.PostXML(hubtest.Notif("change-notification", from, until), hubtest.Links(ch.Topic, f.URL))
+		return status
+	}
+	reads := cs.channelReads.Load() // the puts read too
+	for _, ch := range chs {
+		if s := publish(ch, t0, t1); s != http.StatusOK {
+			t.Fatalf("publish to %s: %d", ch.Topic, s)
+		}
+	}
+	if n := cs.channelReads.Load() - reads; n != 0 {
+		t.Fatalf("%d reads of channels the store's listing holds; want 0", n)
+	}
+	// changed through this hub: the listing of the version it held is stale
+	changed := chs[0]
+	changed.Trust, changed.Token = hub.TrustToken, "a-token-of-16-chars-or-more"
+	if _, err := f.Hub.PutChannel(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	if s := publish(changed, t1, t2); s == http.StatusOK {
+		t.Fatal("a publish without the token was accepted after the channel changed through this hub")
+	}
+	// put since the listing, by another hub (the store itself here)
+	late := hub.Channel{Topic: "https://example.org/late", Name: "late", Trust: hub.TrustOpen, Created: time.Unix(1, 0)}
+	if err := f.Store.PutChannel(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	reads = cs.channelReads.Load()
+	if s := publish(late, t0, t1); s != http.StatusOK {
+		t.Fatalf("publish to a channel put since the listing: %d", s)
+	}
+	if cs.channelReads.Load() == reads {
+		t.Fatal("a channel missing from the listing was not read from the store")
+	}
+}
+
 // Without a channels version the definition is read again once it is
 // channelCacheTTL old.
 func TestLookupChannel_WithoutAVersionReadsAgainAfterTheTTL(t *testing.T) {

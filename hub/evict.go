@@ -81,10 +81,16 @@ func (h *Hub) evict(ctx context.Context) {
 	}
 }
 
-// trimMap deletes entries of m, whichever come first, until it holds at
-// most limit. For caches whose entries are cheap to get again.
+// trimMap deletes entries of m, whichever come first, down to seven
+// eighths of limit once it holds more than limit, so that the scans of m
+// made whenever it is over limit (evict) are paid once per limit/8 new
+// entries, not once per flush. For caches whose entries are cheap to get
+// again.
 func trimMap[V any](m map[string]V, limit int) {
-	n := len(m) - limit
+	if len(m) <= limit {
+		return
+	}
+	n := len(m) - limit*7/8
 	for k := range m {
 		if n <= 0 {
 			return

@@ -63,6 +63,28 @@ func at(minutes int) string {
 	return hubtest.MustTime(t0).Add(time.Duration(minutes) * time.Minute).Format(time.RFC3339)
 }
 
+// A cache over MaxChannelStates is trimmed with room to spare (to seven
+// eighths), so that a hub publishing to a new channel now and then does
+// not scan the whole cache at every flush: a cache trimmed to the limit
+// exactly is over it again at the next new channel.
+func TestChannelMemory_FullCachesTrimmedWithRoom(t *testing.T) {
+	const limit = 16
+	f := newFixture(t, withMaxStates(limit))
+	chs := f.openChannels(limit + 2)
+	for _, ch := range chs[:limit+1] {
+		f.publish(ch, at(0), at(10), http.StatusOK)
+	}
+	m := f.settle("working states", func(m hub.ChannelMemory) bool { return m.Dirty == 0 })
+	if m.Definitions != limit*7/8 || m.States != limit*7/8 {
+		t.Fatalf("over the limit of %d: %d definitions and %d states kept, want %d of each", limit, m.Definitions, m.States, limit*7/8)
+	}
+	f.publish(chs[limit+1], at(0), at(10), http.StatusOK)
+	m = f.settle("working states", func(m hub.ChannelMemory) bool { return m.Dirty == 0 })
+	if m.Definitions != limit*7/8+1 {
+		t.Fatalf("under the limit: %d definitions kept, want %d (none dropped)", m.Definitions, limit*7/8+1)
+	}
+}
+
 // Publishing to many more channels than MaxChannelStates leaves at most
 // that many working states, and cached definitions only for channels looked
 // up within their cache lifetime.

@@ -2,11 +2,15 @@ package kvstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/kvstore"
@@ -72,4 +76,73 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// A put the stream refuses (here, over the stream's message size) fails
+// alone, with the stream's reason, and the others of its batch are stored;
+// with the stream gone, every put fails, at once.
+func TestPutCursors_RefusedByTheStreamFailAlone(t *testing.T) {
+	_, nc := testenv.NATS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "KV_" + kvstore.DefaultPrefix + "_cursors"
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.MaxMsgSize = 300
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	batch := map[string]hub.Cursor{}
+	for i := range 400 { // more than awaits an answer at once
+		batch[fmt.Sprintf("sub-%d", i)] = hub.Cursor{Seq: uint64(i + 1)}
+	}
+	big := "sub-" + strings.Repeat("x", 400) // stored with its cursor: over the size
+	batch[big] = hub.Cursor{Seq: 7}
+	failed := s.PutCursors(ctx, batch)
+	if len(failed) != 1 || failed[big] == nil {
+		t.Fatalf("failed %d cursors (%v), want only the one over the stream's size", len(failed), first(failed))
+	}
+	if !strings.Contains(failed[big].Error(), "maximum") {
+		t.Fatalf("the refusal does not tell the stream's reason: %v", failed[big])
+	}
+	for id, want := range batch {
+		if id == big {
+			continue
+		}
+		if got, err := s.Cursor(ctx, id); err != nil || got.Seq != want.Seq {
+			t.Fatalf("cursor %s = %+v, %v; want seq %d", id, got, err, want.Seq)
+		}
+	}
+	if _, err := s.Cursor(ctx, big); !errors.Is(err, hub.ErrNotFound) {
+		t.Fatalf("the refused cursor reads %v, want not found", err)
+	}
+
+	if err := js.DeleteStream(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if failed := s.PutCursors(ctx, map[string]hub.Cursor{"a": {Seq: 1}, "b": {Seq: 2}}); len(failed) != 2 {
+		t.Fatalf("with the stream gone, %d of 2 cursors failed: the rest taken for stored", len(failed))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("puts with the stream gone took %s to fail", d)
+	}
+}
+
+func first(m map[string]error) error {
+	for _, err := range m {
+		return err
+	}
+	return nil
 }

@@ -235,7 +235,7 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 			if err != nil {
 				return err
 			}
-			newRev, conflict, err := casBytes(ctx, b.states, k, rev, val)
+			newRev, conflict, err := casBytes(ctx, b, b.states, k, rev, val)
 			if err != nil || conflict {
 				s.stateMemo.forget(k)
 			}
@@ -263,4 +263,11 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 		return hub.ChannelState{}, fmt.Errorf("kvstore: update channel state %q: %w", wire.Clip(topic), err)
 	}
 	return result, nil
+}
+
+// ListedChannel returns the channel of topic from the last channel
+// listing (Channels) when it was read at channels version ver, without
+// I/O; false when there is no such listing or topic is not in it.
+func (s *Store) ListedChannel(ver, topic string) (hub.Channel, bool) {
+	return s.channelIndex.Lookup(ver, topic, s.channelList.Get)
 }

@@ -37,7 +37,7 @@ func (s *Store) Claim(ctx context.Context, leaseKey, owner string, ttl time.Dura
 				if rev != 0 && cur.Owner != owner && now.Before(cur.Expires) {
 					return nil
 				}
-				conflict, err := casJSON(ctx, b.leases, k, rev, lease{Key: leaseKey, Owner: owner, Expires: now.Add(ttl)})
+				conflict, err := casJSON(ctx, b, b.leases, k, rev, lease{Key: leaseKey, Owner: owner, Expires: now.Add(ttl)})
 				if err != nil {
 					return err
 				}

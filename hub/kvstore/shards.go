@@ -182,7 +182,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) 
 			} else {
 				delete(m, owner)
 			}
-			conflict, err := casJSON(ctx, b.members, membersKey, rev, m)
+			conflict, err := casJSON(ctx, b, b.members, membersKey, rev, m)
 			if err != nil {
 				return err
 			}

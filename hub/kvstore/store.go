@@ -85,6 +85,8 @@ type Store struct {
 	// channelList is the last channel listing and the bucket version it
 	// was read at (Channels).
 	channelList snapshot.List[hub.Channel]
+	// channelIndex answers ListedChannel from channelList.
+	channelIndex hub.ChannelIndex
 	// stateMemo remembers the channel states this store wrote, for
 	// UpdateChannelState.
 	stateMemo revMemo
@@ -93,6 +95,7 @@ type Store struct {
 // buckets are the handles of one connection generation.
 type buckets struct {
 	gen                                                      uint64
+	nc                                                       *nats.Conn
 	js                                                       jetstream.JetStream
 	channels, states, subs, subTopics, cursors, dead, leases jetstream.KeyValue
 	subShards, shardVer, members, follow, attempts           jetstream.KeyValue
@@ -221,7 +224,7 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 	if err != nil {
 		return nil, err
 	}
-	b := &buckets{gen: gen, js: js}
+	b := &buckets{gen: gen, nc: nc, js: js}
 	for _, k := range []struct {
 		kind string
 		kv   *jetstream.KeyValue
@@ -336,31 +339,6 @@ func ensureKey(ctx context.Context, kv jetstream.KeyValue, key string, val []byt
 		return nil
 	}
 	return err
-}
-
-// casJSON stores v at key if its revision is still rev (0: key absent) and
-// reports whether it lost the race.
-func casJSON(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64, v any) (conflict bool, err error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return false, err
-	}
-	_, conflict, err = casBytes(ctx, kv, key, rev, b)
-	return conflict, err
-}
-
-// casBytes stores b at key if its revision is still rev (0: key absent),
-// and returns the new revision or whether it lost the race.
-func casBytes(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64, b []byte) (newRev uint64, conflict bool, err error) {
-	if rev == 0 {
-		newRev, err = kv.Create(ctx, key, b)
-	} else {
-		newRev, err = kv.Update(ctx, key, b, rev)
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return 0, true, nil
-	}
-	return newRev, false, err
 }
 
 // scan returns the entries whose keys match filter, without their values

@@ -177,3 +177,10 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 	}
 	return hub.ChannelState{}, fmt.Errorf("redisstore: update channel state %q: still contended after %d attempts", wire.Clip(topic), maxTxAttempts)
 }
+
+// ListedChannel returns the channel of topic from the last channel
+// listing (Channels) when it was read at channels version ver, without
+// I/O; false when there is no such listing or topic is not in it.
+func (s *Store) ListedChannel(ver, topic string) (hub.Channel, bool) {
+	return s.channelIndex.Lookup(ver, topic, s.channelList.Get)
+}

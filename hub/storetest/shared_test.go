@@ -90,6 +90,7 @@ func Shared(t *testing.T, a, b hub.Store) {
 		t.Fatalf("a touch changed the listing: %q", got)
 	}
 	sharedStateUpdates(t, a, b)
+	sharedListedChannels(t, a, b)
 	if err := a.PutFollowStatus(ctx, "https://example.org/1", []byte(`{"polls":7}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +103,73 @@ func Shared(t *testing.T, a, b hub.Store) {
 	}
 	if got, err := b.Attempts(ctx, sub); err != nil || len(got) != 1 || got[0].Seq != 9 {
 		t.Fatalf("a store does not read the attempt log the other wrote: %v, %v", got, err)
+	}
+}
+
+// sharedListedChannels checks ListedChannel, the answer from a store's
+// listing without I/O, on two stores sharing a backend: it answers only
+// for the version the listing was read at, so a channel the other store
+// changed or deleted is never answered as it was under the new version.
+func sharedListedChannels(t *testing.T, a, b hub.Store) {
+	t.Helper()
+	ctx := context.Background()
+	l, ok := a.(interface {
+		ListedChannel(ver, topic string) (hub.Channel, bool)
+	})
+	if !ok {
+		t.Fatalf("%T has no ListedChannel", a)
+	}
+	version := channelsVersion(t, a)
+	const topic = "https://example.org/listed"
+	listed := func(ver string) string {
+		t.Helper()
+		ch, ok := l.ListedChannel(ver, topic)
+		if !ok {
+			return "not listed"
+		}
+		return ch.Token
+	}
+	relist := func() {
+		t.Helper()
+		if _, err := a.Channels(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.PutChannel(ctx, hub.Channel{Topic: topic, Name: "listed", Token: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := version()
+	if got := listed(v1); got != "not listed" {
+		t.Fatalf("answered %q before a listing of version %q", got, v1)
+	}
+	relist()
+	if got := listed(v1); got != "first" {
+		t.Fatalf("listing of version %q answered %q, want first", v1, got)
+	}
+	if _, ok := l.ListedChannel(v1, "https://example.org/never-put"); ok {
+		t.Fatal("a topic missing from the listing was answered")
+	}
+	if err := b.PutChannel(ctx, hub.Channel{Topic: topic, Name: "listed", Token: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := version()
+	if got := listed(v2); got != "not listed" {
+		t.Fatalf("the listing of %q answered %q for version %q, after the other store's put", v1, got, v2)
+	}
+	relist()
+	if got := listed(v2); got != "second" {
+		t.Fatalf("listing of version %q answered %q, want second", v2, got)
+	}
+	if got := listed(v1); got != "not listed" {
+		t.Fatalf("answered %q for version %q, once the listing is of %q", got, v1, v2)
+	}
+	if err := b.DeleteChannel(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	v3 := version()
+	relist()
+	if got := listed(v3); got != "not listed" {
+		t.Fatalf("a channel the other store deleted was answered: %q", got)
 	}
 }
 
