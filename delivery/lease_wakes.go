@@ -8,8 +8,11 @@ import (
 
 // leaseWakes wakes parked queues at the end of their lease with one timer
 // for them all, where a timer each cost a hub of many idle subscriptions
-// a runtime timer per subscription. A queue is in it only while parked
-// with a lease end ahead (park, unparkLocked).
+// a runtime timer per subscription. A queue is in it from a park with a
+// lease end ahead (park) until that end comes or the queue finishes: a
+// queue woken to deliver stays in, so that parking again with the same
+// lease end costs no heap operation; the end signals it as it signals a
+// parked one, and a running queue takes that as one more wake-up.
 type leaseWakes struct {
 	base  time.Time // lease ends are durations since base, on the monotonic clock
 	mu    sync.Mutex
@@ -42,16 +45,24 @@ func (h *leaseHeap) Pop() any {
 	return q
 }
 
-// add has q signalled in d (real time); q.mu is held and q is out.
-func (l *leaseWakes) add(q *queue, d time.Duration) {
+// set has q signalled at end, its lease's end, d from now (real time),
+// unless it is in for that end already; q.mu is held.
+func (l *leaseWakes) set(q *queue, end time.Time, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	q.leaseAt = time.Since(l.base) + d
-	heap.Push(&l.h, q)
+	if q.leaseIdx >= 0 && q.leaseFor.Equal(end) {
+		return
+	}
+	q.leaseAt, q.leaseFor = time.Since(l.base)+d, end
+	if q.leaseIdx >= 0 {
+		heap.Fix(&l.h, q.leaseIdx)
+	} else {
+		heap.Push(&l.h, q)
+	}
 	l.armLocked()
 }
 
-// remove takes q out, if in; q.mu is held.
+// remove takes q out, if in.
 func (l *leaseWakes) remove(q *queue) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

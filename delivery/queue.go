@@ -61,10 +61,12 @@ type queue struct {
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
 	// parked is the state of a queue parked without a goroutine, nil while
-	// one runs it; Webhooks.leases wakes it at leaseAt, the end of its
-	// lease, while leaseIdx ≥ 0 (both under Webhooks.leases.mu).
+	// one runs it. Webhooks.leases signals the queue at leaseAt, the end
+	// of its lease leaseFor, while leaseIdx ≥ 0 (the three under
+	// Webhooks.leases.mu).
 	parked   *runState
 	leaseAt  time.Duration
+	leaseFor time.Time
 	leaseIdx int
 	// lined is set while the queue, woken from its parked state, waits in
 	// its host's line without a goroutine (hostLimit.line).

@@ -42,21 +42,18 @@ func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, no
 		if d <= 0 {
 			return false
 		}
-		q.w.leases.add(q, d) // the lease's end wakes it
+		q.w.leases.set(q, sub.Expires, d) // the lease's end wakes it
 	}
 	q.parked = st
 	q.cancelRun = nil // the goroutine's context ends with it
 	return true
 }
 
-// unparkLocked takes q's parked state, if any, and cancels its wake-up at
-// the end of its lease; q.mu is held.
+// unparkLocked takes q's parked state, if any; q.mu is held. Its wake-up
+// at the end of its lease stays (leaseWakes) until q finishes.
 func (q *queue) unparkLocked() *runState {
 	st := q.parked
 	q.parked = nil
-	if st != nil {
-		q.w.leases.remove(q)
-	}
 	return st
 }
 
@@ -257,6 +254,7 @@ func (q *queue) finishLocked() {
 	}
 	w.index.remove(q)
 	w.wakes.unwatch(q)
+	w.leases.remove(q)
 	q.mu.Lock()
 	q.finished = true
 	if q.done != nil {

@@ -109,6 +109,9 @@ func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 			return q.stats.Cursor.Seq == seq && q.parked != nil
 		}, "delivered and parked")
 	}
+	if n := leasesIn(w); n != 1 {
+		t.Fatalf("%d queues in the lease wakes after three parks, want the one", n)
+	}
 	done := q.doneChan()
 	select {
 	case <-done:
@@ -122,5 +125,45 @@ func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 	}
 	if !e.clock.Now().After(sub.Expires) {
 		t.Fatal("stopped before the lease ended")
+	}
+	if n := leasesIn(w); n != 0 {
+		t.Fatalf("%d queues in the lease wakes once the only one finished", n)
+	}
+}
+
+// leasesIn counts the queues in w's lease wakes.
+func leasesIn(w *Webhooks) int {
+	w.leases.mu.Lock()
+	defer w.leases.mu.Unlock()
+	return len(w.leases.h)
+}
+
+// A queue stays in the lease wakes while it is woken and parks again, and
+// leaves them when it finishes before its lease ends (deactivated).
+func TestWebhooks_FinishedQueueLeavesTheLeaseWakes(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, nil)
+	sub := e.subscribe(topic, r.url("/cb"), "") // lease of an hour
+	w, _ := e.start(e.fastConfig())
+	var q *queue
+	testenv.Eventually(t, wait, func() bool { q = w.queueFor(sub.ID); return q != nil }, "the queue")
+	seq := e.publish(topic, "feed", 0, 1)[0]
+	testenv.Eventually(t, wait, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.stats.Cursor.Seq == seq && q.parked != nil
+	}, "delivered and parked")
+	if n := leasesIn(w); n != 1 {
+		t.Fatalf("%d queues in the lease wakes, want the parked one", n)
+	}
+	w.Deactivate(sub.ID)
+	select {
+	case <-q.doneChan():
+	case <-time.After(wait):
+		t.Fatal("the deactivated queue did not finish")
+	}
+	if n := leasesIn(w); n != 0 {
+		t.Fatalf("%d queues in the lease wakes after the only one finished an hour before its lease end", n)
 	}
 }
