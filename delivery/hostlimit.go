@@ -41,11 +41,32 @@ type hostLimit struct {
 	// ready holds the channels of waiters that got their slot, empty
 	// again, for the next waiters.
 	ready sync.Pool
-	// started counts the lined queues given a goroutine with their slot
-	// (grantLocked), handed those run on the goroutine of a queue that
-	// parked (handOn); for tests.
-	started, handed atomic.Uint64
+	// runners is where idle runners wait for a lined queue to run
+	// (runLined); closing stopped ends them.
+	runners chan lineJob
+	stopped chan struct{}
+	stop    sync.Once
+	// started counts the runners started for lined queues, reused the
+	// lined queues an idle runner took (runLined), handed those run on
+	// the goroutine of a queue that parked (handOn); live is the runners
+	// running or idle, idle those waiting. For tests.
+	started, reused, handed atomic.Uint64
+	live, idle              atomic.Int64
 }
+
+// lineJob is a lined queue q to run from its parked state st with slot.
+type lineJob struct {
+	q    *queue
+	st   *runState
+	slot hostSlot
+}
+
+// runnerIdle is how long a runner with no lined queue to run waits for one
+// before it ends: a hub fanning notifications out at a steady rate runs
+// each one's queues on the goroutines that ran the last one's, whose
+// stacks have grown to what a delivery takes, instead of starting as many
+// again; an idle hub keeps none.
+const runnerIdle = 5 * time.Second
 
 type hostSem struct {
 	adapt    hostAdapt
@@ -69,7 +90,8 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 		start = DefaultPerHost
 	}
 	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
-		ready: sync.Pool{New: func() any { return make(chan struct{}, 1) }}}
+		ready:   sync.Pool{New: func() any { return make(chan struct{}, 1) }},
+		runners: make(chan lineJob), stopped: make(chan struct{})}
 }
 
 // hostSlot is one request's slot for a host. Give it back exactly once:
@@ -183,13 +205,53 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
 		s.inFlight++
 		if wt := s.waiting.pop(); wt.q != nil {
-			l.started.Add(1)
-			go wt.q.work(wt.st, hostSlot{l: l, s: s})
+			l.runLined(lineJob{q: wt.q, st: wt.st, slot: hostSlot{l: l, s: s}})
 		} else {
 			wt.ready <- struct{}{}
 		}
 	}
 }
+
+// runLined runs j on an idle runner, else on a new one.
+func (l *hostLimit) runLined(j lineJob) {
+	select {
+	case l.runners <- j:
+		l.reused.Add(1)
+	default:
+		l.started.Add(1)
+		l.live.Add(1)
+		go l.runner(j)
+	}
+}
+
+// runner runs j, then the lined queues it is handed (runLined), until it
+// waits runnerIdle for one or the engine stops (stopRunners).
+func (l *hostLimit) runner(j lineJob) {
+	defer l.live.Add(-1)
+	var idle *time.Timer
+	for {
+		j.q.work(j.st, j.slot)
+		if idle == nil {
+			idle = time.NewTimer(runnerIdle)
+		} else {
+			idle.Reset(runnerIdle)
+		}
+		l.idle.Add(1)
+		select {
+		case j = <-l.runners:
+			l.idle.Add(-1)
+		case <-idle.C:
+			l.idle.Add(-1)
+			return
+		case <-l.stopped:
+			l.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// stopRunners ends the idle runners, and those that go idle later.
+func (l *hostLimit) stopRunners() { l.stop.Do(func() { close(l.stopped) }) }
 
 // line puts q, woken from its parked state st, in its host's line: a
 // goroutine runs it (queue.work) with a slot of the host once one is free,

@@ -114,13 +114,14 @@ func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
 
 // A queue that delivered and parks hands its slot to the next queue in
 // its host's line and runs it on its own goroutine: an append to a channel
-// whose subscriptions share a host of two slots starts two goroutines in
-// all, not one per subscription, and every subscription still gets the
+// whose subscriptions share a host of two slots takes two runners in all,
+// not one per subscription, and every subscription still gets the
 // notification once.
 func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
 	const n = 40
 	s := newLineSetup(t, n)
-	started0, handed0 := s.w.limit.started.Load(), s.w.limit.handed.Load()
+	l := s.w.limit
+	started0, handed0 := l.started.Load()+l.reused.Load(), l.handed.Load()
 	next := s.e.publish(topic, "feed", 1, 1)[0]
 	s.open()
 	testenv.Eventually(t, wait, func() bool {
@@ -132,9 +133,9 @@ func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
 		p, all := parkedCount(s.w)
 		return all == n && p == n
 	}, "every queue delivered and parked again")
-	started, handed := s.w.limit.started.Load()-started0, s.w.limit.handed.Load()-handed0
+	started, handed := l.started.Load()+l.reused.Load()-started0, l.handed.Load()-handed0
 	if started != 2 || handed != n-2 {
-		t.Fatalf("lined queues: %d started on a goroutine of their own, %d run by a queue that parked; want 2 and %d", started, handed, n-2)
+		t.Fatalf("lined queues: %d given a runner of their own, %d run by a queue that parked; want 2 and %d", started, handed, n-2)
 	}
 	if f, wt := hostWaiting(s.w); f != 0 || wt != 0 {
 		t.Fatalf("after the fan-out: %d in flight, %d waiting, want none", f, wt)
@@ -142,6 +143,37 @@ func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
 	if got := s.r.count(); got != 2*n {
 		t.Fatalf("%d deliveries, want %d (two notifications to each of %d)", got, 2*n, n)
 	}
+}
+
+// The runners of one fan-out run the next one's queues: they wait idle for
+// lined queues instead of ending, and end when the engine stops.
+func TestWebhooks_LinedQueuesRunOnIdleRunners(t *testing.T) {
+	const n = 10
+	s := newLineSetup(t, n)
+	s.open()
+	l := s.w.limit
+	fanOut := func(i int) {
+		t.Helper()
+		next := s.e.publish(topic, "feed", i, 1)[0]
+		testenv.Eventually(t, wait, func() bool {
+			for _, id := range s.ids {
+				if s.e.cursor(id).Seq != next {
+					return false
+				}
+			}
+			p, all := parkedCount(s.w)
+			return all == n && p == n
+		}, "every queue delivered and parked again")
+	}
+	fanOut(1)
+	testenv.Eventually(t, wait, func() bool { return l.idle.Load() == 2 }, "the fan-out's two runners idle")
+	started0, reused0 := l.started.Load(), l.reused.Load()
+	fanOut(2)
+	if started, reused := l.started.Load()-started0, l.reused.Load()-reused0; started != 0 || reused != 2 {
+		t.Fatalf("second fan-out: %d runners started, %d idle ones reused; want 0 and 2", started, reused)
+	}
+	s.stop()
+	testenv.Eventually(t, wait, func() bool { return l.live.Load() == 0 }, "the idle runners ended with the engine")
 }
 
 // A queue waiting in its host's line stops at once when deactivated or

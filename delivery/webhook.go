@@ -323,6 +323,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		}
 		w.mu.Unlock()
 		w.wg.Wait()
+		w.limit.stopRunners()
 		<-dispatched
 		<-flushed
 		if !w.cursors.final(ctx, nil) {
