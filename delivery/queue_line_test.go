@@ -46,6 +46,21 @@ func newLineSetup(t *testing.T, n int) *lineSetup {
 	return s
 }
 
+// waitParkedAt waits until every queue's cursor is at seq and every queue
+// is parked again.
+func (s *lineSetup) waitParkedAt(t *testing.T, seq uint64) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() bool {
+		for _, id := range s.ids {
+			if s.e.cursor(id).Seq != seq {
+				return false
+			}
+		}
+		p, all := parkedCount(s.w)
+		return all == len(s.ids) && p == len(s.ids)
+	}, "every queue delivered and parked again at %d", seq)
+}
+
 // running returns the queues that have a goroutine (begin gave them a
 // context), by ID.
 func running(w *Webhooks) map[string]bool {
@@ -88,15 +103,7 @@ func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
 		t.Fatalf("%d queues have a goroutine while the host has 2 slots, want 2", got)
 	}
 	s.open()
-	testenv.Eventually(t, wait, func() bool {
-		for _, id := range s.ids {
-			if s.e.cursor(id).Seq != next {
-				return false
-			}
-		}
-		p, all := parkedCount(s.w)
-		return all == n && p == n
-	}, "every queue delivered and parked again")
+	s.waitParkedAt(t, next)
 	perPath := map[string][]string{}
 	for _, d := range s.r.all() {
 		perPath[d.Path] = append(perPath[d.Path], d.Header.Get(wire.HeaderSeq))
@@ -124,15 +131,7 @@ func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
 	started0, handed0 := l.started.Load()+l.reused.Load(), l.handed.Load()
 	next := s.e.publish(topic, "feed", 1, 1)[0]
 	s.open()
-	testenv.Eventually(t, wait, func() bool {
-		for _, id := range s.ids {
-			if s.e.cursor(id).Seq != next {
-				return false
-			}
-		}
-		p, all := parkedCount(s.w)
-		return all == n && p == n
-	}, "every queue delivered and parked again")
+	s.waitParkedAt(t, next)
 	started, handed := l.started.Load()+l.reused.Load()-started0, l.handed.Load()-handed0
 	if started != 2 || handed != n-2 {
 		t.Fatalf("lined queues: %d given a runner of their own, %d run by a queue that parked; want 2 and %d", started, handed, n-2)
@@ -152,23 +151,10 @@ func TestWebhooks_LinedQueuesRunOnIdleRunners(t *testing.T) {
 	s := newLineSetup(t, n)
 	s.open()
 	l := s.w.limit
-	fanOut := func(i int) {
-		t.Helper()
-		next := s.e.publish(topic, "feed", i, 1)[0]
-		testenv.Eventually(t, wait, func() bool {
-			for _, id := range s.ids {
-				if s.e.cursor(id).Seq != next {
-					return false
-				}
-			}
-			p, all := parkedCount(s.w)
-			return all == n && p == n
-		}, "every queue delivered and parked again")
-	}
-	fanOut(1)
+	s.waitParkedAt(t, s.e.publish(topic, "feed", 1, 1)[0])
 	testenv.Eventually(t, wait, func() bool { return l.idle.Load() == 2 }, "the fan-out's two runners idle")
 	started0, reused0 := l.started.Load(), l.reused.Load()
-	fanOut(2)
+	s.waitParkedAt(t, s.e.publish(topic, "feed", 2, 1)[0])
 	if started, reused := l.started.Load()-started0, l.reused.Load()-reused0; started != 0 || reused != 2 {
 		t.Fatalf("second fan-out: %d runners started, %d idle ones reused; want 0 and 2", started, reused)
 	}

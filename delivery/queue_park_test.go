@@ -102,12 +102,7 @@ func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 	var q *queue
 	testenv.Eventually(t, wait, func() bool { q = w.queueFor(sub.ID); return q != nil }, "the queue")
 	for i := range 3 {
-		seq := e.publish(topic, "feed", i, 1)[0]
-		testenv.Eventually(t, wait, func() bool {
-			q.mu.Lock()
-			defer q.mu.Unlock()
-			return q.stats.Cursor.Seq == seq && q.parked != nil
-		}, "delivered and parked")
+		waitDeliveredParked(t, q, e.publish(topic, "feed", i, 1)[0])
 	}
 	if n := leasesIn(w); n != 1 {
 		t.Fatalf("%d queues in the lease wakes after three parks, want the one", n)
@@ -131,6 +126,16 @@ func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
 	}
 }
 
+// waitDeliveredParked waits until q delivered seq and parked.
+func waitDeliveredParked(t *testing.T, q *queue, seq uint64) {
+	t.Helper()
+	testenv.Eventually(t, wait, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.stats.Cursor.Seq == seq && q.parked != nil
+	}, "delivered %d and parked", seq)
+}
+
 // leasesIn counts the queues in w's lease wakes.
 func leasesIn(w *Webhooks) int {
 	w.leases.mu.Lock()
@@ -148,12 +153,7 @@ func TestWebhooks_FinishedQueueLeavesTheLeaseWakes(t *testing.T) {
 	w, _ := e.start(e.fastConfig())
 	var q *queue
 	testenv.Eventually(t, wait, func() bool { q = w.queueFor(sub.ID); return q != nil }, "the queue")
-	seq := e.publish(topic, "feed", 0, 1)[0]
-	testenv.Eventually(t, wait, func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return q.stats.Cursor.Seq == seq && q.parked != nil
-	}, "delivered and parked")
+	waitDeliveredParked(t, q, e.publish(topic, "feed", 0, 1)[0])
 	if n := leasesIn(w); n != 1 {
 		t.Fatalf("%d queues in the lease wakes, want the parked one", n)
 	}
