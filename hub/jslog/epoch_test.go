@@ -3,6 +3,7 @@ package jslog_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -71,7 +72,21 @@ func TestEpoch_SurvivesRestartsAndChangesWithANewStream(t *testing.T) {
 	if err := js.DeleteStream(ctxT(t), wire.Stream); err != nil {
 		t.Fatal(err)
 	}
-	if rebuilt := openLog(t, nc, jslog.Config{}); rebuilt.Epoch() == epoch || !wire.ValidEpoch(rebuilt.Epoch()) {
+	// right after a deletion the server may still be removing the old
+	// stream's files and refuse to create its store ("error creating store
+	// for stream"); a hub retries its open, and so does this test
+	var rebuilt *jslog.Log
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		l, err := jslog.Open(ctxT(t), nc, jslog.Config{})
+		if err != nil {
+			t.Logf("open after the deletion: %v", err)
+			return false
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		rebuilt = l
+		return true
+	}, "the log opened again after its stream was deleted")
+	if rebuilt.Epoch() == epoch || !wire.ValidEpoch(rebuilt.Epoch()) {
 		t.Fatalf("after the stream was deleted: epoch %q, want a new one (old %s)", rebuilt.Epoch(), epoch)
 	}
 	_, other := testenv.NATS(t)

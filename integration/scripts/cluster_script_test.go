@@ -4,6 +4,7 @@ package scripts_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -25,19 +26,16 @@ func root(t *testing.T) string {
 	return dir
 }
 
-// freeBase returns a port p such that p..p+n-1 are free on loopback now.
+// freeBase returns a port p such that p..p+n-1 are free on loopback now,
+// below the range the kernel hands out for outgoing connections and ":0"
+// listeners (32768 and up on Linux by default): the script binds them only
+// after it has built its binaries, and a port of that range free now could
+// be the ephemeral port of another test's connection by then.
 func freeBase(t *testing.T, n int, taken map[int]bool) int {
 	t.Helper()
-	for range 200 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if base+n > 65535 {
-			continue
-		}
+	const lo, hi = 20000, 32000
+	for range 500 {
+		base := lo + rand.IntN(hi-lo-n)
 		ok := true
 		for p := base; p < base+n && ok; p++ {
 			if taken[p] {
