@@ -73,19 +73,53 @@ func TestOpenConn_HealsAfterItsConnectionIsClosed(t *testing.T) {
 	}
 }
 
-func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := embednats.Start(embednats.Config{DataDir: dir, Port: -1})
-	if err != nil {
+// restartable is an embedded NATS server on a data directory of its own,
+// with a store on a connection to it, that a test stops and starts again
+// on the same port.
+type restartable struct {
+	dir, url string
+	srv      *embednats.Server
+	c        *natsconn.Conn
+	s        *kvstore.Store
+}
+
+func newRestartable(t *testing.T) *restartable {
+	t.Helper()
+	r := &restartable{dir: t.TempDir()}
+	var err error
+	if r.srv, err = embednats.Start(embednats.Config{DataDir: r.dir, Port: -1}); err != nil {
 		t.Fatal(err)
 	}
-	u := srv.ClientURL()
-	c, s := openConnStore(t, natsconn.URL(u))
+	r.url = r.srv.ClientURL()
+	r.c, r.s = openConnStore(t, natsconn.URL(r.url))
+	return r
+}
+
+// stop shuts the server down and waits until the store's connection
+// noticed.
+func (r *restartable) stop(t *testing.T) {
+	t.Helper()
+	r.srv.Shutdown()
+	testenv.Eventually(t, 10*time.Second, func() bool { return !r.c.Status().Connected }, "the disconnect noticed")
+}
+
+// start starts the server again on its data directory and port.
+func (r *restartable) start(t *testing.T) {
+	t.Helper()
+	var err error
+	if r.srv, err = embednats.Start(embednats.Config{DataDir: r.dir, Port: testenv.Port(t, r.url)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.srv.Shutdown)
+}
+
+func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
+	r := newRestartable(t)
+	s := r.s
 	w := startWriter(s)
 	w.WaitOK(t, 20, "before the restart")
 
-	srv.Shutdown()
-	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
+	r.stop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -99,11 +133,7 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 		t.Fatalf("operations while the server is down took %s: not failing fast", d)
 	}
 
-	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
+	r.start(t)
 	w.WaitOK(t, w.OK()+50, "after the restart")
 	acked, fails := w.Halt()
 	t.Logf("%d writes acknowledged, %d failed while the server was down", len(acked), len(fails))
@@ -119,13 +149,8 @@ func TestOpenConn_ResumesAfterTheServerRestarts(t *testing.T) {
 // restart still tells a subscription written after it, and a batch of
 // cursors is stored whole.
 func TestFeedAndBatchedCursors_ResumeAfterTheServerRestarts(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := embednats.Start(embednats.Config{DataDir: dir, Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := srv.ClientURL()
-	c, s := openConnStore(t, natsconn.URL(u))
+	r := newRestartable(t)
+	s := r.s
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	mark, err := s.SubscriptionMark(ctx)
@@ -137,8 +162,7 @@ func TestFeedAndBatchedCursors_ResumeAfterTheServerRestarts(t *testing.T) {
 		cursors[fmt.Sprintf("sub-%d", i)] = hub.Cursor{Seq: uint64(i + 1)}
 	}
 
-	srv.Shutdown()
-	testenv.Eventually(t, 10*time.Second, func() bool { return !c.Status().Connected }, "the disconnect noticed")
+	r.stop(t)
 	start := time.Now()
 	if _, _, err := s.SubscriptionChanges(ctx, mark, hub.MaxFollowed); err == nil {
 		t.Fatal("SubscriptionChanges answered while the server is down")
@@ -150,11 +174,7 @@ func TestFeedAndBatchedCursors_ResumeAfterTheServerRestarts(t *testing.T) {
 		t.Fatalf("feed and batched writes while the server is down took %s: not failing fast", d)
 	}
 
-	srv, err = embednats.Start(embednats.Config{DataDir: dir, Port: testenv.Port(t, u)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
+	r.start(t)
 	sub := hub.Subscription{ID: "after-restart", Topic: "https://t.example/", Callback: "http://127.0.0.1:9/cb", State: hub.SubActive}
 	testenv.Eventually(t, 30*time.Second, func() bool { return s.PutSubscription(ctx, sub) == nil }, "a write once the server is back")
 	var changes []hub.SubscriptionChange
