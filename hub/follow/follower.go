@@ -89,6 +89,17 @@ func (f *follower) status() Status {
 	return f.st.clone()
 }
 
+// counted counts a list published, and the gap it recorded, if any.
+func (f *follower) counted(res hub.PublishResult) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.Lists++
+	if res.Gap != nil {
+		f.st.Gaps++
+		f.st.LastGap = res.Gap
+	}
+}
+
 // run polls until ctx ends.
 func (f *follower) run(ctx context.Context) {
 	defer f.dropSnapshot()

@@ -207,13 +207,7 @@ func (f *follower) readList(ctx context.Context, r ListRef, known *time.Time) er
 	if !res.Unchanged {
 		f.seen, f.seq = changefeed.Advance(f.seen, batch.Entries, batch.Until), res.Seq
 		f.covered = maxTime(f.covered, batch.Until)
-		f.mu.Lock()
-		f.st.Lists++
-		if res.Gap != nil {
-			f.st.Gaps++
-			f.st.LastGap = res.Gap
-		}
-		f.mu.Unlock()
+		f.counted(res)
 	}
 	f.fetch.keep(resp)
 	f.close(r, doc.MD.Until.Time)

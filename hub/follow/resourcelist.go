@@ -219,13 +219,7 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 		}
 		f.seen, f.seq = changefeed.Advance(f.seen, fresh, until), res.Seq
 		from = until
-		f.mu.Lock()
-		f.st.Lists++
-		if res.Gap != nil {
-			f.st.Gaps++
-			f.st.LastGap = res.Gap
-		}
-		f.mu.Unlock()
+		f.counted(res)
 		return nil
 	}
 	_, err := rldiff.Diff(prev.path, next, func(c rldiff.Change) error {
