@@ -253,21 +253,34 @@ func (l *hostLimit) runner(j lineJob) {
 // stopRunners ends the idle runners, and those that go idle later.
 func (l *hostLimit) stopRunners() { l.stop.Do(func() { close(l.stopped) }) }
 
-// line puts q, woken from its parked state st, in its host's line: a
-// goroutine runs it (queue.work) with a slot of the host once one is free,
-// at once when one is. q.mu is held (unline).
-func (l *hostLimit) line(q *queue, st *runState) {
+// line puts each queue of jobs, woken from its parked state, in its
+// host's line, in order: a goroutine runs it (queue.work) with a slot of
+// the host once one is free, at once when one is. The fan-out of an append
+// lines all of its queues in one pass, a host's state looked up once per
+// run of its queues, instead of a lock and a lookup per queue: the
+// queues' first deliveries start while the rest are lined.
+func (l *hostLimit) line(jobs ...lineJob) {
 	now := time.Now()
 	l.mu.Lock()
-	s := l.semLocked(q.host, now)
-	s.waiting.push(waiter{q: q, st: st})
-	l.grantLocked(s, now)
+	var s *hostSem
+	for i, j := range jobs {
+		if i == 0 || j.q.host != jobs[i-1].q.host {
+			if s != nil {
+				l.grantLocked(s, now)
+			}
+			s = l.semLocked(j.q.host, now)
+		}
+		s.waiting.push(waiter{q: j.q, st: j.st})
+	}
+	if s != nil {
+		l.grantLocked(s, now)
+	}
 	l.mu.Unlock()
 }
 
 // unline takes q out of its host's line and reports whether it was there:
-// false when a goroutine was started with a slot for it. q.mu is held,
-// so that q is not lined meanwhile.
+// false when a goroutine was started with a slot for it, or is to be
+// (queue.wakeUnlined). q.mu is held, so that q is not lined meanwhile.
 func (l *hostLimit) unline(q *queue) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -243,3 +243,41 @@ func TestWebhooks_LinedQueueWithNothingToDeliverGivesItsSlotBack(t *testing.T) {
 		return true
 	}, "the host's two slots still deliver")
 }
+
+// A fan-out lines the queues it woke in one pass after waking them all: a
+// queue deactivated in between, woken but not lined yet, is finished by
+// the goroutine its line starts, without a delivery, and gives the slot
+// it got back; the others go on delivering.
+func TestWebhooks_QueueStoppedBeforeItsLineFinishesOnItsSlot(t *testing.T) {
+	s := newLineSetup(t, 3)
+	s.open()
+	s.w.mu.Lock()
+	q := s.w.queues[s.ids[0]]
+	s.w.mu.Unlock()
+	j, ok := q.wakeUnlined()
+	if !ok {
+		t.Fatal("a parked queue woken was not to be lined")
+	}
+	s.w.Deactivate(q.id)
+	select {
+	case <-q.doneChan():
+		t.Fatal("a queue woken for its line finished before it was lined: its line would run a finished queue")
+	default:
+	}
+	s.w.limit.line(j)
+	select {
+	case <-q.doneChan():
+	case <-time.After(wait):
+		t.Fatal("a queue stopped before its line did not finish once lined")
+	}
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	for _, id := range s.ids[1:] {
+		testenv.Eventually(t, wait, func() bool { return s.e.cursor(id).Seq == next }, "%s delivered %d", id, next)
+	}
+	testenv.Eventually(t, wait, func() bool { f, wt := hostWaiting(s.w); return f == 0 && wt == 0 }, "no slot in use, nothing waiting")
+	for _, d := range s.r.all() {
+		if d.Path == "/cb/0" && d.Header.Get(wire.HeaderSeq) != strconv.FormatUint(s.first, 10) {
+			t.Fatalf("the stopped queue got seq %s", d.Header.Get(wire.HeaderSeq))
+		}
+	}
+}

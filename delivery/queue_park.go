@@ -61,26 +61,38 @@ func (q *queue) unparkLocked() *runState {
 // or a place in its host's line, a running one a wake-up (one already
 // pending absorbs it).
 func (q *queue) signal() {
+	if j, ok := q.wakeUnlined(); ok {
+		q.w.limit.line(j)
+	}
+}
+
+// wakeUnlined is signal, except that a parked queue to wait in its host's
+// line is returned, with true, for the caller to line (with the others of
+// a fan-out in one pass: hostLimit.line). Until it is lined, the queue
+// counts as lined (q.lined): stopping it then leaves it to the goroutine
+// its line starts, which finds it stopped and finishes it.
+func (q *queue) wakeUnlined() (lineJob, bool) {
 	q.signals.Add(1)
 	q.mu.Lock()
 	st := q.unparkLocked()
 	lined := st != nil && q.lineableLocked()
 	if lined {
 		q.lined, q.idle = true, false
-		q.w.limit.line(q, st)
 	}
 	q.mu.Unlock()
 	if st != nil {
 		q.woken.Add(1)
-		if !lined {
-			go q.work(st, hostSlot{})
+		if lined {
+			return lineJob{q: q, st: st}, true
 		}
-		return
+		go q.work(st, hostSlot{})
+		return lineJob{}, false
 	}
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+	return lineJob{}, false
 }
 
 // lineableLocked reports whether q, woken, waits in its host's line

@@ -67,34 +67,55 @@ func (x *wakeIndex) dropLocked(q *queue) {
 }
 
 // wakeChannels signals the queues of each channel in chans and those that
-// read every channel.
-func (x *wakeIndex) wakeChannels(chans map[string]struct{}) {
+// read every channel, and lines those that wait for a slot of their host
+// in one pass (hostLimit.line). jobs is room for them, returned empty for
+// the next call.
+func (x *wakeIndex) wakeChannels(chans map[string]struct{}, l *hostLimit, jobs []lineJob) []lineJob {
 	x.mu.RLock()
-	defer x.mu.RUnlock()
 	for ch := range chans {
 		if ch == "" {
 			continue
 		}
 		for q := range x.byChan[ch] {
-			q.signal()
+			jobs = wakeInto(q, jobs)
 		}
 	}
 	for q := range x.byChan[""] {
-		q.signal()
+		jobs = wakeInto(q, jobs)
 	}
+	x.mu.RUnlock()
+	return lineAll(l, jobs)
 }
 
-// wakeAll signals every indexed queue: after the dispatcher has found its
-// position or recovered from a failing log, when it may have missed
-// appends.
-func (x *wakeIndex) wakeAll() {
+// wakeAll signals every indexed queue, as wakeChannels: after the
+// dispatcher has found its position or recovered from a failing log, when
+// it may have missed appends.
+func (x *wakeIndex) wakeAll(l *hostLimit, jobs []lineJob) []lineJob {
 	x.mu.RLock()
-	defer x.mu.RUnlock()
 	for _, set := range x.byChan {
 		for q := range set {
-			q.signal()
+			jobs = wakeInto(q, jobs)
 		}
 	}
+	x.mu.RUnlock()
+	return lineAll(l, jobs)
+}
+
+// wakeInto signals q, appending it to jobs when it is to be lined.
+func wakeInto(q *queue, jobs []lineJob) []lineJob {
+	if j, ok := q.wakeUnlined(); ok {
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// lineAll lines jobs, if any, and returns them emptied, holding no queue.
+func lineAll(l *hostLimit, jobs []lineJob) []lineJob {
+	if len(jobs) > 0 {
+		l.line(jobs...)
+	}
+	clear(jobs)
+	return jobs[:0]
 }
 
 // dispatchWakes follows the log from its end until ctx ends, through a
@@ -108,7 +129,8 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	if !sub.SeekEnd(ctx) {
 		return
 	}
-	x.wakeAll() // queues that read the log before the position was found
+	var jobs []lineJob
+	jobs = x.wakeAll(w.limit, jobs) // queues that read the log before the position was found
 	chans := map[string]struct{}{}
 	for {
 		b, ok := sub.Next(ctx)
@@ -116,14 +138,14 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 			return
 		}
 		if b.Resumed { // the log failed: queues may have backed off meanwhile
-			x.wakeAll()
+			jobs = x.wakeAll(w.limit, jobs)
 		}
 		for _, rec := range b.Records {
 			w.noteSeq(rec.Seq)
 			chans[rec.Channel] = struct{}{}
 		}
 		if len(chans) > 0 {
-			x.wakeChannels(chans)
+			jobs = x.wakeChannels(chans, w.limit, jobs)
 			clear(chans)
 		}
 	}
