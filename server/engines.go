@@ -69,6 +69,8 @@ func (p *process) buildDelivery(context.Context) error {
 	// restart, a hub joining a cluster, shards taken over) mostly resume
 	// within them and read them from memory, not each from the log at once
 	p.tail = logcache.New(p.notifications, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
+	// this hub's own appends reach its readers without a read of the log
+	p.notifications.OnAppend(p.tail.Offer)
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
 	p.dash, p.obs = withDashboard(s, p.hubURL, p.metrics, p.logger)
 	p.tries = hub.NewAttemptLog(p.store, hub.AttemptLogConfig{Logger: p.logger.With("component", "attempts")})

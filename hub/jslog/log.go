@@ -1,6 +1,7 @@
 package jslog
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -73,6 +75,9 @@ type Log struct {
 
 	linkMu sync.Mutex
 	heard  time.Time // a mirror's: when Link last found the origin heard from
+
+	// appended is told each record this process appends (OnAppend).
+	appended atomic.Pointer[func(wire.Record)]
 }
 
 // boundsCall is one stream info request made for Bounds; err is set
@@ -190,8 +195,10 @@ func (l *Log) publish(ctx context.Context, rec wire.Record, opts ...jetstream.Pu
 		opts = append(opts, jetstream.WithMsgID(msg.Header.Get(wire.HeaderMsgID)))
 	}
 	var ack *jetstream.PubAck
+	var epoch string
 	err := l.do(ctx, func(ctx context.Context, h *handles) (err error) {
 		ack, err = publishAsync(ctx, h.js, msg, opts...)
+		epoch = h.epoch
 		return err
 	})
 	if err != nil {
@@ -203,9 +210,33 @@ func (l *Log) publish(ctx context.Context, rec wire.Record, opts ...jetstream.Pu
 	}
 	l.observe(ack.Sequence)
 	if !ack.Duplicate {
+		l.tell(msg, ack.Sequence, epoch)
 		l.notify()
 	}
 	return ack.Sequence, ack.Duplicate, nil
+}
+
+// OnAppend has f told each record this Log appends, as a reader reads it
+// (decoded from the message stored, with its sequence, its epoch and a
+// body of its own), once the stream has stored it and before Changed is
+// signalled: a cache of the log (logcache.Cache.Offer) takes its own
+// process's appends without reading them back. f is called on the
+// appending goroutine, in no particular order between concurrent appends,
+// and must not block. A duplicate the stream refused is not told.
+func (l *Log) OnAppend(f func(wire.Record)) { l.appended.Store(&f) }
+
+// tell hands the record of msg, stored at seq, to the OnAppend function.
+func (l *Log) tell(msg *nats.Msg, seq uint64, epoch string) {
+	f := l.appended.Load()
+	if f == nil {
+		return
+	}
+	rec, err := DecodeMsg(msg.Subject, msg.Header, bytes.Clone(msg.Data), seq)
+	if err != nil { // never for a record this log encoded; a reader quarantines it
+		return
+	}
+	rec.Epoch = epoch
+	(*f)(rec)
 }
 
 // Next returns the first record of channel (any channel when channel is "")

@@ -232,11 +232,30 @@ func (c *Cache) Stats() Stats {
 	}
 }
 
+// Offer absorbs rec, a record this process has just appended to the log,
+// as read from it (jslog.Log.OnAppend), when it is the next record the
+// cache follows: the appender's readers are woken without the cache
+// reading the record back from the log first. Any other record is left
+// for Run to read in its turn. Offer never blocks on the log.
+func (c *Cache) Offer(rec wire.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateReady || rec.Seq != c.hi+1 {
+		return
+	}
+	c.absorbLocked([]wire.Record{rec})
+}
+
 // absorb adds records with increasing sequences after hi, evicts the oldest
 // beyond the bounds, and wakes the waiters of Changed.
 func (c *Cache) absorb(batch []wire.Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.absorbLocked(batch)
+}
+
+// absorbLocked is absorb with mu held.
+func (c *Cache) absorbLocked(batch []wire.Record) {
 	for _, rec := range batch {
 		if rec.Seq <= c.hi {
 			continue
