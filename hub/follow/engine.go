@@ -57,6 +57,13 @@ type Observer interface {
 	Leniency(channel, rule string)
 }
 
+// channelVersioner is a Store that tells with one cheap read whether any
+// channel changed (every hub.Store does): its version moves with every
+// channel put and delete, and "" means it cannot tell.
+type channelVersioner interface {
+	ChannelsVersion(ctx context.Context) (string, error)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) Polled(string, string)   {}
@@ -113,6 +120,10 @@ type Engine struct {
 	// recMu serialises reconciles (Run's and PollNow's), so one that read
 	// the channels earlier never undoes one that read them later.
 	recMu sync.Mutex
+	// reconciled is the channels version the followers match (under
+	// recMu): a reconcile that finds it again lists nothing. "" when
+	// unknown.
+	reconciled string
 
 	mu        sync.Mutex
 	followers map[string]*running // by channel name
@@ -168,7 +179,8 @@ func (e *Engine) observe() Observer { return e.cfg.Observer }
 func (e *Engine) rand() float64     { return e.cfg.Rand() }
 
 // Run follows the followed channels until ctx ends, reading the channels
-// every Reconcile to start, restart (changed settings) and stop followers.
+// every Reconcile, when their version moved (a store that tells it), to
+// start, restart (changed settings) and stop followers.
 func (e *Engine) Run(ctx context.Context) error {
 	tick := time.NewTicker(e.cfg.Reconcile)
 	defer tick.Stop()
@@ -194,6 +206,16 @@ func (e *Engine) reconcile(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	// A listing is a copy of every channel (megabytes at 100,000): taken
+	// only when the channels changed since the followers were matched.
+	ver := ""
+	if vs, ok := e.cfg.Store.(channelVersioner); ok {
+		v, err := vs.ChannelsVersion(ctx)
+		if err == nil && v != "" && v == e.reconciled {
+			return
+		}
+		ver = v // on an error "": list, and look again next time
+	}
 	chs, err := e.cfg.Store.Channels(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -201,6 +223,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 		}
 		return
 	}
+	e.reconciled = ver // read before the listing: a change after it moves the version again
 	want := map[string]hub.Channel{}
 	for _, ch := range chs {
 		if ch.Follow != "" {
@@ -251,6 +274,7 @@ func (e *Engine) stopAll() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.runCtx = nil
+	e.reconciled = "" // no follower left: the next Run lists the channels
 	for name, r := range e.followers {
 		r.cancel()
 		<-r.done
