@@ -28,9 +28,9 @@ type channelsToucher interface {
 }
 
 // listedChannels is a Store that answers a channel definition from the
-// channel listing it holds under channels version ver, without I/O (see
-// ChannelIndex); ok is false when it holds no listing of ver or topic is
-// not in it.
+// channel listing it holds under channels version ver (the last one read,
+// kept for as long as the version stays), without I/O; ok is false when
+// it holds no listing of ver or topic is not in it (a channel put since).
 type listedChannels interface {
 	ListedChannel(ver, topic string) (Channel, bool)
 }

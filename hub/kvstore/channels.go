@@ -269,5 +269,5 @@ func (s *Store) UpdateChannelState(ctx context.Context, topic string, fn func(*h
 // listing (Channels) when it was read at channels version ver, without
 // I/O; false when there is no such listing or topic is not in it.
 func (s *Store) ListedChannel(ver, topic string) (hub.Channel, bool) {
-	return s.channelIndex.Lookup(ver, topic, s.channelList.Get)
+	return s.channelList.Find(ver, func(ch hub.Channel) int { return strings.Compare(ch.Topic, topic) })
 }

@@ -85,8 +85,6 @@ type Store struct {
 	// channelList is the last channel listing and the bucket version it
 	// was read at (Channels).
 	channelList snapshot.List[hub.Channel]
-	// channelIndex answers ListedChannel from channelList.
-	channelIndex hub.ChannelIndex
 	// stateMemo remembers the channel states this store wrote, for
 	// UpdateChannelState.
 	stateMemo revMemo

@@ -78,8 +78,6 @@ type Store struct {
 	// channelList is the last channel listing and the chanver it was read
 	// at (Channels).
 	channelList snapshot.List[hub.Channel]
-	// channelIndex answers ListedChannel from channelList.
-	channelIndex hub.ChannelIndex
 }
 
 var _ hub.Store = (*Store)(nil)

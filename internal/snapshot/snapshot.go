@@ -30,6 +30,29 @@ func (l *List[T]) Get(ver string) ([]T, bool) {
 	return slices.Clone(l.items), true
 }
 
+// Find returns the item of the listing held under ver, a non-empty
+// version, for which cmp returns 0, searching it in place by binary
+// search: the listing is ordered by what cmp compares (cmp returns the
+// order of an item against the one sought, as slices.BinarySearchFunc
+// has it). false when the listing held is of another version or holds
+// no such item.
+func (l *List[T]) Find(ver string, cmp func(T) int) (T, bool) {
+	var zero T
+	if ver == "" {
+		return zero, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ok || l.ver != ver {
+		return zero, false
+	}
+	i, found := slices.BinarySearchFunc(l.items, 0, func(it T, _ int) int { return cmp(it) })
+	if !found {
+		return zero, false
+	}
+	return l.items[i], true
+}
+
 // Put holds a copy of items as the listing of version ver, read after ver
 // was (so that a change made in between moves the version past it).
 func (l *List[T]) Put(ver string, items []T) {
