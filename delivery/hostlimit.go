@@ -256,9 +256,9 @@ func (l *hostLimit) stopRunners() { l.stop.Do(func() { close(l.stopped) }) }
 // line puts each queue of jobs, woken from its parked state, in its
 // host's line, in order: a goroutine runs it (queue.work) with a slot of
 // the host once one is free, at once when one is. The fan-out of an append
-// lines all of its queues in one pass, a host's state looked up once per
-// run of its queues, instead of a lock and a lookup per queue: the
-// queues' first deliveries start while the rest are lined.
+// lines all of its queues in one pass, under one lock, a host's state
+// looked up and its free slots granted once per run of its queues, instead
+// of a lock, a lookup and a grant per queue.
 func (l *hostLimit) line(jobs ...lineJob) {
 	now := time.Now()
 	l.mu.Lock()

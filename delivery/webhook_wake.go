@@ -129,8 +129,7 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	if !sub.SeekEnd(ctx) {
 		return
 	}
-	var jobs []lineJob
-	jobs = x.wakeAll(w.limit, jobs) // queues that read the log before the position was found
+	jobs := x.wakeAll(w.limit, nil) // queues that read the log before the position was found
 	chans := map[string]struct{}{}
 	for {
 		b, ok := sub.Next(ctx)
