@@ -66,9 +66,60 @@ type AttemptLog struct {
 const attemptShards = 16
 
 // attemptShard is the records of some subscriptions waiting for a write.
+// A flush finds the ones due without looking at the others: those whose
+// hold may be over are the front of byAge, and those with a failed record
+// are in failing. On a big hub the held subscriptions are many more than
+// those due at one flush (each is held for Hold, then kept empty for
+// another Hold), and looking at each one every Flush cost more than
+// writing it.
 type attemptShard struct {
 	mu      sync.Mutex
 	pending map[string]*heldAttempts // by SubID
+	// byAge is the held subscriptions in the order their since was set,
+	// oldest first from head on, each with the stamp it had then: one
+	// whose stamp has moved since (set again) or that was dropped is
+	// skipped. A since set with a flush's now can be a little older than
+	// one set just before it by a record: that one is taken a little late,
+	// never early.
+	byAge   []agedHeld
+	head    int
+	failing []*heldAttempts // turned failed since the last flush
+}
+
+// agedHeld is a subscription's held records as byAge lists them.
+type agedHeld struct {
+	h     *heldAttempts
+	stamp uint64
+}
+
+// stampLocked sets h.since to t and lists h at the back of byAge; s.mu is
+// held.
+func (s *attemptShard) stampLocked(h *heldAttempts, t time.Time) {
+	h.since = t
+	h.stamp++
+	s.byAge = append(s.byAge, agedHeld{h: h, stamp: h.stamp})
+}
+
+// popDueLocked returns the next subscription of byAge whose hold is over
+// at now, or nil; s.mu is held.
+func (s *attemptShard) popDueLocked(now time.Time, hold time.Duration) *heldAttempts {
+	for s.head < len(s.byAge) {
+		e := s.byAge[s.head]
+		live := e.stamp == e.h.stamp && !e.h.dropped
+		if live && !e.h.due(now, hold) {
+			return nil
+		}
+		s.byAge[s.head] = agedHeld{}
+		if s.head++; s.head > len(s.byAge)/2 { // the head passes every element within about a Hold
+			n := copy(s.byAge, s.byAge[s.head:])
+			clear(s.byAge[n:])
+			s.byAge, s.head = s.byAge[:n], 0
+		}
+		if live {
+			return e.h
+		}
+	}
+	return nil
 }
 
 // shard returns the shard of subID (FNV-1a).
@@ -101,8 +152,10 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 // A flush empties it and keeps it, its array reused by the next records,
 // until a flush finds it still empty (take) and drops it.
 type heldAttempts struct {
+	id      string    // the SubID it is held under
 	list    []Attempt // oldest first
 	since   time.Time // when the oldest was taken; when emptied, while empty
+	stamp   uint64    // counts the times since was set (attemptShard.byAge)
 	failed  bool      // one of them is not a first attempt that delivered
 	dropped bool      // no longer in its shard: a SubAttempts holding it looks again
 }
@@ -117,7 +170,7 @@ func (l *AttemptLog) Record(a Attempt) {
 	s := l.shard(a.SubID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l.appendLocked(l.heldLocked(s, a.SubID), a)
+	l.appendLocked(s, l.heldLocked(s, a.SubID), a)
 }
 
 // SubAttempts records the attempts of one subscription in an AttemptLog
@@ -144,7 +197,7 @@ func (r *SubAttempts) Record(a Attempt) {
 	if r.h == nil || r.h.dropped {
 		r.h = r.l.heldLocked(r.s, r.id)
 	}
-	r.l.appendLocked(r.h, a)
+	r.l.appendLocked(r.s, r.h, a)
 }
 
 // heldLocked returns the held records of subID in s, made when it has
@@ -152,18 +205,16 @@ func (r *SubAttempts) Record(a Attempt) {
 func (l *AttemptLog) heldLocked(s *attemptShard, subID string) *heldAttempts {
 	h := s.pending[subID]
 	if h == nil {
-		h = &heldAttempts{}
+		h = &heldAttempts{id: subID}
 		s.pending[subID] = h
+		s.stampLocked(h, time.Now()) // dropped a hold later if no record of it is kept
 	}
 	return h
 }
 
-// appendLocked adds a to h, keeping its newest AttemptLogLen to twice
-// that, unless MaxPending records are held; its shard's mu is held.
-func (l *AttemptLog) appendLocked(h *heldAttempts, a Attempt) {
-	if len(h.list) == 0 {
-		h.since = time.Now()
-	}
+// appendLocked adds a to h, held in s, keeping its newest AttemptLogLen to
+// twice that, unless MaxPending records are held; s.mu is held.
+func (l *AttemptLog) appendLocked(s *attemptShard, h *heldAttempts, a Attempt) {
 	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
 		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
 		clear(h.list[n:])
@@ -174,8 +225,14 @@ func (l *AttemptLog) appendLocked(h *heldAttempts, a Attempt) {
 		l.dropped.Add(1)
 		return
 	}
+	if len(h.list) == 0 {
+		s.stampLocked(h, time.Now())
+	}
 	h.list = append(h.list, a)
-	h.failed = h.failed || a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299
+	if !h.failed && (a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299) {
+		h.failed = true
+		s.failing = append(s.failing, h)
+	}
 	l.held.Add(1)
 }
 
@@ -220,7 +277,8 @@ func (l *AttemptLog) Flush(ctx context.Context) { l.write(ctx, l.take(time.Now()
 // not due as well until a quarter is left. A subscription emptied keeps
 // its array for its next records, so one delivering steadily reuses it;
 // one found empty a hold after it was emptied is dropped, and hold < 0
-// (Flush, a stop) drops every one.
+// (Flush, a stop) drops every one. Only then, and under pressure, does it
+// look at every subscription held; else at those due (attemptShard).
 func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	over := 0 // records to take beyond those due
 	if held, maxHeld := int(l.held.Load()), l.cfg.MaxPending; 2*held >= maxHeld {
@@ -231,26 +289,50 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		for id, h := range s.pending {
-			switch {
-			case hold < 0 || h.due(now, hold):
-			case over > 0:
-				over -= len(h.list)
-			default:
-				continue
+		if hold < 0 || over > 0 {
+			for _, h := range s.pending {
+				switch {
+				case hold < 0 || h.due(now, hold):
+				case over > 0:
+					over -= len(h.list)
+				default:
+					continue
+				}
+				batch = l.takeLocked(s, h, now, hold < 0, batch)
 			}
-			if len(h.list) == 0 || hold < 0 {
-				delete(s.pending, id)
-				h.dropped = true
+		} else {
+			for _, h := range s.failing {
+				if h.failed && !h.dropped {
+					batch = l.takeLocked(s, h, now, false, batch)
+				}
 			}
-			batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
-			l.held.Add(-int64(len(h.list)))
-			clear(h.list)
-			h.list, h.since, h.failed = h.list[:0], now, false
+			for h := s.popDueLocked(now, hold); h != nil; h = s.popDueLocked(now, hold) {
+				batch = l.takeLocked(s, h, now, false, batch)
+			}
 		}
+		clear(s.failing)
+		s.failing = s.failing[:0]
 		s.mu.Unlock()
 	}
 	l.lastBatch.Store(int64(len(batch)))
+	return batch
+}
+
+// takeLocked appends the newest AttemptLogLen records of h to batch and
+// empties h, keeping it for its next records unless it was empty already
+// or drop; s.mu is held.
+func (l *AttemptLog) takeLocked(s *attemptShard, h *heldAttempts, now time.Time, drop bool, batch []Attempt) []Attempt {
+	if len(h.list) == 0 || drop {
+		delete(s.pending, h.id)
+		h.dropped = true
+	}
+	batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
+	l.held.Add(-int64(len(h.list)))
+	clear(h.list)
+	h.list, h.failed = h.list[:0], false
+	if !h.dropped {
+		s.stampLocked(h, now)
+	}
 	return batch
 }
 

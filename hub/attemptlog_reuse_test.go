@@ -114,3 +114,79 @@ func BenchmarkAttemptLog_Steady(b *testing.B) {
 		})
 	}
 }
+
+// A flush takes what is due without losing what is not: with thousands
+// of healthy subscriptions held and not due, it takes only the one whose
+// record failed, then each healthy one once its hold is over, oldest
+// first. The order it keeps stays bounded however the subscriptions record
+// (refilled after each flush, or dropped at MaxPending).
+func TestAttemptLog_FlushTakesOnlyWhatIsDue(t *testing.T) {
+	const hold, subs = time.Second, 5000
+	l := NewAttemptLog(nil, AttemptLogConfig{Hold: hold, MaxPending: 4 * subs})
+	id := func(i int) string { return "sub-" + strconv.Itoa(i) }
+	t0 := time.Now()
+	for i := range subs {
+		l.Record(Attempt{SubID: id(i), Seq: 1, Attempt: 1, Status: 204})
+	}
+	l.Record(Attempt{SubID: id(7), Seq: 2, Attempt: 1, Status: 503, Error: "callback answered 503"})
+	got := l.take(t0, hold)
+	if len(got) != 2 || got[0].SubID != id(7) || got[1].Seq != 2 {
+		t.Fatalf("a flush before the hold took %d records (%+v), want the failing subscription's 2", len(got), got)
+	}
+	if got := l.take(t0.Add(hold/2), hold); len(got) != 0 {
+		t.Fatalf("a flush half a hold in took %d records, want none", len(got))
+	}
+	got = l.take(time.Now().Add(hold), hold)
+	if len(got) != subs-1 {
+		t.Fatalf("a flush after the hold took %d records, want %d", len(got), subs-1)
+	}
+	for round := range 50 {
+		for i := range subs {
+			l.Record(Attempt{SubID: id(i), Seq: uint64(round + 3), Attempt: 1, Status: 204})
+		}
+		l.take(time.Now().Add(hold), hold)
+	}
+	if n := l.ordered(); n > 4*subs {
+		t.Fatalf("after 50 rounds of every subscription refilled, %d entries are in order, want at most %d", n, 4*subs)
+	}
+
+	full := NewAttemptLog(nil, AttemptLogConfig{Hold: hold, MaxPending: 1})
+	full.Record(Attempt{SubID: id(0), Seq: 1, Attempt: 1, Status: 204})
+	for range 1000 {
+		full.Record(Attempt{SubID: id(1), Seq: 1, Attempt: 1, Status: 204}) // dropped: MaxPending held
+	}
+	if n := full.ordered(); n > 4 {
+		t.Fatalf("1,000 records dropped at MaxPending left %d entries in order, want at most 4", n)
+	}
+	if _, dropped := full.Stats(); dropped != 1000 {
+		t.Fatalf("%d records counted dropped, want 1000", dropped)
+	}
+}
+
+// ordered counts the entries of the shards' order of holds.
+func (l *AttemptLog) ordered() int {
+	n := 0
+	for i := range l.shards {
+		l.shards[i].mu.Lock()
+		n += len(l.shards[i].byAge) - l.shards[i].head
+		l.shards[i].mu.Unlock()
+	}
+	return n
+}
+
+// BenchmarkAttemptLog_FlushManyHeld is one flush of a hub holding the
+// records of 100,000 subscriptions that delivered once, none due yet (a
+// publish to every channel of a big hub, within its hold): a flush looks
+// at none of them.
+func BenchmarkAttemptLog_FlushManyHeld(b *testing.B) {
+	l := NewAttemptLog(nil, AttemptLogConfig{Hold: time.Hour, MaxPending: 1 << 20})
+	for i := range 100000 {
+		l.Record(Attempt{SubID: "sub-" + strconv.Itoa(i), Seq: 1, Attempt: 1, Status: 204})
+	}
+	now := time.Now()
+	for b.Loop() {
+		if got := l.take(now, time.Hour); len(got) != 0 {
+			b.Fatal(len(got))
+		}
+	}
+}
