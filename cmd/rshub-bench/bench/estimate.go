@@ -107,19 +107,20 @@ func estimate(cfg Config, name string) (setup, perRun time.Duration) {
 	return 0, 0
 }
 
-// scaleEstimate follows scaleBench: two hubs seeded and started; per run
-// four settles, an idle window per hub after it is quiet, a fixed-rate
-// measurement per hub and a sweep of every channel.
+// scaleEstimate follows scaleBench: three hubs seeded and started; per
+// run four settles, an idle window for two hubs after it is quiet, a
+// fixed-rate measurement per hub and a sweep of every channel.
 func scaleEstimate(cfg Config) (setup, perRun time.Duration) {
 	perChan := cfg.ScaleSubscribers / max(cfg.ScaleChannels, 1)
-	setup = 2*refHubStart + work(cfg.ScaleSubscribers+perChan, refSeedRate, 0)
+	alike := min(cfg.ScaleNotifications, cfg.ScaleChannels) * perChan
+	setup = 3*refHubStart + work(cfg.ScaleSubscribers+alike+perChan, refSeedRate, 0)
 	idle := scaleIdleWindow + scaleQuietRuns*scaleQuietSample
 	if cfg.Quick {
 		idle = scaleIdleWindowQuick
 	}
 	fixed := time.Duration(float64(cfg.ScaleNotifications) / float64(cfg.ScaleRate) * float64(time.Second))
 	sweep := work(cfg.ScaleSubscribers, refDeliveryRate, cfg.DurationCap)
-	return setup, 4*refSettle + 2*idle + 2*fixed + sweep
+	return setup, 4*refSettle + 2*idle + 3*fixed + sweep
 }
 
 // clusterEstimate follows clusterBench: binaries built once; per run a

@@ -51,11 +51,11 @@ func TestPlan_FollowsTheDurationFlags(t *testing.T) {
 	if total(append(cluster, "--cluster-claim-ttl", "30s")...) <= total(cluster...) {
 		t.Error("a longer --cluster-claim-ttl did not lengthen the estimate")
 	}
-	// Two fixed-rate measurements per run of 500 notifications: 10 s each
-	// at 50/s, 20 s at 25/s.
+	// Three fixed-rate measurements per run of 500 notifications: 10 s
+	// each at 50/s, 20 s at 25/s.
 	scale := []string{"--scenarios", "scale", "--runs", "1"}
-	if d := total(append(scale, "--scale-rate", "25")...) - total(append(scale, "--scale-rate", "50")...); d != 2*10*time.Second {
-		t.Errorf("--scale-rate 50 → 25 moved the estimate by %v, want 20s", d)
+	if d := total(append(scale, "--scale-rate", "25")...) - total(append(scale, "--scale-rate", "50")...); d != 3*10*time.Second {
+		t.Errorf("--scale-rate 50 → 25 moved the estimate by %v, want 30s", d)
 	}
 	// webhook-wide's deliveries take longer than a short cap: two
 	// measurements at the cap and two at half of it.
