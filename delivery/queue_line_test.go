@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -280,4 +281,58 @@ func TestWebhooks_QueueStoppedBeforeItsLineFinishesOnItsSlot(t *testing.T) {
 			t.Fatalf("the stopped queue got seq %s", d.Header.Get(wire.HeaderSeq))
 		}
 	}
+}
+
+// The dispatcher lines the queues it wakes wakeChunk at a time, the first
+// chunk as soon as it is woken, not once every queue of the fan-out is:
+// 2 × wakeChunk + 1 parked queues are lined in chunks of wakeChunk,
+// wakeChunk and 1, each lined queue woken once, and every one delivers
+// the next notification.
+func TestWebhooks_WakeLinesTheFirstQueuesBeforeTheRestAreWoken(t *testing.T) {
+	n := 2*wakeChunk + 1
+	s := newLineSetup(t, n)
+	s.open()
+	s.w.mu.Lock()
+	var sc wakeScratch
+	for _, id := range s.ids {
+		sc.qs = append(sc.qs, s.w.queues[id])
+	}
+	s.w.mu.Unlock()
+	var chunks []int
+	lined := map[*queue]int{}
+	sc.wake(func(jobs ...lineJob) {
+		chunks = append(chunks, len(jobs))
+		for _, j := range jobs {
+			lined[j.q]++
+			if j.q.signals.Load() == 0 {
+				t.Errorf("queue %s lined before it was woken", j.q.id)
+			}
+		}
+		woken := 0
+		for _, q := range sc.qs {
+			if q.signals.Load() > 0 {
+				woken++
+			}
+		}
+		if len(chunks) == 1 && woken != wakeChunk {
+			t.Errorf("the first chunk was lined once %d queues were woken, want %d", woken, wakeChunk)
+		}
+		s.w.limit.line(jobs...)
+	})
+	if want := []int{wakeChunk, wakeChunk, 1}; !slices.Equal(chunks, want) {
+		t.Fatalf("lined in chunks of %v, want %v", chunks, want)
+	}
+	if len(sc.qs) != 0 || len(sc.jobs) != 0 {
+		t.Fatalf("the scratch holds %d queues and %d jobs after the wake, want none", len(sc.qs), len(sc.jobs))
+	}
+	for q, k := range lined {
+		if k != 1 {
+			t.Fatalf("queue %s lined %d times", q.id, k)
+		}
+	}
+	if len(lined) != n {
+		t.Fatalf("%d queues lined, want %d", len(lined), n)
+	}
+	next := s.e.publish(topic, "feed", 1, 1)[0]
+	s.waitParkedAt(t, next)
 }

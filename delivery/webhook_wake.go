@@ -66,56 +66,71 @@ func (x *wakeIndex) dropLocked(q *queue) {
 	q.watching, q.watched = "", false
 }
 
+// wakeChunk is how many queues the dispatcher wakes before it lines those
+// waiting for a slot: the first deliveries of a fan-out to thousands of
+// subscriptions start once the first chunk is lined, while the others
+// are woken, instead of once every one is.
+const wakeChunk = 64
+
+// wakeScratch is the dispatcher's room for the queues of one wake and the
+// line jobs of a chunk, reused from one wake to the next.
+type wakeScratch struct {
+	qs   []*queue
+	jobs []lineJob
+}
+
 // wakeChannels signals the queues of each channel in chans and those that
-// read every channel, and lines those that wait for a slot of their host
-// in one pass (hostLimit.line). jobs is room for them, returned empty for
-// the next call.
-func (x *wakeIndex) wakeChannels(chans map[string]struct{}, l *hostLimit, jobs []lineJob) []lineJob {
+// read every channel, and lines those that wait for a slot of their host,
+// wakeChunk at a time (hostLimit.line). The index lock is held only to
+// list them: a queue stopped meanwhile is not parked, and a signal to it
+// is lost harmlessly.
+func (x *wakeIndex) wakeChannels(chans map[string]struct{}, l *hostLimit, sc *wakeScratch) {
 	x.mu.RLock()
 	for ch := range chans {
 		if ch == "" {
 			continue
 		}
 		for q := range x.byChan[ch] {
-			jobs = wakeInto(q, jobs)
+			sc.qs = append(sc.qs, q)
 		}
 	}
 	for q := range x.byChan[""] {
-		jobs = wakeInto(q, jobs)
+		sc.qs = append(sc.qs, q)
 	}
 	x.mu.RUnlock()
-	return lineAll(l, jobs)
+	sc.wake(l.line)
 }
 
 // wakeAll signals every indexed queue, as wakeChannels: after the
 // dispatcher has found its position or recovered from a failing log, when
 // it may have missed appends.
-func (x *wakeIndex) wakeAll(l *hostLimit, jobs []lineJob) []lineJob {
+func (x *wakeIndex) wakeAll(l *hostLimit, sc *wakeScratch) {
 	x.mu.RLock()
 	for _, set := range x.byChan {
 		for q := range set {
-			jobs = wakeInto(q, jobs)
+			sc.qs = append(sc.qs, q)
 		}
 	}
 	x.mu.RUnlock()
-	return lineAll(l, jobs)
+	sc.wake(l.line)
 }
 
-// wakeInto signals q, appending it to jobs when it is to be lined.
-func wakeInto(q *queue, jobs []lineJob) []lineJob {
-	if j, ok := q.wakeUnlined(); ok {
-		jobs = append(jobs, j)
+// wake signals the queues listed and lines those to be lined with line
+// (hostLimit.line), wakeChunk at a time, leaving the scratch empty and
+// holding no queue.
+func (sc *wakeScratch) wake(line func(...lineJob)) {
+	for i, q := range sc.qs {
+		if j, ok := q.wakeUnlined(); ok {
+			sc.jobs = append(sc.jobs, j)
+		}
+		if len(sc.jobs) > 0 && (len(sc.jobs) == wakeChunk || i == len(sc.qs)-1) {
+			line(sc.jobs...)
+			clear(sc.jobs)
+			sc.jobs = sc.jobs[:0]
+		}
 	}
-	return jobs
-}
-
-// lineAll lines jobs, if any, and returns them emptied, holding no queue.
-func lineAll(l *hostLimit, jobs []lineJob) []lineJob {
-	if len(jobs) > 0 {
-		l.line(jobs...)
-	}
-	clear(jobs)
-	return jobs[:0]
+	clear(sc.qs)
+	sc.qs = sc.qs[:0]
 }
 
 // dispatchWakes follows the log from its end until ctx ends, through a
@@ -129,7 +144,8 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 	if !sub.SeekEnd(ctx) {
 		return
 	}
-	jobs := x.wakeAll(w.limit, nil) // queues that read the log before the position was found
+	var sc wakeScratch
+	x.wakeAll(w.limit, &sc) // queues that read the log before the position was found
 	chans := map[string]struct{}{}
 	for {
 		b, ok := sub.Next(ctx)
@@ -137,14 +153,14 @@ func (w *Webhooks) dispatchWakes(ctx context.Context) {
 			return
 		}
 		if b.Resumed { // the log failed: queues may have backed off meanwhile
-			jobs = x.wakeAll(w.limit, jobs)
+			x.wakeAll(w.limit, &sc)
 		}
 		for _, rec := range b.Records {
 			w.noteSeq(rec.Seq)
 			chans[rec.Channel] = struct{}{}
 		}
 		if len(chans) > 0 {
-			jobs = x.wakeChannels(chans, w.limit, jobs)
+			x.wakeChannels(chans, w.limit, &sc)
 			clear(chans)
 		}
 	}
