@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rshub/rshub/server"
@@ -41,6 +42,7 @@ type hubChildMsg struct {
 	HubURL     string `json:"hubURL,omitempty"`
 	HeapStack  uint64 `json:"heapStack,omitempty"` // settle: HeapInuse + StackInuse after GC
 	Retained   uint64 `json:"retained,omitempty"`  // settle: free heap kept mapped (HeapIdle − HeapReleased)
+	GCMicros   int64  `json:"gcMicros,omitempty"`  // settle: the process's CPU time over its full collection, µs
 	Goroutines int    `json:"goroutines,omitempty"`
 }
 
@@ -99,10 +101,12 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			// no debug.FreeOSMemory: the heap it would release comes back
 			// page fault by page fault, a cost a running hub never pays
 			// and the measurements after a settle must not see
+			cpu0 := selfCPU()
 			runtime.GC()
+			gc := selfCPU() - cpu0
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased}
+			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds()}
 		case "profile":
 			r = hubChildMsg{}
 			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {
@@ -209,6 +213,16 @@ func (h *hubChild) call(ctx context.Context, m hubChildMsg, limit time.Duration)
 		err = fmt.Errorf("hub child: %s", r.Err)
 	}
 	return r, err
+}
+
+// selfCPU is this process's user plus system CPU time so far, 0 when it
+// cannot be read.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // settle has the child collect garbage, then reads its resident set less
