@@ -207,7 +207,6 @@ func (l *AttemptLog) heldLocked(s *attemptShard, subID string) *heldAttempts {
 	if h == nil {
 		h = &heldAttempts{id: subID}
 		s.pending[subID] = h
-		s.stampLocked(h, time.Now()) // dropped a hold later if no record of it is kept
 	}
 	return h
 }
@@ -223,6 +222,9 @@ func (l *AttemptLog) appendLocked(s *attemptShard, h *heldAttempts, a Attempt) {
 	}
 	if l.held.Load() >= int64(l.cfg.MaxPending) {
 		l.dropped.Add(1)
+		if h.stamp == 0 { // new, and empty: dropped a hold later unless a record is kept meanwhile
+			s.stampLocked(h, time.Now())
+		}
 		return
 	}
 	if len(h.list) == 0 {

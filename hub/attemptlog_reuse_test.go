@@ -161,6 +161,13 @@ func TestAttemptLog_FlushTakesOnlyWhatIsDue(t *testing.T) {
 	if _, dropped := full.Stats(); dropped != 1000 {
 		t.Fatalf("%d records counted dropped, want 1000", dropped)
 	}
+	// The subscription whose every record was dropped is forgotten a hold
+	// later, at a flush out of pressure (the held record written).
+	full.take(time.Now().Add(hold), hold)
+	full.take(time.Now().Add(3*hold), hold)
+	if n := full.pendingSubs(); n != 0 {
+		t.Fatalf("%d subscriptions kept after a flush two holds on, want none", n)
+	}
 }
 
 // ordered counts the entries of the shards' order of holds.
