@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	"golang.org/x/time/rate"
 
@@ -33,9 +34,13 @@ type queue struct {
 	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
 	// queue holds no context of its own.
 	parent context.Context
-	wake   chan struct{}       // a changed subscription or an append to its channel; buffered 1
-	logger *slog.Logger        // adds the queue's attributes as it logs (queue_log.go)
-	h      *loophealth.Tracker // the store and log calls of this queue that fail
+	wake   chan struct{} // a changed subscription or an append to its channel; buffered 1
+	// logger adds the queue's attributes as it logs (queue_log.go); h
+	// tracks the store and log calls of this queue that fail. Both are
+	// held in the queue rather than apart, two objects fewer per queue for
+	// the collector to mark on a hub of a million.
+	logger slog.Logger
+	h      loophealth.Tracker
 	// signals counts the wake-ups sent by the dispatcher (wakeIndex) and
 	// woken the waits for more that ended on one; both for tests.
 	signals atomic.Uint64
@@ -108,18 +113,18 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 		host:     hostOf(sub.Callback),
 		wake:     make(chan struct{}, 1),
 		gen:      gen,
-		sub:      sub,
+		sub:      shareStrings(sub),
 		leaseIdx: -1,
 	}
-	q.logger = slog.New(queueLog{q})
-	q.h = loophealth.New(q.logger)
+	q.logger = *slog.New(queueLog{q})
+	q.h.Init(&q.logger)
 	q.h.Watch(func(stalled bool) {
 		q.mu.Lock()
 		q.stalled = stalled
 		w.index.changed(q, q.stats, q.stats)
 		q.mu.Unlock()
 	})
-	q.stats = SubStats{ID: sub.ID, Topic: sub.Topic, Channel: sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
+	q.stats = SubStats{ID: sub.ID, Topic: q.sub.Topic, Channel: q.sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
 	w.index.add(q)
 	return q
 }
@@ -127,6 +132,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 // setSub replaces the queue's copy of its subscription and wakes the
 // queue when something it uses changed.
 func (q *queue) setSub(sub hub.Subscription, gen uint64) {
+	sub = shareStrings(sub)
 	q.mu.Lock()
 	old := q.sub
 	q.sub, q.gen = sub, gen
@@ -137,6 +143,16 @@ func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 		return
 	}
 	q.signal()
+}
+
+// shareStrings returns sub with its topic and channel names shared with
+// the other subscriptions' that have the same (unique.Make): a channel's
+// subscriptions are read from the store one by one, each with copies of
+// its own, and a queue keeps its subscription as long as it lives.
+func shareStrings(sub hub.Subscription) hub.Subscription {
+	sub.Topic = unique.Make(sub.Topic).Value()
+	sub.Channel = unique.Make(sub.Channel).Value()
+	return sub
 }
 
 func (q *queue) getSub() hub.Subscription {
@@ -198,7 +214,7 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	case err == nil:
 		q.mu.Lock()
 		if sub.Expires.After(q.sub.Expires) || sub.Expires.Equal(q.sub.Expires) {
-			q.sub = sub
+			q.sub = shareStrings(sub)
 		}
 		sub = q.sub
 		q.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 // with the queue's "sub" and "callback" attributes, added to each record as
 // it is logged instead of preformatted when the queue starts. A queue logs
 // rarely and a hub holds many, so the attributes cost nothing until used
-// (the Logger wrapping it is the queue's one allocation for logging). A
+// (the queue holds the Logger wrapping it: no allocation per queue). A
 // record comes out as it would from Logger.With("sub", …, "callback", …).
 type queueLog struct{ q *queue }
 

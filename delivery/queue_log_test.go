@@ -2,10 +2,14 @@ package delivery
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -22,7 +26,7 @@ func TestQueueLogger_AddsTheQueuesAttributes(t *testing.T) {
 	w := NewWebhooks(nil, nil, cfg)
 	long := "http://127.0.0.1:1/cb?" + strings.Repeat("x", 500)
 	q := &queue{w: w, id: "sub-1", callback: long}
-	q.logger = slog.New(queueLog{q})
+	q.logger = *slog.New(queueLog{q})
 	want := slog.New(w.logger.Handler()).With("sub", q.id, "callback", wire.Clip(long))
 
 	for i, log := range []func(l *slog.Logger){
@@ -31,7 +35,7 @@ func TestQueueLogger_AddsTheQueuesAttributes(t *testing.T) {
 		func(l *slog.Logger) { l.With("k", "v").Warn("with", "seq", 9) },
 		func(l *slog.Logger) { l.WithGroup("g").Error("group", "seq", 10) },
 	} {
-		log(q.logger)
+		log(&q.logger)
 		got := buf.String()
 		if logged := strings.Contains(got, "sub=sub-1 callback="); logged != (i != 1) { // the Debug one is not
 			t.Errorf("queue logger wrote %q", got)
@@ -50,4 +54,36 @@ func dropTime(a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
+}
+
+// The queues of one channel's subscriptions share its topic and channel
+// names, however the store handed each subscription over (each read
+// decodes copies of its own), when made and when their subscription is
+// replaced; and a queue's health tracker logs through the queue's logger.
+func TestQueue_SubscriptionsOfAChannelShareItsNames(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	read := func(cb string) hub.Subscription { // as decoded from the store: strings of its own
+		return hub.Subscription{ID: "sub-" + cb, Topic: strings.Clone("https://example.org/topic"), Channel: strings.Clone("feed"), Callback: cb}
+	}
+	a := newQueue(w, read("http://127.0.0.1:1/a"), 1, context.Background(), nil)
+	b := newQueue(w, read("http://127.0.0.1:1/b"), 1, context.Background(), nil)
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	if !same(a.sub.Topic, b.sub.Topic) || !same(a.sub.Channel, b.sub.Channel) {
+		t.Fatal("two queues of one channel hold copies of its topic and channel names")
+	}
+	if !same(a.stats.Topic, a.sub.Topic) || !same(a.stats.Channel, a.sub.Channel) {
+		t.Fatal("a queue's stats hold names of their own")
+	}
+	b.setSub(read("http://127.0.0.1:1/b"), 2)
+	if !same(a.getSub().Topic, b.getSub().Topic) || !same(a.getSub().Channel, b.getSub().Channel) {
+		t.Fatal("a replaced subscription keeps copies of its topic and channel names")
+	}
+	if got := b.getSub().Topic; got != "https://example.org/topic" {
+		t.Fatalf("topic %q", got)
+	}
+	a.h.Report(context.Background(), "store read", errors.New("connection refused"))
+	if got := buf.String(); !strings.Contains(got, "connection refused") || !strings.Contains(got, "sub=sub-http://127.0.0.1:1/a") {
+		t.Fatalf("the queue's tracker logged %q, want the failure with the queue's attributes", got)
+	}
 }

@@ -53,6 +53,10 @@ func New(lg *slog.Logger) *Tracker {
 	return &Tracker{lg: lg}
 }
 
+// Init readies a Tracker held by value, as New would, to log to lg; call
+// it before the Tracker is used.
+func (h *Tracker) Init(lg *slog.Logger) { h.lg = lg }
+
 // Watch has fn called, under the Tracker's lock, whenever the loop goes
 // from no operation failing to one failing (true) and back (false), so that
 // a caller can keep an index of stalled loops instead of polling each. Call
