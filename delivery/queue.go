@@ -65,6 +65,17 @@ type queue struct {
 	idle    bool // caught up with the log
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
+	// lined is set while the queue, woken from its parked state, waits in
+	// its host's line without a goroutine (hostLimit.line).
+	lined bool
+	// watched is set while the queue is indexed in Webhooks.wakes, under
+	// watching (both under wakes.mu).
+	watched bool
+	// stopped is set once the queue is to end, finished once it has ended
+	// for good (finishLocked). The flags lie together: the queue's size
+	// stays within the allocator's 896-byte class.
+	stopped  bool
+	finished bool
 	// parked is the state of a queue parked without a goroutine, nil while
 	// one runs it. Webhooks.leases signals the queue at leaseAt, the end
 	// of its lease leaseFor, while leaseIdx ≥ 0 (the three under
@@ -73,21 +84,15 @@ type queue struct {
 	leaseAt  time.Duration
 	leaseFor time.Time
 	leaseIdx int
-	// lined is set while the queue, woken from its parked state, waits in
-	// its host's line without a goroutine (hostLimit.line).
-	lined bool
 	// watching is the channel the queue is indexed under in
-	// Webhooks.wakes while watched (both under wakes.mu).
+	// Webhooks.wakes while watched.
 	watching string
-	watched  bool
 	// cancelRun cancels the context of the goroutine running the queue,
-	// nil while none does; stopped is set once the queue is to end.
+	// nil while none does.
 	cancelRun context.CancelFunc
-	stopped   bool
-	// finished is set once the queue has ended for good (finishLocked);
-	// done, made only when someone waits (doneChan), is closed then.
-	finished bool
-	done     chan struct{}
+	// done, made only when someone waits (doneChan), is closed once the
+	// queue has finished.
+	done chan struct{}
 	// request cancels the POST in flight, nil when none (post.go).
 	request context.CancelFunc
 }
