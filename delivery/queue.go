@@ -118,7 +118,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 		host:     hostOf(sub.Callback),
 		wake:     make(chan struct{}, 1),
 		gen:      gen,
-		sub:      shareStrings(sub),
+		sub:      shareStrings(sub, hub.Subscription{}),
 		leaseIdx: -1,
 	}
 	q.logger = *slog.New(queueLog{q})
@@ -137,10 +137,9 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 // setSub replaces the queue's copy of its subscription and wakes the
 // queue when something it uses changed.
 func (q *queue) setSub(sub hub.Subscription, gen uint64) {
-	sub = shareStrings(sub)
 	q.mu.Lock()
 	old := q.sub
-	q.sub, q.gen = sub, gen
+	q.sub, q.gen = shareStrings(sub, old), gen
 	q.stats.Expires = sub.Expires
 	q.mu.Unlock()
 	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret &&
@@ -153,11 +152,21 @@ func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 // shareStrings returns sub with its topic and channel names shared with
 // the other subscriptions' that have the same (unique.Make): a channel's
 // subscriptions are read from the store one by one, each with copies of
-// its own, and a queue keeps its subscription as long as it lives.
-func shareStrings(sub hub.Subscription) hub.Subscription {
-	sub.Topic = unique.Make(sub.Topic).Value()
-	sub.Channel = unique.Make(sub.Channel).Value()
+// its own, and a queue keeps its subscription as long as it lives. The
+// names of prev, the queue's subscription so far, are kept when they are
+// the same: a subscription read again is not looked up again.
+func shareStrings(sub, prev hub.Subscription) hub.Subscription {
+	sub.Topic = shared(sub.Topic, prev.Topic)
+	sub.Channel = shared(sub.Channel, prev.Channel)
 	return sub
+}
+
+// shared is prev when s equals it, else the one shared copy of s.
+func shared(s, prev string) string {
+	if s == prev {
+		return prev
+	}
+	return unique.Make(s).Value()
 }
 
 func (q *queue) getSub() hub.Subscription {
@@ -219,7 +228,7 @@ func (q *queue) start(ctx context.Context) (*runState, stopReason) {
 	case err == nil:
 		q.mu.Lock()
 		if sub.Expires.After(q.sub.Expires) || sub.Expires.Equal(q.sub.Expires) {
-			q.sub = shareStrings(sub)
+			q.sub = shareStrings(sub, q.sub)
 		}
 		sub = q.sub
 		q.mu.Unlock()
