@@ -100,7 +100,18 @@ type Config struct {
 	// OTelSample is the share of new traces recorded (internal/telemetry).
 	OTelEndpoint string
 	OTelSample   float64
+	// GC is how the process paces garbage collection: GCHeap (internal/gcgov:
+	// by the heap alone, without the Go runtime's collection every 2
+	// minutes) or GCRuntime (the runtime's own). GOGC or GOMEMLIMIT in the
+	// environment leaves the runtime's either way.
+	GC string
 }
+
+// The values of Config.GC.
+const (
+	GCHeap    = "heap"
+	GCRuntime = "runtime"
+)
 
 // Defaults returns the settings cmd/hub starts from: a hub on
 // 127.0.0.1:8080 with NATS embedded in ./data. Callers that build a Config
@@ -138,6 +149,7 @@ func Defaults() Config {
 		MaxClockSkew:            5 * time.Minute,
 		UnhealthyAfter:          2 * time.Minute,
 		OTelSample:              1,
+		GC:                      GCHeap,
 	}
 }
 
@@ -155,6 +167,7 @@ func (s Config) withDefaults() Config {
 	s.PerHostMax = cmp.Or(s.PerHostMax, max(d.PerHostMax, s.PerHost))
 	s.LeafListen = cmp.Or(s.LeafListen, d.LeafListen)
 	s.UpstreamDomain = cmp.Or(s.UpstreamDomain, d.UpstreamDomain)
+	s.GC = cmp.Or(s.GC, d.GC)
 	return s
 }
 
@@ -203,6 +216,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--otel-sample must be more than 0 and at most 1, got %g (to trace nothing, leave --otel-endpoint unset)", s.OTelSample)
 	case s.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)
+	case s.GC != "" && s.GC != GCHeap && s.GC != GCRuntime:
+		return fmt.Errorf("--gc must be %s or %s, got %q", GCHeap, GCRuntime, s.GC)
 	}
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)

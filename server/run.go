@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/logcache"
 	"github.com/rshub/rshub/hub/pull"
+	"github.com/rshub/rshub/internal/gcgov"
 	"github.com/rshub/rshub/internal/metrics"
 	"github.com/rshub/rshub/internal/natsconn"
 	"github.com/rshub/rshub/internal/netguard"
@@ -42,6 +44,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 	p := &process{cfg: s, logger: logger}
 	defer p.close()
 	for _, step := range []func(context.Context) error{
+		p.paceGC,
 		p.listen,
 		p.buildTracing,
 		p.connectNATS,
@@ -102,6 +105,17 @@ func (p *process) close() {
 	for i := len(p.closers) - 1; i >= 0; i-- {
 		p.closers[i]()
 	}
+}
+
+// paceGC hands the process's garbage collection to a gcgov.Governor
+// (collections when the heap has doubled, none every 2 minutes at rest)
+// unless --gc runtime, GOGC or GOMEMLIMIT leaves it to the Go runtime. In
+// a process running several hubs the first one's governs.
+func (p *process) paceGC(context.Context) error {
+	if p.cfg.GC == GCHeap {
+		p.onClose(gcgov.Start(os.LookupEnv, p.logger).Stop)
+	}
+	return nil
 }
 
 // listen opens the listener and settles the hub URL (the listener's

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,7 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		"rate range":     {"--max-rate", "-1"},
 		"per-host rate":  {"--per-host-rate", "0.001"},
 		"default > max":  {"--default-rate", "10", "--max-rate", "5"},
+		"gc pacing":      {"--gc", "sometimes"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -212,4 +215,85 @@ func TestRun_READMEChannelsSampleIsAccepted(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The hub paces collections by its heap by default (GOGC off, a memory
+// limit following the live heap: internal/gcgov), as its Go collector's
+// gauges show, and gives the pacing back when it stops; --gc runtime and
+// GOGC or GOMEMLIMIT in the environment leave the runtime's.
+func TestRun_GCPacedByTheHeapUnlessTheRuntimeIsAsked(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args     []string
+		env      string
+		governed bool
+	}{
+		"default":      {governed: true},
+		"--gc runtime": {args: []string{"--gc", "runtime"}},
+		"GOGC set":     {env: "GOGC"},
+		"GOMEMLIMIT":   {env: "GOMEMLIMIT"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv(tc.env, os.Getenv(tc.env)) // the runtime read it at start; the hub looks at it again
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan server.Started, 1)
+			done := make(chan error, 1)
+			go func() {
+				args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off"}, tc.args...)
+				done <- run(ctx, args, noEnv, io.Discard, func(s server.Started) { ready <- s })
+			}()
+			var st server.Started
+			select {
+			case st = <-ready:
+			case err := <-done:
+				t.Fatalf("hub exited: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("hub not ready within 30s")
+			}
+			gogc, limit := gcGauge(t, st.Addr, "go_gc_gogc_percent"), gcGauge(t, st.Addr, "go_gc_gomemlimit_bytes")
+			off := gogc == -1 || gogc >= 1<<63 // the runtime reports off as uint64(-1)
+			if tc.governed {
+				if !off || limit <= 0 || limit >= 1<<62 {
+					t.Errorf("go_gc_gogc_percent %g, go_gc_gomemlimit_bytes %g: want GOGC off (-1) and a memory limit following the heap", gogc, limit)
+				}
+			} else if gogc != 100 || limit < 1<<62 {
+				t.Errorf("go_gc_gogc_percent %g, go_gc_gomemlimit_bytes %g: want the runtime's 100 and no limit", gogc, limit)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+			if p := debug.SetGCPercent(100); p != 100 {
+				t.Errorf("GOGC %d after the hub stopped, want the runtime's 100 back", p)
+			}
+		})
+	}
+}
+
+// gcGauge reads the value of one of the Go collector's series from the
+// hub's /metrics.
+func gcGauge(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", name)
+	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -44,6 +45,17 @@ type hubChildMsg struct {
 	Retained   uint64 `json:"retained,omitempty"`  // settle: free heap kept mapped (HeapIdle − HeapReleased)
 	GCMicros   int64  `json:"gcMicros,omitempty"`  // settle: the process's CPU time over its full collection, µs
 	Goroutines int    `json:"goroutines,omitempty"`
+	// PeriodicGC (settle) tells whether the runtime collects the child
+	// every 2 minutes: its GOGC is not off.
+	PeriodicGC bool `json:"periodicGC,omitempty"`
+}
+
+// gcPercent returns the process's GOGC setting, -1 when off, without
+// changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }
 
 // RunHubChild is the hub child process: it reads a server.Config from in,
@@ -106,7 +118,7 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			gc := selfCPU() - cpu0
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds()}
+			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds(), PeriodicGC: gcPercent() >= 0}
 		case "profile":
 			r = hubChildMsg{}
 			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {

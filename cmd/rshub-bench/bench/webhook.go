@@ -131,7 +131,7 @@ func (b *webhookBench) subscribeAll(ctx context.Context) error {
 		return err
 	default:
 	}
-	if err := waitActiveQueues(ctx, b.hub.URL, b.hub.AdminToken, b.cfg.Subscribers, b.cfg.DurationCap); err != nil {
+	if err := waitActiveQueues(ctx, b.hub.URL, b.cfg.Subscribers, b.cfg.DurationCap); err != nil {
 		return fmt.Errorf("webhook: %d of %d subscriptions verified: %w", b.cbs.verified.Load(), b.cfg.Subscribers, err)
 	}
 	return nil

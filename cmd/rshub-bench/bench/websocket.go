@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -193,27 +190,11 @@ func (b *wsBench) measure(ctx context.Context, n int, interval time.Duration, pu
 // hubGauge reads one of the hub's gauges (rshub_websocket_connections,
 // rshub_events_connections); -1 when it cannot.
 func (b *wsBench) hubGauge(ctx context.Context, name string) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.hub.URL+"metrics", nil)
-	if err != nil {
+	v, ok, err := readGauge(ctx, http.DefaultClient, b.hub.URL, name)
+	if err != nil || !ok {
 		return -1
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return -1
-			}
-			return int(f)
-		}
-	}
-	return -1
+	return int(v)
 }
 
 // waitFor polls cond every 50 ms until it holds, limit passes or ctx ends.
