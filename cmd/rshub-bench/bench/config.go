@@ -71,6 +71,10 @@ type Config struct {
 	// size the scale scenario: subscriptions spread evenly over channels,
 	// notifications published per measurement at ScaleRate per second.
 	ScaleSubscribers, ScaleChannels, ScaleNotifications, ScaleRate int
+	// ScaleIdle is how long each scale hub is watched doing nothing.
+	ScaleIdle time.Duration
+	// HubGC is the scale hub children's --gc; "" is the hub's default.
+	HubGC string
 	// HubCommand is the argv that starts a hub child process (RunHubChild
 	// on its stdin and stdout). Default: this executable with the hidden
 	// flag HubFlag. HubEnv is added to the child's environment.
@@ -130,6 +134,7 @@ func Defaults() Config {
 		ScaleChannels:      10000,
 		ScaleNotifications: 500,
 		ScaleRate:          50,
+		ScaleIdle:          5 * time.Second,
 
 		ClusterSubscriptions: 100000,
 		ClusterChannels:      100,
@@ -153,6 +158,7 @@ func Quick(c Config) Config {
 	c.DurationCap = 20 * time.Second
 	c.WideSubscribers = 200
 	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 500, 50, 20
+	c.ScaleIdle = time.Second
 	c.ClusterSubscriptions, c.ClusterChannels, c.ClusterClaimTTL, c.ClusterIdle = 2000, 10, 5*time.Second, 3*time.Second
 	return c
 }
@@ -180,6 +186,8 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.ScaleChannels, "scale-channels", d.ScaleChannels, "scale: channels on the big hub")
 	fs.IntVar(&c.ScaleNotifications, "scale-notifications", d.ScaleNotifications, "scale: notifications per fixed-rate measurement, each to another channel")
 	fs.IntVar(&c.ScaleRate, "scale-rate", d.ScaleRate, "scale: notifications per second of the fixed-rate measurement")
+	fs.DurationVar(&c.ScaleIdle, "scale-idle", d.ScaleIdle, "scale: how long each hub is watched doing nothing for its idle CPU; over 2m it holds the Go runtime's periodic collection of a hub whose GOGC is on, which a shorter window adds as its cost spread over 2 min")
+	fs.StringVar(&c.HubGC, "hub-gc", "", "scale: the hub children's --gc: heap (the hub's default) or runtime")
 	fs.StringVar(&c.HubIdleProfile, "hub-idle-profile", "", "scale: the big hub child writes a CPU profile of each run's idle window to this path + '.<run>' (not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubPublishProfile, "hub-publish-profile", "", "scale: both hub children write a CPU profile of each run's fixed-rate measurement to this path + '.big.<run>' and '.base.<run>' (compare with go tool pprof -diff_base; not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubHeapProfile, "hub-heap-profile", "", "scale: the big hub child writes a heap profile of its settled state before each run's measurements to this path + '.<run>'")
@@ -246,6 +254,9 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("scale-channels", &q.ScaleChannels, c.ScaleChannels)
 		keep("scale-notifications", &q.ScaleNotifications, c.ScaleNotifications)
 		keep("scale-rate", &q.ScaleRate, c.ScaleRate)
+		if set["scale-idle"] {
+			q.ScaleIdle = c.ScaleIdle
+		}
 		keep("cluster-subscriptions", &q.ClusterSubscriptions, c.ClusterSubscriptions)
 		keep("cluster-channels", &q.ClusterChannels, c.ClusterChannels)
 		if set["cluster-claim-ttl"] {
@@ -324,6 +335,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("--scale-notifications must be 2 to --scale-channels, got %d", c.ScaleNotifications)
 	case c.ScaleRate < 1 || c.ScaleRate > 10000:
 		return fmt.Errorf("--scale-rate must be 1 to 10000, got %d", c.ScaleRate)
+	case c.ScaleIdle < time.Second || c.ScaleIdle > 30*time.Minute:
+		return fmt.Errorf("--scale-idle must be 1s to 30m, got %v", c.ScaleIdle)
+	case c.HubGC != "" && c.HubGC != server.GCHeap && c.HubGC != server.GCRuntime:
+		return fmt.Errorf("--hub-gc must be %s or %s, got %q", server.GCHeap, server.GCRuntime, c.HubGC)
 	case c.ClusterChannels < 1 || c.ClusterChannels > 100000:
 		return fmt.Errorf("--cluster-channels must be 1 to 100000, got %d", c.ClusterChannels)
 	case c.ClusterSubscriptions < c.ClusterChannels || c.ClusterSubscriptions > 1000000:

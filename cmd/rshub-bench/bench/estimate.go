@@ -114,9 +114,9 @@ func scaleEstimate(cfg Config) (setup, perRun time.Duration) {
 	perChan := cfg.ScaleSubscribers / max(cfg.ScaleChannels, 1)
 	alike := min(cfg.ScaleNotifications, cfg.ScaleChannels) * perChan
 	setup = 3*refHubStart + work(cfg.ScaleSubscribers+alike+perChan, refSeedRate, 0)
-	idle := scaleIdleWindow + scaleQuietRuns*scaleQuietSample
+	idle := cfg.ScaleIdle + scaleQuietRuns*scaleQuietSample
 	if cfg.Quick {
-		idle = scaleIdleWindowQuick
+		idle = cfg.ScaleIdle
 	}
 	fixed := time.Duration(float64(cfg.ScaleNotifications) / float64(cfg.ScaleRate) * float64(time.Second))
 	sweep := work(cfg.ScaleSubscribers, refDeliveryRate, cfg.DurationCap)

@@ -24,8 +24,8 @@ import (
 const HubFlag = "internal-hub"
 
 // hubChildMsg is one line between the parent and a hub child: the parent
-// sends the server.Config first and then commands ("settle", "profile",
-// "profile-start", "profile-stop", "heap");
+// sends the server.Config first and then commands ("settle", "gcs",
+// "profile", "profile-start", "profile-stop", "heap");
 // the child answers the config once the hub serves and each command once
 // done. "profile" profiles the CPU to Path for Ms; "profile-start" and
 // "profile-stop" bracket a CPU profile to Path; "heap" writes a heap profile
@@ -48,6 +48,8 @@ type hubChildMsg struct {
 	// PeriodicGC (settle) tells whether the runtime collects the child
 	// every 2 minutes: its GOGC is not off.
 	PeriodicGC bool `json:"periodicGC,omitempty"`
+	// GCs ("gcs") is the number of collections the child has made.
+	GCs uint32 `json:"gcs,omitempty"`
 }
 
 // gcPercent returns the process's GOGC setting, -1 when off, without
@@ -119,6 +121,10 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds(), PeriodicGC: gcPercent() >= 0}
+		case "gcs":
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			r = hubChildMsg{GCs: ms.NumGC}
 		case "profile":
 			r = hubChildMsg{}
 			if err := profileFor(ctx, c.Path, time.Duration(c.Ms)*time.Millisecond); err != nil {

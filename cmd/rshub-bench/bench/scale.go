@@ -10,13 +10,8 @@ import (
 	"time"
 )
 
-// scaleIdleWindow is how long each hub is watched doing nothing for its
-// idle CPU figure (Quick: scaleIdleWindowQuick).
-const (
-	scaleIdleWindow      = 5 * time.Second
-	scaleIdleWindowQuick = time.Second
-	scaleSweepWorkers    = 4 // concurrent publishers of the sweep
-)
+// scaleSweepWorkers is the number of concurrent publishers of the sweep.
+const scaleSweepWorkers = 4
 
 // scaleBench is the many-channels scenario: a big hub child process with
 // ScaleSubscribers webhook subscriptions over ScaleChannels channels
@@ -102,6 +97,7 @@ func (b *scaleBench) startHub(ctx context.Context, channels int) (_ *scaleHub, e
 	b.lg.Info("scale: store seeded", "channels", channels, "subscriptions", h.subs, "took", time.Since(t0).Round(time.Millisecond))
 	token := newToken()
 	hc := benchHubConfig(dir, token, "off", hubOptions{PerHost: b.cfg.PerHost})
+	hc.GC = b.cfg.HubGC
 	hc.Listen, hc.Demo = fmt.Sprintf("127.0.0.1:%d", port), false
 	if b.cfg.Verbose {
 		hc.LogLevel = "info"
@@ -193,10 +189,11 @@ func (b *scaleBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "p50 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(fixBig.t.Latency.P50), Ceiling: ms(fixAlike.t.Latency.P50)},
 		{Name: "p99 publish→receipt", Unit: "ms", Better: "lower", Target: ratio12, Hub: ms(fixBig.t.Latency.P99), Ceiling: ms(fixAlike.t.Latency.P99)},
 		{Name: "CPU per publish, one channel republished", Unit: "ms", Better: "info", Hub: ms(fixBig.cpu) / n, Ceiling: ms(fixBase.cpu) / n},
-		{Name: "idle hub CPU", Unit: "ms/s", Better: "lower", Hub: idleBig, Ceiling: idleBase},
+		{Name: "idle hub CPU", Unit: "ms/s", Better: "lower", Hub: idleBig.cpu, Ceiling: idleBase.cpu},
+		{Name: "collections in the idle window", Unit: "1", Better: "info", Hub: float64(idleBig.gcs), Ceiling: float64(idleBase.gcs)},
 		{Name: "CPU of one full collection", Unit: "ms", Better: "info", Hub: gcMs(mBig), Ceiling: gcMs(mBase)},
 		{Name: "idle CPU with the periodic collection", Unit: "ms/s", Better: "lower",
-			Hub: idleBig + periodicGC(mBig), Ceiling: idleBase + periodicGC(mBase)},
+			Hub: idleBig.withPeriodicGC(mBig), Ceiling: idleBase.withPeriodicGC(mBase)},
 		{Name: "hub RSS before publishing", Unit: "MiB", Better: "info", Hub: mib(rssBig), Ceiling: mib(rssBase)},
 		{Name: "RSS per extra subscription", Unit: "B", Better: "info", Hub: perConn(rssBase, rssBig, extra), Ceiling: math.NaN()},
 		{Name: "heap+stack per extra subscription", Unit: "B", Better: "info", Hub: perConn(mBase.HeapStack, mBig.HeapStack, extra), Ceiling: math.NaN()},
@@ -247,33 +244,57 @@ func (b *scaleBench) quiet(ctx context.Context, h *scaleHub) error {
 
 // idleCPU returns h's CPU time per second of wall time while nothing is
 // published, in milliseconds per second, once it has settled.
-func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (float64, error) {
-	window := scaleIdleWindow
-	if b.cfg.Quick {
-		window = scaleIdleWindowQuick
-	}
+func (b *scaleBench) idleCPU(ctx context.Context, h *scaleHub) (idle, error) {
+	window := b.cfg.ScaleIdle
 	if err := b.quiet(ctx, h); err != nil {
-		return 0, err
+		return idle{}, err
+	}
+	g0, err := h.call(ctx, hubChildMsg{Op: "gcs"}, time.Minute)
+	if err != nil {
+		return idle{}, err
 	}
 	c0, err := h.cpu()
 	if err != nil {
-		return 0, err
+		return idle{}, err
 	}
 	t0 := time.Now()
 	if b.cfg.HubIdleProfile != "" && h == b.big {
 		// The child spends the window writing the profile.
 		path := fmt.Sprintf("%s.%d", b.cfg.HubIdleProfile, b.runs)
 		if _, err := h.call(ctx, hubChildMsg{Op: "profile", Path: path, Ms: window.Milliseconds()}, window+time.Minute); err != nil {
-			return 0, err
+			return idle{}, err
 		}
 	} else if err := pause(ctx, window); err != nil {
-		return 0, err
+		return idle{}, err
 	}
 	c1, err := h.cpu()
 	if err != nil {
-		return 0, err
+		return idle{}, err
 	}
-	return ms(c1-c0) / time.Since(t0).Seconds(), nil
+	took := time.Since(t0)
+	g1, err := h.call(ctx, hubChildMsg{Op: "gcs"}, time.Minute)
+	if err != nil {
+		return idle{}, err
+	}
+	return idle{cpu: ms(c1-c0) / took.Seconds(), gcs: g1.GCs - g0.GCs, window: took}, nil
+}
+
+// idle is what one idle window of a hub measured.
+type idle struct {
+	cpu    float64 // ms of CPU per second
+	gcs    uint32  // collections the hub child made in it
+	window time.Duration
+}
+
+// withPeriodicGC is the idle CPU, in ms/s, with the runtime's collection
+// every forcedGCPeriod of a hub child that settled as m: none added when
+// the child's GOGC is off (its hub's --gc heap stops that collection), or
+// when the window was long enough to hold one, whose cost it measured.
+func (i idle) withPeriodicGC(m hubChildMsg) float64 {
+	if !m.PeriodicGC || i.window >= forcedGCPeriod {
+		return i.cpu
+	}
+	return i.cpu + gcMs(m)/forcedGCPeriod.Seconds()
 }
 
 // fixedRate publishes ScaleNotifications notifications at ScaleRate per
@@ -338,16 +359,6 @@ const forcedGCPeriod = 2 * time.Minute
 // gcMs is the CPU time of the full collection of a settle, in ms.
 func gcMs(m hubChildMsg) float64 { return float64(m.GCMicros) / 1000 }
 
-// periodicGC is the idle CPU, in ms/s, that the runtime's collection every
-// forcedGCPeriod adds to a hub child that settled as m: none when the
-// child's GOGC is off, as under its hub's --gc heap, which stops it.
-func periodicGC(m hubChildMsg) float64 {
-	if !m.PeriodicGC {
-		return 0
-	}
-	return gcMs(m) / forcedGCPeriod.Seconds()
-}
-
 // mib converts bytes to MiB.
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
@@ -394,6 +405,6 @@ func scaleNotes(cfg Config) []string {
 		fmt.Sprintf("scale: %d notifications at %d/s, each to another channel (in the first run, channels never published to; in later runs, channels published to once before, on the big hub by the previous run's sweep; the one-channel hub: to its channel each time, so that its subscriptions' cursor and attempt writes are shared by the notifications of one flush: 'one channel republished'); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
 		"scale: RSS after runtime.GC in the hub process, less the free heap it keeps mapped (HeapIdle − HeapReleased; the heap is not released, so that later measurements do not pay page faults a running hub never pays); 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
 		"scale: idle CPU over a window that starts once the hub has settled (under 5 % of a core for 3 s in a row, at most 2 min: a hub that just started or delivered is not idle yet)",
-		"scale: 'CPU of one full collection' = the hub process's CPU time over the runtime.GC of its settle; 'idle CPU with the periodic collection' adds that cost spread over 2 min, as often as the Go runtime collects a process that has not collected otherwise (the idle window is too short to hold one), to a hub whose GOGC is on; a hub with --gc heap (the default) turns it off, which stops that collection, and adds nothing",
+		"scale: 'CPU of one full collection' = the hub process's CPU time over the runtime.GC of its settle; 'idle CPU with the periodic collection' adds that cost spread over 2 min, as often as the Go runtime collects a process that has not collected otherwise, to a hub whose GOGC is on when the idle window (--scale-idle) is too short to hold one; a hub with --gc heap (the default) turns GOGC off, which stops that collection, and adds nothing",
 	}
 }
