@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/gcgov"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -100,11 +101,16 @@ type Config struct {
 	// OTelSample is the share of new traces recorded (internal/telemetry).
 	OTelEndpoint string
 	OTelSample   float64
-	// GC is how the process paces garbage collection: GCHeap (internal/gcgov:
-	// by the heap alone, without the Go runtime's collection every 2
-	// minutes) or GCRuntime (the runtime's own). GOGC or GOMEMLIMIT in the
-	// environment leaves the runtime's either way.
+	// GC is how the process paces garbage collection: GCHeap (the Go
+	// runtime's GOGC=100 while the process allocates, and no collection
+	// every 2 minutes while it is idle: internal/gcgov) or GCRuntime (the
+	// runtime's own). GOGC or GOMEMLIMIT in the environment leaves the
+	// runtime's either way.
 	GC string
+	// GCIdle is how long the hub goes without a collection before GCHeap
+	// stops the periodic one (gcgov.Idle by default, at most
+	// gcgov.MaxIdle).
+	GCIdle time.Duration
 }
 
 // The values of Config.GC.
@@ -150,6 +156,7 @@ func Defaults() Config {
 		UnhealthyAfter:          2 * time.Minute,
 		OTelSample:              1,
 		GC:                      GCHeap,
+		GCIdle:                  gcgov.Idle,
 	}
 }
 
@@ -168,6 +175,7 @@ func (s Config) withDefaults() Config {
 	s.LeafListen = cmp.Or(s.LeafListen, d.LeafListen)
 	s.UpstreamDomain = cmp.Or(s.UpstreamDomain, d.UpstreamDomain)
 	s.GC = cmp.Or(s.GC, d.GC)
+	s.GCIdle = cmp.Or(s.GCIdle, d.GCIdle)
 	return s
 }
 
@@ -218,6 +226,8 @@ func (s Config) Check() error {
 		return fmt.Errorf("--shutdown-timeout must be positive, got %v", s.ShutdownTimeout)
 	case s.GC != "" && s.GC != GCHeap && s.GC != GCRuntime:
 		return fmt.Errorf("--gc must be %s or %s, got %q", GCHeap, GCRuntime, s.GC)
+	case s.GCIdle < 0 || s.GCIdle > gcgov.MaxIdle:
+		return fmt.Errorf("--gc-idle must be 0 (the default %v) to %v, before the Go runtime's 2 minutes, got %v", gcgov.Idle, gcgov.MaxIdle, s.GCIdle)
 	}
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)

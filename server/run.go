@@ -107,13 +107,12 @@ func (p *process) close() {
 	}
 }
 
-// paceGC hands the process's garbage collection to a gcgov.Governor
-// (collections when the heap has doubled, none every 2 minutes at rest)
-// unless --gc runtime, GOGC or GOMEMLIMIT leaves it to the Go runtime. In
-// a process running several hubs the first one's governs.
+// paceGC starts a gcgov.Governor, which stops the Go runtime's collection
+// every 2 minutes while the hub is idle, unless --gc runtime, GOGC or
+// GOMEMLIMIT leaves the pacing to the runtime alone.
 func (p *process) paceGC(context.Context) error {
 	if p.cfg.GC == GCHeap {
-		p.onClose(gcgov.Start(os.LookupEnv, p.logger).Stop)
+		p.onClose(gcgov.Start(os.LookupEnv, p.logger, p.cfg.GCIdle).Stop)
 	}
 	return nil
 }

@@ -88,7 +88,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.Owner, "owner", "", "this hub's identity in delivery ownership claims; stable across restarts so a restarted hub resumes its own deliveries at once (default host name and listen address)")
 	fs.StringVar(&s.OTelEndpoint, "otel-endpoint", "", "OTLP/HTTP collector to export traces to, e.g. http://127.0.0.1:4318 (/v1/traces is added to a URL without a path); empty uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, and with neither tracing is off (traceparent is still carried from publish to delivery)")
 	fs.Float64Var(&s.OTelSample, "otel-sample", d.OTelSample, "share of new traces recorded when tracing, more than 0 and at most 1; a publish's sampled traceparent flag is followed")
-	fs.StringVar(&s.GC, "gc", d.GC, "how the process paces garbage collection: heap (when the heap has doubled, as GOGC=100, but without the Go runtime's collection every 2 minutes, which costs a big idle hub: 2.6 s of CPU each at 1,000,000 subscriptions) or runtime (the Go runtime's own); GOGC or GOMEMLIMIT in the environment always leaves it to the runtime")
+	fs.StringVar(&s.GC, "gc", d.GC, "how the process paces garbage collection: heap (as the Go runtime with GOGC=100 while the hub allocates, but once it has gone --gc-idle without a collection, none until its heap has doubled, instead of the runtime's collection every 2 minutes, which costs a big idle hub about 3 s of CPU each at 1,000,000 subscriptions) or runtime (the Go runtime's own); GOGC or GOMEMLIMIT in the environment always leaves it to the runtime")
+	fs.DurationVar(&s.GCIdle, "gc-idle", d.GCIdle, "with --gc heap: how long the hub goes without a collection before it stops the Go runtime's periodic one (at most 1m30s)")
 	fs.Usage = config.Usage(fs, envPrefix, intro)
 	if err := config.Parse(fs, envPrefix, args, lookup, &s.ConfigFile); err != nil {
 		return s, err

@@ -1,16 +1,19 @@
-// Package gcgov paces a process's garbage collection by the size of its
-// heap alone. The Go runtime, with its default GOGC=100, collects when the
-// heap has grown by its live size since the last collection, and also
-// whenever two minutes pass without one. That second collection is what
-// makes a big process's idle CPU grow with its size: a hub holding
-// 1,000,000 subscriptions marks them all every two minutes, 2.6 s of CPU
-// each time, while it does nothing else.
+// Package gcgov stops the Go runtime's periodic collection of an idle
+// process. The runtime, with its default GOGC=100, collects when the heap
+// has grown by its live size since the last collection, and also whenever
+// two minutes pass without one. That second collection is what makes a big
+// process's idle CPU grow with its size: a hub holding 1,000,000
+// subscriptions marks them all every two minutes, about 3 s of CPU each
+// time, while it does nothing else.
 //
-// A Governor turns GOGC off, which is the only thing that stops the
-// periodic collection, and after every collection sets the runtime's memory
-// limit to where GOGC=100 would have put the next one (plus a tenth, see
-// limitFor). So a process that allocates is collected about as often as
-// before, and one that does not is not collected at all.
+// A Governor leaves the runtime's pacing alone while the process allocates
+// enough to collect at least once a minute. Once a minute has passed
+// without a collection, it turns GOGC off, which is the only thing that
+// stops the periodic one, and sets the runtime's memory limit to where
+// GOGC=100 puts the next collection (limitFor). The first collection after
+// that, which only allocation can now bring, gives the pacing back to
+// GOGC=100. So a process that allocates is paced exactly as before, and
+// one that does not is not collected at all.
 package gcgov
 
 import (
@@ -20,18 +23,39 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 )
 
-// Governor paces the process's collections by its heap (see the package
-// documentation) from Start until Stop.
-type Governor struct {
-	logger *slog.Logger
+// Idle is how long a process goes by default without a collection before
+// the governor takes the pacing over; MaxIdle the longest that still comes
+// before the runtime's 2 minutes, counting the governor's delay (a quarter
+// of it).
+const (
+	Idle    = time.Minute
+	MaxIdle = 90 * time.Second
+)
 
-	mu      sync.Mutex
-	stopped bool
-	samples []metrics.Sample // read after each collection, under mu
-	limit   int64            // the memory limit last set
-	updates uint64           // the collections the limit was set after
+// Governor stops the periodic collection of the process while it is idle
+// (see the package documentation), from Start until Stop.
+type Governor struct {
+	logger     *slog.Logger
+	idle, tick time.Duration
+	quit, done chan struct{}
+
+	mu        sync.Mutex
+	stopped   bool
+	engaged   bool // GOGC off and a memory limit set, until the next collection
+	lastCycle time.Time
+	samples   []metrics.Sample // read when engaging, under mu
+	stats     Stats
+}
+
+// Stats is what a Governor has done.
+type Stats struct {
+	Engaged     bool   // GOGC is off and Limit set, until the next collection
+	Limit       int64  // the memory limit set when it last engaged
+	Engagements uint64 // times it took the pacing over
+	Cycles      uint64 // collections it saw
 }
 
 // The runtime/metrics samples limitFor reads, in the order of
@@ -46,7 +70,7 @@ var sampleNames = [...]string{
 	"/memory/classes/heap/objects:bytes",
 }
 
-// memState is what the runtime reports after a collection, in bytes.
+// memState is what the runtime reports, in bytes.
 type memState struct {
 	live, stacks, globals uint64 // marked heap, scannable stacks and globals
 	total, released       uint64 // memory mapped by the runtime, and released of it
@@ -62,18 +86,12 @@ const (
 	// memoryLimitHeapGoalHeadroomPercent and memoryLimitMinHeapGoalHeadroom).
 	headroomPercent = 3
 	minHeadroom     = 1 << 20
-	// retainPercent is added to the heap goal so that the runtime's
-	// scavenger, which returns free memory to the system until the process
-	// maps 95 % of its memory limit, keeps about what it keeps under
-	// GOGC=100 (10 % over the heap goal) instead of returning, near every
-	// collection, pages the heap takes back right after.
-	retainPercent = 10
 )
 
 // limitFor returns the memory limit under which the runtime collects next
-// when the heap reaches the goal GOGC=100 would set after the collection m
-// describes, plus retainPercent: the goal, the memory the runtime maps
-// outside the heap, and the headroom it takes off a limit's goal.
+// when the heap reaches the goal GOGC=100 sets after the collection m
+// describes: the goal, the memory the runtime maps outside the heap, and
+// the headroom the runtime takes off a limit's goal.
 func limitFor(m memState) int64 {
 	live := m.live
 	if live == 0 { // no collection yet: what the heap holds is the most it can be
@@ -81,7 +99,6 @@ func limitFor(m memState) int64 {
 	}
 	goal := live + live + m.stacks + m.globals // GOGC=100
 	goal = max(goal, heapMinimum)
-	goal += goal / 100 * retainPercent
 	var nonHeap uint64
 	if used := m.free + m.objects + m.released; m.total > used {
 		nonHeap = m.total - used
@@ -94,12 +111,20 @@ func limitFor(m memState) int64 {
 	return int64(limit)
 }
 
-// Start governs the process's collections and returns the Governor, or
-// returns nil and leaves the runtime as it is when the operator chose its
-// pacing (GOGC or GOMEMLIMIT in env, which is os.LookupEnv or a test's), or
-// when something else already turned GOGC off or set a memory limit: in a
-// process running two hubs, the second finds the first's Governor so.
-func Start(env func(string) (string, bool), logger *slog.Logger) *Governor {
+// Start governs the process's idle collections and returns the Governor,
+// or returns nil and leaves the runtime as it is when the operator chose
+// its pacing (GOGC or GOMEMLIMIT in env, which is os.LookupEnv or a
+// test's), or when GOGC or the memory limit is not the runtime's default
+// (set by the program, or by another Governor engaged). Two Governors in
+// one process (two hubs) do the same thing twice, harmlessly.
+// It takes over once the process has gone idle (at most MaxIdle) without
+// a collection, looking every quarter of that.
+func Start(env func(string) (string, bool), logger *slog.Logger, idle time.Duration) *Governor {
+	idle = min(idle, MaxIdle)
+	return start(env, logger, idle, idle/4)
+}
+
+func start(env func(string) (string, bool), logger *slog.Logger, idle, every time.Duration) *Governor {
 	for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
 		if v, ok := env(name); ok {
 			logger.Info("gc: the Go runtime paces collections, as "+name+" is set", "value", v)
@@ -110,69 +135,68 @@ func Start(env func(string) (string, bool), logger *slog.Logger) *Governor {
 		logger.Info("gc: a memory limit is already set; the Go runtime paces collections")
 		return nil
 	}
-	g := &Governor{logger: logger, samples: make([]metrics.Sample, len(sampleNames))}
+	if p := debug.SetGCPercent(100); p != 100 {
+		debug.SetGCPercent(p)
+		logger.Info("gc: GOGC is already set; the Go runtime paces collections", "gogc", p)
+		return nil
+	}
+	g := &Governor{logger: logger, idle: idle, tick: every, quit: make(chan struct{}), done: make(chan struct{}),
+		lastCycle: time.Now(), samples: make([]metrics.Sample, len(sampleNames))}
 	for i, name := range sampleNames {
 		g.samples[i].Name = name
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.setLimitLocked() // the limit first: GOGC off without one would let the heap grow
-	if prev := debug.SetGCPercent(-1); prev < 0 {
-		debug.SetMemoryLimit(math.MaxInt64)
-		logger.Info("gc: GOGC is already off; the Go runtime paces collections")
-		return nil
-	}
 	runtime.SetFinalizer(&cycleMark{g: g}, onCycle)
-	logger.Debug("gc: collections paced by the heap, without the periodic one", "limit", g.limit)
+	go g.watch()
 	return g
 }
 
-// Stop gives the pacing back to the runtime: GOGC=100 and no memory limit.
-// A nil Governor's Stop does nothing.
+// Stop gives the pacing back to the runtime for good: GOGC=100 and no
+// memory limit. A nil Governor's Stop does nothing.
 func (g *Governor) Stop() {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.stopped {
+		g.mu.Unlock()
 		return
 	}
 	g.stopped = true
-	debug.SetGCPercent(100)
-	debug.SetMemoryLimit(math.MaxInt64)
+	g.disengageLocked()
+	g.mu.Unlock()
+	close(g.quit)
+	<-g.done
 }
 
-// Limit returns the memory limit last set and the number of collections
-// it was set after (the first is set by Start).
-func (g *Governor) Limit() (limit int64, updates uint64) {
+// Stats returns what g has done so far.
+func (g *Governor) Stats() Stats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.limit, g.updates
+	return g.stats
 }
 
-// cycleMark is an object the governor drops at once, so that the
-// collector finds it unreachable at each cycle and queues its finalizer,
-// which sets the new limit and takes it back for the next cycle. Its
-// pointer keeps it off the tiny allocator, whose blocks are finalized
-// together.
-type cycleMark struct{ g *Governor }
-
-// onCycle runs on the runtime's finalizer goroutine after each collection.
-func onCycle(m *cycleMark) {
-	m.g.mu.Lock()
-	defer m.g.mu.Unlock()
-	if m.g.stopped {
-		return
+// watch engages g once the process has gone g.idle without a collection.
+func (g *Governor) watch() {
+	defer close(g.done)
+	t := time.NewTicker(g.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.quit:
+			return
+		case now := <-t.C:
+			g.mu.Lock()
+			if !g.stopped && !g.engaged && now.Sub(g.lastCycle) >= g.idle {
+				g.engageLocked()
+			}
+			g.mu.Unlock()
+		}
 	}
-	m.g.setLimitLocked()
-	m.g.updates++
-	runtime.SetFinalizer(m, onCycle)
 }
 
-// setLimitLocked reads the runtime's state and sets its memory limit; g.mu
-// is held.
-func (g *Governor) setLimitLocked() {
+// engageLocked sets the memory limit where GOGC=100 collects next, then
+// turns GOGC off; g.mu is held.
+func (g *Governor) engageLocked() {
 	metrics.Read(g.samples)
 	v := func(i int) uint64 {
 		if g.samples[i].Value.Kind() != metrics.KindUint64 {
@@ -180,6 +204,43 @@ func (g *Governor) setLimitLocked() {
 		}
 		return g.samples[i].Value.Uint64()
 	}
-	g.limit = limitFor(memState{live: v(0), stacks: v(1), globals: v(2), total: v(3), released: v(4), free: v(5), objects: v(6)})
-	debug.SetMemoryLimit(g.limit)
+	limit := limitFor(memState{live: v(0), stacks: v(1), globals: v(2), total: v(3), released: v(4), free: v(5), objects: v(6)})
+	debug.SetMemoryLimit(limit) // the limit first: GOGC off without one lets the heap grow
+	debug.SetGCPercent(-1)
+	g.engaged = true
+	g.stats.Engaged, g.stats.Limit = true, limit
+	g.stats.Engagements++
+	g.logger.Debug("gc: idle; no periodic collection until the heap grows", "limit", limit)
+}
+
+// disengageLocked gives the pacing back to GOGC=100; g.mu is held.
+func (g *Governor) disengageLocked() {
+	if !g.engaged {
+		return
+	}
+	debug.SetGCPercent(100) // GOGC first: no moment without either
+	debug.SetMemoryLimit(math.MaxInt64)
+	g.engaged, g.stats.Engaged = false, false
+}
+
+// cycleMark is an object the governor drops at once, so that the
+// collector finds it unreachable at each cycle and queues its finalizer,
+// which notes the collection and takes the mark back for the next one. Its
+// pointer keeps it off the tiny allocator, whose blocks are finalized
+// together.
+type cycleMark struct{ g *Governor }
+
+// onCycle runs on the runtime's finalizer goroutine after each collection:
+// the process allocates, so the runtime paces it again.
+func onCycle(m *cycleMark) {
+	g := m.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	g.lastCycle = time.Now()
+	g.stats.Cycles++
+	g.disengageLocked()
+	runtime.SetFinalizer(m, onCycle)
 }

@@ -21,27 +21,39 @@ func gcPercent() int {
 	return p
 }
 
+// waitFor polls cond every 2 ms until it holds, failing after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 func TestLimitFor(t *testing.T) {
 	const mib = 1 << 20
 	for name, c := range map[string]struct {
 		m    memState
 		want int64
 	}{
-		"a 100 MiB live heap: the goal 200 MiB plus stacks and globals, a tenth more, the runtime's 3 % headroom and what it maps outside the heap": {
+		"a 100 MiB live heap: GOGC=100's goal (twice it, plus stacks and globals), the runtime's 3 % headroom and what it maps outside the heap": {
 			m:    memState{live: 100 * mib, stacks: 2 * mib, globals: 1 * mib, total: 300 * mib, released: 20 * mib, free: 50 * mib, objects: 210 * mib},
-			want: 20*mib + (203*mib + 203*mib/100*10) + (203*mib+203*mib/100*10)/97*3,
+			want: 20*mib + 203*mib + 203*mib/97*3,
 		},
 		"a small heap: the runtime's 4 MiB minimum and its 1 MiB of headroom": {
 			m:    memState{live: 1 * mib, total: 10 * mib, free: 2 * mib, objects: 3 * mib},
-			want: 5*mib + (4*mib + 4*mib/100*10) + 1*mib,
+			want: 5*mib + 4*mib + 1*mib,
 		},
 		"no collection yet: the heap's objects count as live": {
 			m:    memState{live: 0, total: 100 * mib, objects: 50 * mib},
-			want: 50*mib + (100*mib + 100*mib/100*10) + (100*mib+100*mib/100*10)/97*3,
+			want: 50*mib + 100*mib + 100*mib/97*3,
 		},
 		"stats caught between updates: no memory outside the heap": {
 			m:    memState{live: 10 * mib, total: 30 * mib, free: 10 * mib, objects: 25 * mib},
-			want: (20*mib + 20*mib/100*10) + 1*mib,
+			want: 20*mib + 1*mib,
 		},
 	} {
 		if got := limitFor(c.m); got != c.want {
@@ -50,72 +62,81 @@ func TestLimitFor(t *testing.T) {
 	}
 }
 
-// TestGovernor_CollectsAsTheHeapGrows runs the governor in this process:
-// GOGC off, collections still come as the program allocates, and after
-// each the limit follows the live heap.
-func TestGovernor_CollectsAsTheHeapGrows(t *testing.T) {
-	g := Start(noEnv, quiet())
+// TestGovernor_TakesOverWhileIdleAndGivesBackAtTheNextCollection runs the
+// governor in this process with a short idle time: the runtime's pacing
+// while collections come, GOGC off and a limit at GOGC=100's next goal once
+// none has come for a while, and the runtime's pacing again at the first
+// collection after that, which the heap's growth brings.
+func TestGovernor_TakesOverWhileIdleAndGivesBackAtTheNextCollection(t *testing.T) {
+	g := start(noEnv, quiet(), 100*time.Millisecond, 10*time.Millisecond)
 	if g == nil {
 		t.Fatal("Start governed nothing in a process with the runtime's defaults")
 	}
 	defer g.Stop()
-	if p := gcPercent(); p != -1 {
-		t.Fatalf("GOGC = %d while governed, want off (-1): only that stops the periodic collection", p)
+
+	// Hold 32 MiB, collect, and go idle.
+	held := make([][]byte, 0, 512)
+	for range 512 {
+		held = append(held, make([]byte, 64<<10))
 	}
-	if limit, _ := g.Limit(); debug.SetMemoryLimit(-1) != limit || limit == math.MaxInt64 {
-		t.Fatalf("memory limit %d, want the governor's %d", debug.SetMemoryLimit(-1), limit)
+	runtime.GC()
+	waitFor(t, "the governor takes over an idle process", func() bool { return g.Stats().Engaged })
+	st := g.Stats()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GOGC = %d while engaged, want off (-1): only that stops the periodic collection", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != st.Limit {
+		t.Fatalf("memory limit %d, want the governor's %d", l, st.Limit)
+	}
+	live := int64(len(held)) * 64 << 10
+	if st.Limit < 2*live || st.Limit > 2*live+live/2+32<<20 {
+		t.Errorf("limit %d MiB holding %d MiB, want about twice that, where GOGC=100 collects", st.Limit>>20, live>>20)
 	}
 
-	// Hold 64 MiB and churn 1 GiB of garbage through the heap: with GOGC
-	// off and no limit following the heap, nothing would be collected.
+	// Allocating brings a collection under the limit, which gives the
+	// pacing back to the runtime.
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	gc0 := ms.NumGC
-	held := make([][]byte, 0, 1024)
+	cycles := st.Cycles
 	var sink []byte
-	for i := range 16384 {
-		b := make([]byte, 64<<10)
-		b[0] = byte(i)
-		if i%16 == 0 {
-			held = append(held, b)
-		}
-		sink = b
+	for i := 0; g.Stats().Cycles == cycles && i < 1<<16; i++ {
+		sink = make([]byte, 64<<10)
+		sink[0] = byte(i)
 	}
 	_ = sink
+	waitFor(t, "a collection after the heap grew", func() bool { return g.Stats().Cycles > cycles })
 	runtime.ReadMemStats(&ms)
-	if n := ms.NumGC - gc0; n < 3 {
-		t.Errorf("%d collections while 1 GiB went through the heap, want several", n)
+	if ms.NumGC == gc0 {
+		t.Fatal("no collection while 4 GiB went through the heap")
 	}
-	if ms.HeapSys > 1<<30 {
-		t.Errorf("heap reached %d MiB holding 64 MiB: garbage was not collected", ms.HeapSys>>20)
+	waitFor(t, "the governor gives the pacing back", func() bool { return !g.Stats().Engaged })
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC = %d after a collection, want the runtime's 100 back", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("memory limit %d after a collection, want none", l)
 	}
 
-	// After a collection the limit allows about twice the live heap.
-	_, before := g.Limit()
-	runtime.GC()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, n := g.Limit(); n == before; _, n = g.Limit() {
-		if time.Now().After(deadline) {
-			t.Fatal("no new limit 10 s after a collection: the governor does not follow the heap")
-		}
+	// Busy, it stays out of the way: a collection every few ms is never
+	// idle for 100 ms.
+	engagements := g.Stats().Engagements
+	for range 20 {
+		runtime.GC()
 		time.Sleep(5 * time.Millisecond)
 	}
-	limit, _ := g.Limit()
-	live := int64(len(held)) * 64 << 10
-	if limit < 2*live || limit > 2*live+live/2+64<<20 {
-		t.Errorf("limit %d MiB after a collection holding %d MiB, want about twice that", limit>>20, live>>20)
-	}
-	if got := debug.SetMemoryLimit(-1); got != limit {
-		t.Errorf("runtime's memory limit %d, want the governor's %d", got, limit)
+	if n := g.Stats().Engagements - engagements; n != 0 {
+		t.Errorf("engaged %d times while collecting every 5 ms", n)
 	}
 	runtime.KeepAlive(held)
 }
 
 func TestGovernor_StopGivesThePacingBack(t *testing.T) {
-	g := Start(noEnv, quiet())
+	g := start(noEnv, quiet(), 20*time.Millisecond, 5*time.Millisecond)
 	if g == nil {
 		t.Fatal("Start governed nothing")
 	}
+	waitFor(t, "the governor takes over", func() bool { return g.Stats().Engaged })
 	g.Stop()
 	g.Stop() // twice is harmless
 	if p := gcPercent(); p != 100 {
@@ -124,11 +145,11 @@ func TestGovernor_StopGivesThePacingBack(t *testing.T) {
 	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
 		t.Errorf("memory limit %d after Stop, want none", l)
 	}
-	// A collection after Stop sets no limit again.
+	// Nothing engages after Stop, whatever the time without a collection.
 	runtime.GC()
-	runtime.GC()
-	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
-		t.Errorf("memory limit %d set after Stop", l)
+	time.Sleep(60 * time.Millisecond)
+	if g.Stats().Engaged || gcPercent() != 100 {
+		t.Error("the governor engaged after Stop")
 	}
 	var nilGov *Governor
 	nilGov.Stop()
@@ -137,7 +158,7 @@ func TestGovernor_StopGivesThePacingBack(t *testing.T) {
 func TestGovernor_LeavesTheOperatorsChoice(t *testing.T) {
 	for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
 		env := func(k string) (string, bool) { return "200", k == name }
-		if g := Start(env, quiet()); g != nil {
+		if g := Start(env, quiet(), Idle); g != nil {
 			g.Stop()
 			t.Errorf("with %s set, Start governed", name)
 		}
@@ -145,24 +166,20 @@ func TestGovernor_LeavesTheOperatorsChoice(t *testing.T) {
 			t.Errorf("with %s set, GOGC became %d", name, p)
 		}
 	}
-	// One governor per process: a second Start finds the first's settings.
-	g := Start(noEnv, quiet())
-	if g == nil {
-		t.Fatal("Start governed nothing")
+	prev := debug.SetGCPercent(50) // the program's own choice
+	if g := Start(noEnv, quiet(), Idle); g != nil {
+		g.Stop()
+		t.Error("Start governed with GOGC set to 50 by the program")
 	}
-	defer g.Stop()
-	if g2 := Start(noEnv, quiet()); g2 != nil {
-		g2.Stop()
-		t.Error("a second Start governed too")
+	if p := debug.SetGCPercent(prev); p != 50 {
+		t.Errorf("Start changed the program's GOGC 50 to %d", p)
 	}
-	if p := gcPercent(); p != -1 {
-		t.Errorf("GOGC = %d after a second Start, want the first governor's off", p)
+	debug.SetMemoryLimit(1 << 40)
+	if g := Start(noEnv, quiet(), Idle); g != nil {
+		g.Stop()
+		t.Error("Start governed with a memory limit set by the program")
 	}
-	debug.SetMemoryLimit(math.MaxInt64)
-	prev := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(prev)
-	if g3 := Start(noEnv, quiet()); g3 != nil { // GOGC already off, no limit
-		g3.Stop()
-		t.Error("Start governed with GOGC already off")
+	if l := debug.SetMemoryLimit(math.MaxInt64); l != 1<<40 {
+		t.Errorf("Start changed the program's memory limit to %d", l)
 	}
 }

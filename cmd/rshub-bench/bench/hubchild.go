@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -46,18 +45,11 @@ type hubChildMsg struct {
 	GCMicros   int64  `json:"gcMicros,omitempty"`  // settle: the process's CPU time over its full collection, µs
 	Goroutines int    `json:"goroutines,omitempty"`
 	// PeriodicGC (settle) tells whether the runtime collects the child
-	// every 2 minutes: its GOGC is not off.
+	// every 2 minutes while it is idle: its hub's --gc is runtime, or GOGC
+	// or GOMEMLIMIT is set.
 	PeriodicGC bool `json:"periodicGC,omitempty"`
 	// GCs ("gcs") is the number of collections the child has made.
 	GCs uint32 `json:"gcs,omitempty"`
-}
-
-// gcPercent returns the process's GOGC setting, -1 when off, without
-// changing it.
-func gcPercent() int {
-	p := debug.SetGCPercent(-1)
-	debug.SetGCPercent(p)
-	return p
 }
 
 // RunHubChild is the hub child process: it reads a server.Config from in,
@@ -90,6 +82,11 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			stopProfile()
 		}
 	}()
+	// the runtime collects the hub every 2 minutes unless its --gc heap
+	// (the default) stops that while it is idle
+	_, gogc := os.LookupEnv("GOGC")
+	_, gomemlimit := os.LookupEnv("GOMEMLIMIT")
+	periodic := first.Config.GC == server.GCRuntime || gogc || gomemlimit
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan server.Started, 1)
@@ -120,7 +117,7 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 			gc := selfCPU() - cpu0
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds(), PeriodicGC: gcPercent() >= 0}
+			r = hubChildMsg{HeapStack: ms.HeapInuse + ms.StackInuse, Goroutines: runtime.NumGoroutine(), Retained: ms.HeapIdle - ms.HeapReleased, GCMicros: gc.Microseconds(), PeriodicGC: periodic}
 		case "gcs":
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)

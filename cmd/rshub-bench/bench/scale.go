@@ -288,8 +288,8 @@ type idle struct {
 
 // withPeriodicGC is the idle CPU, in ms/s, with the runtime's collection
 // every forcedGCPeriod of a hub child that settled as m: none added when
-// the child's GOGC is off (its hub's --gc heap stops that collection), or
-// when the window was long enough to hold one, whose cost it measured.
+// the child's hub stops that collection while idle (--gc heap), or when
+// the window was long enough to hold one, whose cost it measured.
 func (i idle) withPeriodicGC(m hubChildMsg) float64 {
 	if !m.PeriodicGC || i.window >= forcedGCPeriod {
 		return i.cpu
@@ -405,6 +405,6 @@ func scaleNotes(cfg Config) []string {
 		fmt.Sprintf("scale: %d notifications at %d/s, each to another channel (in the first run, channels never published to; in later runs, channels published to once before, on the big hub by the previous run's sweep; the one-channel hub: to its channel each time, so that its subscriptions' cursor and attempt writes are shared by the notifications of one flush: 'one channel republished'); CPU = the hub process's utime+stime from the first publish to the last receipt, divided by the notifications, idle work included", cfg.ScaleNotifications, cfg.ScaleRate),
 		"scale: RSS after runtime.GC in the hub process, less the free heap it keeps mapped (HeapIdle − HeapReleased; the heap is not released, so that later measurements do not pay page faults a running hub never pays); 'per extra subscription' = (hub − ceiling) / (subscriptions − " + fmt.Sprint(per) + "); later runs measure it after the previous run's publishes",
 		"scale: idle CPU over a window that starts once the hub has settled (under 5 % of a core for 3 s in a row, at most 2 min: a hub that just started or delivered is not idle yet)",
-		"scale: 'CPU of one full collection' = the hub process's CPU time over the runtime.GC of its settle; 'idle CPU with the periodic collection' adds that cost spread over 2 min, as often as the Go runtime collects a process that has not collected otherwise, to a hub whose GOGC is on when the idle window (--scale-idle) is too short to hold one; a hub with --gc heap (the default) turns GOGC off, which stops that collection, and adds nothing",
+		"scale: 'CPU of one full collection' = the hub process's CPU time over the runtime.GC of its settle; 'idle CPU with the periodic collection' adds that cost spread over 2 min, as often as the Go runtime collects a process that has not collected otherwise, to a hub paced by the runtime (--hub-gc runtime) when the idle window (--scale-idle) is too short to hold one; a hub with --gc heap (the default) stops that collection once it has been idle for a minute, and adds nothing (a --scale-idle over 2m shows it: collections in the idle window)",
 	}
 }
