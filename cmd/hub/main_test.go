@@ -73,19 +73,7 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 func TestRun_ServesHealthAndReadinessThenStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan server.Started, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--demo"}, noEnv, io.Discard, func(s server.Started) { ready <- s })
-	}()
-	var st server.Started
-	select {
-	case st = <-ready:
-	case err := <-done:
-		t.Fatalf("hub exited: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("hub not ready within 30s")
-	}
+	st, done := startHub(t, ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--demo"}, "hub")
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get("http://" + st.Addr + path)
 		if err != nil {
@@ -117,18 +105,7 @@ func TestRun_SecondHubIsToldWhichFlagToChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()
-	ready := make(chan server.Started, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--nats-listen", "off"}, noEnv, io.Discard, func(s server.Started) { ready <- s })
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("first hub exited: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("first hub not ready within 30s")
-	}
+	_, done := startHub(t, ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--nats-listen", "off"}, "first hub")
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -201,18 +178,7 @@ func TestRun_READMEChannelsSampleIsAccepted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan server.Started, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--channels", file}, noEnv, io.Discard, func(s server.Started) { ready <- s })
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("the README's channels file refused: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("hub not ready within 30s")
-	}
+	_, done := startHub(t, ctx, []string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--channels", file}, "the README's channels file refused")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -241,20 +207,8 @@ func TestRun_GCIdlePacingUnlessTheRuntimeIsAsked(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ready := make(chan server.Started, 1)
-			done := make(chan error, 1)
-			go func() {
-				args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--gc-idle", "1s"}, tc.args...)
-				done <- run(ctx, args, noEnv, io.Discard, func(s server.Started) { ready <- s })
-			}()
-			var st server.Started
-			select {
-			case st = <-ready:
-			case err := <-done:
-				t.Fatalf("hub exited: %v", err)
-			case <-time.After(30 * time.Second):
-				t.Fatal("hub not ready within 30s")
-			}
+			args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-listen", "off", "--gc-idle", "1s"}, tc.args...)
+			st, done := startHub(t, ctx, args, "hub")
 			// Watch the gauges for up to 20 s: a governed hub turns GOGC off
 			// within a few seconds of a collection-free second; the others
 			// never do.
@@ -323,4 +277,23 @@ func gauges(t *testing.T, addr string, names ...string) []float64 {
 		}
 	}
 	return out
+}
+
+// startHub runs the hub with args until ctx ends and returns where it
+// serves and the channel run's error comes on, failing the test with what
+// (the hub's role) when it exits or is not ready within 30 s.
+func startHub(t *testing.T, ctx context.Context, args []string, what string) (server.Started, <-chan error) {
+	t.Helper()
+	ready := make(chan server.Started, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, noEnv, io.Discard, func(s server.Started) { ready <- s }) }()
+	select {
+	case st := <-ready:
+		return st, done
+	case err := <-done:
+		t.Fatalf("%s: %v", what, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: not ready within 30s", what)
+	}
+	return server.Started{}, done
 }
