@@ -117,9 +117,12 @@ func limitFor(m memState) int64 {
 // test's), or when GOGC or the memory limit is not the runtime's default
 // (set by the program, or by another Governor engaged). Two Governors in
 // one process (two hubs) do the same thing twice, harmlessly.
-// It takes over once the process has gone idle (at most MaxIdle) without
-// a collection, looking every quarter of that.
+// It takes over once the process has gone idle (Idle when not positive,
+// at most MaxIdle) without a collection, looking every quarter of that.
 func Start(env func(string) (string, bool), logger *slog.Logger, idle time.Duration) *Governor {
+	if idle <= 0 {
+		idle = Idle
+	}
 	idle = min(idle, MaxIdle)
 	return start(env, logger, idle, idle/4)
 }
