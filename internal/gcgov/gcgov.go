@@ -127,12 +127,22 @@ func Start(env func(string) (string, bool), logger *slog.Logger, idle time.Durat
 	return start(env, logger, idle, idle/4)
 }
 
-func start(env func(string) (string, bool), logger *slog.Logger, idle, every time.Duration) *Governor {
+// OperatorChose reports whether the environment env (os.LookupEnv or a
+// test's) sets the runtime's pacing, GOGC or GOMEMLIMIT, and which with
+// what value: a Governor then leaves the runtime alone.
+func OperatorChose(env func(string) (string, bool)) (name, value string, ok bool) {
 	for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
 		if v, ok := env(name); ok {
-			logger.Info("gc: the Go runtime paces collections, as "+name+" is set", "value", v)
-			return nil
+			return name, v, true
 		}
+	}
+	return "", "", false
+}
+
+func start(env func(string) (string, bool), logger *slog.Logger, idle, every time.Duration) *Governor {
+	if name, v, ok := OperatorChose(env); ok {
+		logger.Info("gc: the Go runtime paces collections, as "+name+" is set", "value", v)
+		return nil
 	}
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		logger.Info("gc: a memory limit is already set; the Go runtime paces collections")

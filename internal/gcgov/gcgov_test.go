@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -19,18 +21,6 @@ func gcPercent() int {
 	p := debug.SetGCPercent(-1)
 	debug.SetGCPercent(p)
 	return p
-}
-
-// waitFor polls cond every 2 ms until it holds, failing after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func TestLimitFor(t *testing.T) {
@@ -80,7 +70,7 @@ func TestGovernor_TakesOverWhileIdleAndGivesBackAtTheNextCollection(t *testing.T
 		held = append(held, make([]byte, 64<<10))
 	}
 	runtime.GC()
-	waitFor(t, "the governor takes over an idle process", func() bool { return g.Stats().Engaged })
+	testenv.Eventually(t, 10*time.Second, func() bool { return g.Stats().Engaged }, "the governor takes over an idle process")
 	st := g.Stats()
 	if p := gcPercent(); p != -1 {
 		t.Fatalf("GOGC = %d while engaged, want off (-1): only that stops the periodic collection", p)
@@ -105,12 +95,12 @@ func TestGovernor_TakesOverWhileIdleAndGivesBackAtTheNextCollection(t *testing.T
 		sink[0] = byte(i)
 	}
 	_ = sink
-	waitFor(t, "a collection after the heap grew", func() bool { return g.Stats().Cycles > cycles })
+	testenv.Eventually(t, 10*time.Second, func() bool { return g.Stats().Cycles > cycles }, "a collection after the heap grew")
 	runtime.ReadMemStats(&ms)
 	if ms.NumGC == gc0 {
 		t.Fatal("no collection while 4 GiB went through the heap")
 	}
-	waitFor(t, "the governor gives the pacing back", func() bool { return !g.Stats().Engaged })
+	testenv.Eventually(t, 10*time.Second, func() bool { return !g.Stats().Engaged }, "the governor gives the pacing back")
 	if p := gcPercent(); p != 100 {
 		t.Errorf("GOGC = %d after a collection, want the runtime's 100 back", p)
 	}
@@ -136,7 +126,7 @@ func TestGovernor_StopGivesThePacingBack(t *testing.T) {
 	if g == nil {
 		t.Fatal("Start governed nothing")
 	}
-	waitFor(t, "the governor takes over", func() bool { return g.Stats().Engaged })
+	testenv.Eventually(t, 10*time.Second, func() bool { return g.Stats().Engaged }, "the governor takes over")
 	g.Stop()
 	g.Stop() // twice is harmless
 	if p := gcPercent(); p != 100 {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rshub/rshub/internal/gcgov"
 	"github.com/rshub/rshub/server"
 )
 
@@ -84,9 +85,8 @@ func RunHubChild(ctx context.Context, in io.Reader, out io.Writer, lg *slog.Logg
 	}()
 	// the runtime collects the hub every 2 minutes unless its --gc heap
 	// (the default) stops that while it is idle
-	_, gogc := os.LookupEnv("GOGC")
-	_, gomemlimit := os.LookupEnv("GOMEMLIMIT")
-	periodic := first.Config.GC == server.GCRuntime || gogc || gomemlimit
+	_, _, chose := gcgov.OperatorChose(os.LookupEnv)
+	periodic := first.Config.GC == server.GCRuntime || chose
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan server.Started, 1)
