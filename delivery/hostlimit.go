@@ -228,9 +228,11 @@ func (l *hostLimit) runLined(j lineJob) {
 // waits runnerIdle for one or the engine stops (stopRunners).
 func (l *hostLimit) runner(j lineJob) {
 	defer l.live.Add(-1)
+	var rq requester // one context for the POSTs of every queue run here
+	defer rq.close()
 	var idle *time.Timer
 	for {
-		j.q.work(j.st, j.slot)
+		j.q.work(j.st, j.slot, &rq)
 		if idle == nil {
 			idle = time.NewTimer(runnerIdle)
 		} else {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
@@ -66,9 +68,10 @@ func (w *Webhooks) linkHeader(rec wire.Record) string {
 // post makes one delivery attempt of rec to sub, at the target *t when it
 // is still sub's callback, else at sub's callback checked and parsed anew
 // (kept in *t once a request went out). With a queue, whose context ctx
-// is, a request in flight when ctx ends gets cfg.Grace more to finish
-// (queue.inFlight); without, ctx bounds it. An attempt cut short by ctx is
-// abandoned: it has no outcome.
+// is, the request goes through the requester of the goroutine running q
+// (requester.go), and one in flight when q stops gets cfg.Grace more to
+// finish (queue.cutInFlight); without, ctx bounds it. An attempt cut short
+// by ctx is abandoned: it has no outcome.
 func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subscription, rec wire.Record) (a attempt) {
 	ctx, span, start := w.startAttempt(ctx, sub, rec) // trace.go
 	defer func() { endAttempt(span, a, start) }()
@@ -76,15 +79,18 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 	if err != nil {
 		return attempt{err: err, permanent: true}
 	}
-	parent := ctx
+	var rctx context.Context
 	if q != nil {
-		parent = context.WithoutCancel(ctx)
-	}
-	rctx, cancel := w.send.context(parent)
-	defer cancel()
-	if q != nil {
-		q.inFlight(cancel)
-		defer q.inFlight(nil)
+		var r *requester
+		rctx, r = q.beginPost(ctx)
+		defer r.end()
+		if !start.IsZero() { // tracing: the POST carries the attempt's span
+			rctx = trace.ContextWithSpan(rctx, span)
+		}
+	} else {
+		var cancel context.CancelFunc
+		rctx, cancel = w.send.context(ctx)
+		defer cancel()
 	}
 	req, err := w.newRequest(rctx, to, sub, rec) // request.go
 	if err != nil {
@@ -116,29 +122,34 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 	return a
 }
 
-// inFlight sets the cancel of q's request in flight, nil when there is
-// none. A request still in flight when q is stopped (stopLocked) is
-// cancelled cfg.Grace later (cutInFlight), one made after it too. One field
-// of the queue instead of a context.AfterFunc per attempt: a queue makes
-// one request at a time.
-func (q *queue) inFlight(cancel context.CancelFunc) {
-	q.mu.Lock()
-	q.request = cancel
-	ended := cancel != nil && q.stopped
-	q.mu.Unlock()
-	if ended {
-		time.AfterFunc(q.w.cfg.Grace, cancel)
+// beginPost begins a POST of q, whose context ctx is, through the
+// requester of the goroutine running q, and returns its context and the
+// requester, to end it. A POST begun once q is stopped gets cfg.Grace,
+// as one in flight then (cutInFlight).
+func (q *queue) beginPost(ctx context.Context) (context.Context, *requester) {
+	r := q.rq
+	rctx, n := r.begin(q.parent, q.w.send.requestTimeout())
+	if ctx.Err() != nil {
+		time.AfterFunc(q.w.cfg.Grace, func() { r.cut(n) })
 	}
+	return rctx, r
 }
 
-// cutInFlight gives q's request in flight cfg.Grace more, then cancels
-// it; q is stopped.
+// cutInFlight gives q's POST in flight, if any, cfg.Grace more, then
+// cancels it; q is stopped. A POST made after this sees q's context
+// cancelled and does the same (post). q's POSTs go through the requester
+// of the goroutine running q (q.rq), which runs no other queue meanwhile.
 func (q *queue) cutInFlight() {
 	q.mu.Lock()
-	cancel := q.request
+	r := q.rq
+	var n uint64
+	var active bool
+	if r != nil {
+		n, active = r.inFlight()
+	}
 	q.mu.Unlock()
-	if cancel != nil {
-		time.AfterFunc(q.w.cfg.Grace, cancel)
+	if active {
+		time.AfterFunc(q.w.cfg.Grace, func() { r.cut(n) })
 	}
 }
 
@@ -186,10 +197,19 @@ func newSender(c *http.Client) sender {
 // context is the context of a request under parent: bounded by the
 // client's timeout when the request goes straight to the transport.
 func (s sender) context(parent context.Context) (context.Context, context.CancelFunc) {
-	if s.rt != nil && s.timeout > 0 {
-		return context.WithTimeout(parent, s.timeout)
+	if d := s.requestTimeout(); d > 0 {
+		return context.WithTimeout(parent, d)
 	}
 	return context.WithCancel(parent)
+}
+
+// requestTimeout is what bounds a request's context: the client's timeout
+// when the request goes straight to the transport, else none (0).
+func (s sender) requestTimeout() time.Duration {
+	if s.rt != nil {
+		return s.timeout
+	}
+	return 0
 }
 
 func (s sender) do(req *http.Request) (*http.Response, error) {

@@ -31,8 +31,9 @@ type queue struct {
 	listed *startState
 	host   string
 	// parent is the engine's Run context; each goroutine running the
-	// queue gets a child of it, cancelled by stop (queue_park.go). A parked
-	// queue holds no context of its own.
+	// queue gets a context of its own with its values, cancelled by stop
+	// or by parent's end (queue_park.go). A parked queue holds no context
+	// of its own.
 	parent context.Context
 	wake   chan struct{} // a changed subscription or an append to its channel; buffered 1
 	// logger adds the queue's attributes as it logs (queue_log.go); h
@@ -93,8 +94,9 @@ type queue struct {
 	// done, made only when someone waits (doneChan), is closed once the
 	// queue has finished.
 	done chan struct{}
-	// request cancels the POST in flight, nil when none (post.go).
-	request context.CancelFunc
+	// rq makes the POSTs of the goroutine running the queue (post.go),
+	// nil while none does; set and cleared with cancelRun's goroutine.
+	rq *requester
 }
 
 // stop reasons of a queue's delivery loop.

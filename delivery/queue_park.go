@@ -45,7 +45,7 @@ func (q *queue) park(ctx context.Context, st *runState, sub hub.Subscription, no
 		q.w.leases.set(q, sub.Expires, d) // the lease's end wakes it
 	}
 	q.parked = st
-	q.cancelRun = nil // the goroutine's context ends with it
+	q.cancelRun, q.rq = nil, nil // the goroutine's context ends with it
 	return true
 }
 
@@ -85,7 +85,7 @@ func (q *queue) wakeUnlined() (lineJob, bool) {
 		if lined {
 			return lineJob{q: q, st: st}, true
 		}
-		go q.work(st, hostSlot{})
+		go q.work(st, hostSlot{}, nil)
 		return lineJob{}, false
 	}
 	select {
@@ -108,16 +108,21 @@ func (q *queue) lineableLocked() bool {
 // finishes q unless it parks. slot, when it is one, is a slot of q's host
 // handed to q from its line, for its first attempt. A q that parks with
 // the slot it delivered with hands it to the next queue in its host's
-// line, which the goroutine then runs in turn (handOn).
-func (q *queue) work(st *runState, slot hostSlot) {
+// line, which the goroutine then runs in turn (handOn). The queues'
+// POSTs go through rq, the goroutine's (one of its own when nil).
+func (q *queue) work(st *runState, slot hostSlot, rq *requester) {
+	if rq == nil {
+		rq = &requester{}
+		defer rq.close()
+	}
 	for q != nil {
-		q, st, slot = q.workOnce(st, slot)
+		q, st, slot = q.workOnce(st, slot, rq)
 	}
 }
 
 // workOnce is work of q alone; it returns the queue q handed its slot to,
 // if any, with that queue's parked state and the slot.
-func (q *queue) workOnce(st *runState, slot hostSlot) (*queue, *runState, hostSlot) {
+func (q *queue) workOnce(st *runState, slot hostSlot, rq *requester) (*queue, *runState, hostSlot) {
 	ctx, cancel, ok := q.begin()
 	q.held = slot
 	if !ok {
@@ -132,11 +137,12 @@ func (q *queue) workOnce(st *runState, slot hostSlot) (*queue, *runState, hostSl
 			return nil, nil, hostSlot{}
 		}
 	}
-	return q.resume(ctx, cancel, st)
+	return q.resume(ctx, cancel, st, rq)
 }
 
-// begin gives the goroutine about to run q a context that stopLocked
-// cancels; false when q is stopped or the engine is stopping.
+// begin gives the goroutine about to run q a context that stopLocked and
+// the end of the engine's Run cancel; false when q is stopped or the
+// engine is stopping.
 func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -144,14 +150,20 @@ func (q *queue) begin() (context.Context, context.CancelFunc, bool) {
 	if q.stopped || q.parent.Err() != nil {
 		return nil, nil, false
 	}
-	ctx, cancel := context.WithCancel(q.parent)
+	// not a child of q.parent, which would hold every run as its child
+	// under one lock: Run's end cancels the runs (Webhooks.cancelRuns)
+	ctx, cancel := context.WithCancel(q.w.runBase)
 	q.cancelRun = cancel
 	return ctx, cancel, true
 }
 
-// resume delivers from st under ctx (from begin) until q parks or stops,
-// and returns the queue q handed its slot to as it parked, as workOnce.
-func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState) (*queue, *runState, hostSlot) {
+// resume delivers from st under ctx (from begin), its POSTs through rq,
+// until q parks or stops, and returns the queue q handed its slot to as
+// it parked, as workOnce.
+func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runState, rq *requester) (*queue, *runState, hostSlot) {
+	q.mu.Lock()
+	q.rq = rq
+	q.mu.Unlock()
 	reason, kept := q.loop(ctx, st)
 	q.exit(cancel, reason)
 	if kept.l == nil {
@@ -163,8 +175,10 @@ func (q *queue) resume(ctx context.Context, cancel context.CancelFunc, st *runSt
 // run is resume on a goroutine of its own, which goes on with the queues
 // q hands its slot on to.
 func (q *queue) run(ctx context.Context, cancel context.CancelFunc, st *runState) {
-	if next, nst, slot := q.resume(ctx, cancel, st); next != nil {
-		next.work(nst, slot)
+	rq := &requester{}
+	defer rq.close()
+	if next, nst, slot := q.resume(ctx, cancel, st, rq); next != nil {
+		next.work(nst, slot, rq)
 	}
 }
 
@@ -179,7 +193,7 @@ func (q *queue) exit(cancel context.CancelFunc, reason stopReason) {
 	q.dropSlot()
 	q.end(reason)
 	q.mu.Lock()
-	q.cancelRun = nil
+	q.cancelRun, q.rq = nil, nil
 	q.mu.Unlock()
 	q.finish()
 }

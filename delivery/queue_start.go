@@ -34,7 +34,7 @@ func (w *Webhooks) startLocked(sub hub.Subscription, listed *startState) {
 	prevDone := prev.doneChan()
 	go func() {
 		<-prevDone // ends within Grace once stopped
-		q.work(nil, hostSlot{})
+		q.work(nil, hostSlot{}, nil)
 	}()
 }
 

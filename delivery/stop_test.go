@@ -86,6 +86,35 @@ func TestWebhooks_PostBeyondGraceIsAbandoned(t *testing.T) {
 	}
 }
 
+// A queue's run ends with the engine's Run, though its context is not a
+// child of Run's (queue.begin): a queue waiting an hour for its next
+// retry lets Run return at once, with nothing delivered twice.
+func TestWebhooks_RunsEndWithRun(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	r := newReceiver(t, func(int, delivery) int { return http.StatusInternalServerError })
+	e.subscribe(topic, r.url("/cb"), "")
+	e.publish(topic, "feed", 0, 1)
+	cfg := e.fastConfig()
+	cfg.Schedule = Schedule{Initial: time.Hour, Multiplier: 1}
+	cancel, stopped := startManual(e, cfg)
+	testenv.Eventually(t, wait, func() bool { return r.count() == 1 }, "the first attempt")
+	done := make(chan error, 1)
+	go func() { done <- stopped() }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Run did not return while a queue waited for its retry")
+	}
+	if n := r.count(); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
+	}
+}
+
 func TestWebhooks_PerHostConcurrencyIsBounded(t *testing.T) {
 	e := newEnv(t)
 	e.channel(topic, "feed")
@@ -155,17 +184,23 @@ func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
 }
 
 // A queue's POST in flight is cancelled the grace after the queue is
-// stopped, one made after it too, and one finished is not touched.
+// stopped, one begun after it too, and a cut of a POST that ended does not
+// touch the next one, which reuses its context.
 func TestQueue_InFlightRequestCutAfterGrace(t *testing.T) {
-	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}}
+	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}, parent: context.Background(), rq: &requester{}}
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	q.cancelRun = cancelRun
-	finished, cancelFinished := context.WithCancel(context.Background())
-	defer cancelFinished()
-	q.inFlight(cancelFinished)
-	q.inFlight(nil) // done before the stop
-	running, cancelRunning := context.WithCancel(context.Background())
-	q.inFlight(cancelRunning)
+	first, _ := q.beginPost(runCtx)
+	ended, _ := q.rq.inFlight()
+	q.rq.end() // done before the stop
+	running, _ := q.beginPost(runCtx)
+	if running != first {
+		t.Fatal("the next POST did not reuse the context of the one before")
+	}
+	q.rq.cut(ended)
+	if running.Err() != nil {
+		t.Fatal("a cut of a POST that ended cancelled the next one")
+	}
 	start := time.Now()
 	q.stopLocked()
 	if runCtx.Err() == nil {
@@ -174,19 +209,21 @@ func TestQueue_InFlightRequestCutAfterGrace(t *testing.T) {
 	select {
 	case <-running.Done():
 	case <-time.After(wait):
-		t.Fatal("the request in flight was not cut")
+		t.Fatal("the POST in flight was not cut")
 	}
 	if since := time.Since(start); since < 20*time.Millisecond {
 		t.Fatalf("cut after %s, before the grace", since)
 	}
-	late, cancelLate := context.WithCancel(context.Background())
-	q.inFlight(cancelLate)
+	q.rq.end()
+	late, _ := q.beginPost(runCtx)
+	if late.Err() != nil {
+		t.Fatal("a POST began with the cancelled context of the one before")
+	}
 	select {
 	case <-late.Done():
 	case <-time.After(wait):
-		t.Fatal("a request made after the stop was not cut")
+		t.Fatal("a POST begun after the stop was not cut")
 	}
-	if finished.Err() != nil {
-		t.Fatal("a finished request was cancelled")
-	}
+	q.rq.end()
+	q.rq.close()
 }

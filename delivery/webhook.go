@@ -183,6 +183,11 @@ type Webhooks struct {
 
 	mu          sync.Mutex
 	runCtx      context.Context // set while Run runs
+	// runBase is runCtx's values without its cancellation, set with it
+	// and kept: the parent of each queue run's context (queue.begin),
+	// which Run's end cancels (cancelRuns) instead of runCtx holding them
+	// all as its children.
+	runBase context.Context
 	wg          sync.WaitGroup  // queue goroutines
 	queues      map[string]*queue
 	retired     map[string]*queue           // stopped queues whose goroutine may still be finishing
@@ -293,7 +298,9 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		w.mu.Unlock()
 		return errors.New("delivery: Webhooks.Run called twice")
 	}
-	w.runCtx = ctx
+	w.runCtx, w.runBase = ctx, context.WithoutCancel(ctx)
+	stopRuns := context.AfterFunc(ctx, w.cancelRuns)
+	defer stopRuns()
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
@@ -350,6 +357,24 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		case <-tick.C:
 		case <-w.kick:
 		case <-retry:
+		}
+	}
+}
+
+// cancelRuns cancels the context of every queue's run, once Run's has
+// ended: a queue whose run began before sees its context end, and one
+// that begins later finds Run's ended (queue.begin).
+func (w *Webhooks) cancelRuns() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, qs := range []map[string]*queue{w.queues, w.retired} {
+		for _, q := range qs {
+			q.mu.Lock()
+			cancel := q.cancelRun
+			q.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
 		}
 	}
 }

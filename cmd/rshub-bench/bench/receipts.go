@@ -13,9 +13,12 @@ import (
 type receipts struct {
 	receivers, base, n int
 
-	mu    sync.Mutex
-	got   []bool // receiver*n + (id-base)
-	lat   []time.Duration
+	mu  sync.Mutex
+	got []bool // receiver*n + (id-base)
+	lat []time.Duration
+	// first is each notification's earliest receipt after its publish
+	// (id-base), 0 until one came
+	first []time.Duration
 	count int // distinct (receiver, notification) receipts
 	dups  int
 	stray int // receipts of ids outside the measurement or unknown receivers
@@ -26,9 +29,10 @@ type receipts struct {
 func newReceipts(receivers, base, n int) *receipts {
 	return &receipts{
 		receivers: receivers, base: base, n: n,
-		got:  make([]bool, receivers*n),
-		lat:  make([]time.Duration, 0, receivers*n),
-		done: make(chan struct{}),
+		got:   make([]bool, receivers*n),
+		lat:   make([]time.Duration, 0, receivers*n),
+		first: make([]time.Duration, n),
+		done:  make(chan struct{}),
 	}
 }
 
@@ -50,7 +54,11 @@ func (r *receipts) record(receiver, id int, sent, now time.Time) {
 		return
 	}
 	r.got[i] = true
-	r.lat = append(r.lat, now.Sub(sent))
+	d := now.Sub(sent)
+	r.lat = append(r.lat, d)
+	if f := r.first[k]; f == 0 || d < f {
+		r.first[k] = d
+	}
 	r.count++
 	if now.After(r.last) {
 		r.last = now
@@ -85,13 +93,22 @@ type tally struct {
 	Stray   int       // receipts outside the measurement
 	Last    time.Time // when the last distinct receipt arrived
 	Latency Latencies // publish→receipt over distinct receipts
+	// First is publish→first receipt over the notifications any
+	// receiver got: how long a fan-out takes to start
+	First Latencies
 }
 
 func (r *receipts) tally() tally {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	first := make([]time.Duration, 0, len(r.first))
+	for _, d := range r.first {
+		if d != 0 {
+			first = append(first, d)
+		}
+	}
 	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Stray: r.stray, Last: r.last,
-		Latency: Summarize(append([]time.Duration(nil), r.lat...))}
+		Latency: Summarize(append([]time.Duration(nil), r.lat...)), First: Summarize(first)}
 }
 
 // schedule calls send for k = 0..n-1, at start+k*interval when interval is

@@ -201,6 +201,8 @@ func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 			Hub: ms(hubHalf.t.Latency.P50), Ceiling: ms(rawHalf.t.Latency.P50)},
 		{Name: "p99 at 50% of hub max", Unit: "ms", Better: "lower", Target: within120,
 			Hub: ms(hubHalf.t.Latency.P99), Ceiling: ms(rawHalf.t.Latency.P99)},
+		{Name: "first receipt at 50% rate", Unit: "ms", Better: "info",
+			Hub: ms(hubHalf.t.First.P50), Ceiling: ms(rawHalf.t.First.P50)},
 		{Name: "deliveries/s at 50% rate", Unit: "1/s", Better: "info", Hub: hubHalf.rate, Ceiling: rawHalf.rate},
 		{Name: "CPU per delivery", Unit: "µs", Better: "lower", Target: &Target{Kind: TargetRatioMax, Value: 1.3},
 			Hub: hubMax.cpuPer(), Ceiling: rawMax.cpuPer()},
