@@ -181,14 +181,14 @@ type Webhooks struct {
 	listedVer [hub.Shards]uint64
 	follow    followState // the store's subscription writes followed (reconcile.go)
 
-	mu          sync.Mutex
-	runCtx      context.Context // set while Run runs
+	mu     sync.Mutex
+	runCtx context.Context // set while Run runs
 	// runBase is runCtx's values without its cancellation, set with it
 	// and kept: the parent of each queue run's context (queue.begin),
 	// which Run's end cancels (cancelRuns) instead of runCtx holding them
 	// all as its children.
-	runBase context.Context
-	wg          sync.WaitGroup  // queue goroutines
+	runBase     context.Context
+	wg          sync.WaitGroup // queue goroutines
 	queues      map[string]*queue
 	retired     map[string]*queue           // stopped queues whose goroutine may still be finishing
 	pending     map[string]hub.Subscription // activated before Run, applied when its shard is listed
