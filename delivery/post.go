@@ -80,24 +80,30 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 		return attempt{err: err, permanent: true}
 	}
 	var rctx context.Context
+	var r *requester
+	var sc *scratch // the requester's request, when this POST is built in it
 	if q != nil {
-		var r *requester
 		rctx, r = q.beginPost(ctx)
 		defer r.end()
 		if !start.IsZero() { // tracing: the POST carries the attempt's span
 			rctx = trace.ContextWithSpan(rctx, span)
+		} else {
+			sc = r.scratch()
 		}
 	} else {
 		var cancel context.CancelFunc
 		rctx, cancel = w.send.context(ctx)
 		defer cancel()
 	}
-	req, err := w.newRequest(rctx, to, sub, rec) // request.go
+	req, err := w.newRequest(rctx, to, sub, rec, sc) // request.go
 	if err != nil {
 		return attempt{err: err, permanent: true}
 	}
 	resp, err := w.send.do(req)
 	if err != nil {
+		if sc != nil {
+			r.spoil() // the transport may read the request still
+		}
 		if ctx.Err() != nil {
 			return attempt{err: err, abandoned: true}
 		}

@@ -128,11 +128,11 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Scheme: wire.SchemeStandard})
 	to := &target{callback: "http://192.0.2.1/", url: &url.URL{Scheme: "http", Host: "192.0.2.1", Path: "/"}}
-	_, err := w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "whsec_***"}, wire.Record{Seq: 1})
+	_, err := w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "whsec_***"}, wire.Record{Seq: 1}, nil)
 	if err == nil {
 		t.Fatal("signed with a bad whsec_ secret")
 	}
-	_, err = w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1})
+	_, err = w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "k", Scheme: "md5"}, wire.Record{Seq: 1}, nil)
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("unknown scheme: %v", err)
 	}

@@ -64,6 +64,14 @@ func newHeaders(n int) headers {
 	return headers{h: make(http.Header, n), vals: make([]string, 0, n)}
 }
 
+// reset empties b for the headers of another request, keeping its map and
+// array.
+func (b *headers) reset() {
+	clear(b.h)
+	clear(b.vals)
+	b.vals = b.vals[:0]
+}
+
 // set sets the header of canonical name key to v.
 func (b *headers) set(key, v string) {
 	b.vals = append(b.vals, v)
@@ -82,9 +90,17 @@ var (
 	keyWebhookSignature = http.CanonicalHeaderKey(wire.HeaderWebhookSignature)
 )
 
-// newRequest builds the POST of rec to t, sub's callback.
-func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscription, rec wire.Record) (*http.Request, error) {
-	b := newHeaders(w.headerCount(ctx, sub, rec))
+// newRequest builds the POST of rec to t, sub's callback, under ctx: in
+// sc when one is given, whose request is bound to ctx (requester.go),
+// else in a request of its own.
+func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscription, rec wire.Record, sc *scratch) (*http.Request, error) {
+	var b headers
+	if sc != nil {
+		sc.hdr.reset()
+		b = sc.hdr
+	} else {
+		b = newHeaders(w.headerCount(ctx, sub, rec))
+	}
 	ct := rec.ContentType
 	if ct == "" {
 		ct = "application/xml"
@@ -98,6 +114,10 @@ func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscripti
 	injectTrace(ctx, &b, rec)
 	if err := w.sign(&b, sub, rec); err != nil {
 		return nil, err
+	}
+	if sc != nil {
+		sc.hdr = b
+		return sc.request(t, b.h, rec.Body), nil
 	}
 	req := &http.Request{
 		Method: http.MethodPost, URL: t.url, Host: t.url.Host, Header: b.h,
@@ -113,10 +133,13 @@ func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscripti
 		}
 	} else {
 		req.Body = http.NoBody
-		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		req.GetBody = noBody
 	}
 	return req.WithContext(ctx), nil
 }
+
+// noBody is the GetBody of a request without a body.
+func noBody() (io.ReadCloser, error) { return http.NoBody, nil }
 
 // headerCount is how many headers newRequest sets at most.
 func (w *Webhooks) headerCount(ctx context.Context, sub hub.Subscription, rec wire.Record) int {

@@ -77,7 +77,9 @@ func bodyOf(t *testing.T, rc io.ReadCloser) []byte {
 
 // A delivery's POST, built from the queue's parsed callback, is the one
 // http.NewRequest, Header.Set and wire's signing make: method, URL, host,
-// length, every header and signature, body, and the body sent again.
+// length, every header and signature, body, and the body sent again;
+// built in its own request or, one after the other, in a requester's
+// reused one (scratch), where nothing of the POST before stays.
 func TestNewRequest_IsThePlainRequest(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, SigMethod: "sha512", Clock: func() time.Time { return now }})
@@ -88,7 +90,7 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 	linked := rec
 	linked.ResourceSync, linked.ContentType = "http://example.org/capabilitylist.xml", ""
 	empty := wire.Record{Seq: 1, Topic: "http://example.org/t"}
-	for _, c := range []struct {
+	cases := []struct {
 		name string
 		sub  hub.Subscription
 		rec  wire.Record
@@ -99,42 +101,61 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 		{"both", hub.Subscription{ID: "d", Callback: "http://[::1]:9/h", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Scheme: wire.SchemeBoth}, rec},
 		{"empty body", hub.Subscription{ID: "e", Callback: "http://example.org/", Secret: "k"}, empty},
 		{"both traced", hub.Subscription{ID: "f", Callback: "http://[::1]:9/h", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Scheme: wire.SchemeBoth}, traced},
-	} {
+		{"unsigned after signed", hub.Subscription{ID: "g", Callback: "http://127.0.0.1:9/g"}, rec},
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			to, err := targetOf(nil, c.sub.Callback)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := w.newRequest(context.Background(), to, c.sub, c.rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := referenceRequest(t, w, c.sub, c.rec)
-			if got.Method != want.Method || got.URL.String() != want.URL.String() || got.Host != want.Host ||
-				got.ContentLength != want.ContentLength || got.Proto != want.Proto {
-				t.Fatalf("request %s %s host %q length %d %s, want %s %s host %q length %d %s", got.Method, got.URL, got.Host,
-					got.ContentLength, got.Proto, want.Method, want.URL, want.Host, want.ContentLength, want.Proto)
-			}
-			if !reflect.DeepEqual(got.Header, want.Header) {
-				t.Fatalf("headers\n%v\nwant\n%v", got.Header, want.Header)
-			}
-			// the header map is made for as many as are set: a plain
-			// delivery's fits one group of 8 slots, not two
-			if n := w.headerCount(context.Background(), c.sub, c.rec); n != len(got.Header) {
-				t.Fatalf("room made for %d headers, %d set", n, len(got.Header))
-			}
-			if b := bodyOf(t, got.Body); !bytes.Equal(b, c.rec.Body) {
-				t.Fatalf("body %q", b)
-			}
-			again, err := got.GetBody()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b := bodyOf(t, again); !bytes.Equal(b, c.rec.Body) {
-				t.Fatalf("body sent again %q", b)
+			checkRequest(t, w, c.sub, c.rec, nil)
+		})
+	}
+	ctx := context.Background()
+	sc := newScratch(ctx)
+	for _, c := range cases {
+		t.Run(c.name+" in a reused request", func(t *testing.T) {
+			if got := checkRequest(t, w, c.sub, c.rec, sc); got.Context() != ctx {
+				t.Fatal("the reused request lost its context")
 			}
 		})
 	}
+}
+
+// checkRequest builds the POST of rec to sub, in sc when one is given,
+// and checks it against referenceRequest's.
+func checkRequest(t *testing.T, w *Webhooks, sub hub.Subscription, rec wire.Record, sc *scratch) *http.Request {
+	t.Helper()
+	to, err := targetOf(nil, sub.Callback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.newRequest(context.Background(), to, sub, rec, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := referenceRequest(t, w, sub, rec)
+	if got.Method != want.Method || got.URL.String() != want.URL.String() || got.Host != want.Host ||
+		got.ContentLength != want.ContentLength || got.Proto != want.Proto {
+		t.Fatalf("request %s %s host %q length %d %s, want %s %s host %q length %d %s", got.Method, got.URL, got.Host,
+			got.ContentLength, got.Proto, want.Method, want.URL, want.Host, want.ContentLength, want.Proto)
+	}
+	if !reflect.DeepEqual(got.Header, want.Header) {
+		t.Fatalf("headers\n%v\nwant\n%v", got.Header, want.Header)
+	}
+	// the header map is made for as many as are set: a plain
+	// delivery's fits one group of 8 slots, not two
+	if n := w.headerCount(context.Background(), sub, rec); sc == nil && n != len(got.Header) {
+		t.Fatalf("room made for %d headers, %d set", n, len(got.Header))
+	}
+	if b := bodyOf(t, got.Body); !bytes.Equal(b, rec.Body) {
+		t.Fatalf("body %q", b)
+	}
+	again, err := got.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := bodyOf(t, again); !bytes.Equal(b, rec.Body) {
+		t.Fatalf("body sent again %q", b)
+	}
+	return got
 }
 
 // A queue's target is reused while its callback stays, and a changed

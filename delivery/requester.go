@@ -1,7 +1,10 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -24,6 +27,9 @@ type requester struct {
 	timer  *time.Timer // cancels ctx when a POST takes longer than its timeout; nil with none
 	gen    uint64      // counts the POSTs begun; a cut names the one it is for
 	active bool        // a POST is in flight
+	// sc is the request the POSTs are built in while ctx lasts, made at
+	// the first that wants it; the owning goroutine's only.
+	sc *scratch
 }
 
 // begin returns the context of a POST about to be made, bounded by
@@ -52,6 +58,9 @@ func (r *requester) end() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.active = false
+	if r.sc != nil {
+		r.sc.release()
+	}
 	if (r.timer != nil && !r.timer.Stop()) || r.ctx.Err() != nil {
 		r.dropLocked()
 	}
@@ -63,6 +72,19 @@ func (r *requester) inFlight() (uint64, bool) {
 	defer r.mu.Unlock()
 	return r.gen, r.active
 }
+
+// scratch returns the request to build the POST begun last in (request.go),
+// bound to its context.
+func (r *requester) scratch() *scratch {
+	if r.sc == nil {
+		r.sc = newScratch(r.ctx)
+	}
+	return r.sc
+}
+
+// spoil has the next POST built in a new request: the transport may still
+// read the last one's, as after a POST that got no answer.
+func (r *requester) spoil() { r.sc = nil }
 
 // cut cancels POST n if it is still in flight.
 func (r *requester) cut(n uint64) {
@@ -87,5 +109,51 @@ func (r *requester) close() {
 
 func (r *requester) dropLocked() {
 	r.cancel()
-	r.ctx, r.cancel, r.timer = nil, nil, nil
+	r.ctx, r.cancel, r.timer, r.sc = nil, nil, nil, nil
+}
+
+// scratch is the request a requester's POSTs are built in, one after the
+// other (Webhooks.newRequest): a request bound to the requester's context
+// (so no copy of it per POST to set that), its header map and array and
+// its body's reader. net/http allows reusing a request once the body of
+// its answer is closed; a POST that got no answer spoils the scratch
+// (requester.spoil).
+type scratch struct {
+	req     *http.Request
+	hdr     headers
+	body    bytes.Reader
+	rc      io.ReadCloser // io.NopCloser(&body): the transport knows it in memory
+	raw     []byte        // the body of the POST, for getBody
+	getBody func() (io.ReadCloser, error)
+}
+
+func newScratch(ctx context.Context) *scratch {
+	s := &scratch{hdr: newHeaders(maxHeaders)}
+	s.req = (&http.Request{Method: http.MethodPost, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}).WithContext(ctx)
+	s.rc = io.NopCloser(&s.body)
+	s.getBody = func() (io.ReadCloser, error) { // to send it again on a fresh connection
+		return io.NopCloser(bytes.NewReader(s.raw)), nil
+	}
+	return s
+}
+
+// request returns the scratch's request, set to POST raw to t with the
+// header h.
+func (s *scratch) request(t *target, h http.Header, raw []byte) *http.Request {
+	req := s.req
+	req.URL, req.Host, req.Header, req.ContentLength = t.url, t.url.Host, h, int64(len(raw))
+	if len(raw) > 0 {
+		s.raw = raw
+		s.body.Reset(raw)
+		req.Body, req.GetBody = s.rc, s.getBody
+	} else {
+		req.Body, req.GetBody = http.NoBody, noBody
+	}
+	return req
+}
+
+// release lets go of the last POST's body.
+func (s *scratch) release() {
+	s.raw = nil
+	s.body.Reset(nil)
 }
