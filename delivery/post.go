@@ -80,9 +80,9 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 		return attempt{err: err, permanent: true}
 	}
 	var rctx context.Context
-	var r *requester
 	var sc *scratch // the requester's request, when this POST is built in it
 	if q != nil {
+		var r *requester
 		rctx, r = q.beginPost(ctx)
 		defer r.end()
 		if !start.IsZero() { // tracing: the POST carries the attempt's span
@@ -101,9 +101,6 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 	}
 	resp, err := w.send.do(req)
 	if err != nil {
-		if sc != nil {
-			r.spoil() // the transport may read the request still
-		}
 		if ctx.Err() != nil {
 			return attempt{err: err, abandoned: true}
 		}

@@ -108,12 +108,13 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 			checkRequest(t, w, c.sub, c.rec, nil)
 		})
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sc := newScratch(ctx)
 	for _, c := range cases {
 		t.Run(c.name+" in a reused request", func(t *testing.T) {
-			if got := checkRequest(t, w, c.sub, c.rec, sc); got.Context() != ctx {
-				t.Fatal("the reused request lost its context")
+			if got := checkRequest(t, w, c.sub, c.rec, sc); got != sc.req || got.Context().Done() != ctx.Done() {
+				t.Fatal("the request was not the scratch's, under its context")
 			}
 		})
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,7 +61,11 @@ func (r *requester) end() {
 	defer r.mu.Unlock()
 	r.active = false
 	if r.sc != nil {
-		r.sc.release()
+		if r.sc.wrote.Load() {
+			r.sc.release()
+		} else { // answered before it was written, or not at all: the transport may read it still
+			r.sc = nil
+		}
 	}
 	if (r.timer != nil && !r.timer.Stop()) || r.ctx.Err() != nil {
 		r.dropLocked()
@@ -81,10 +87,6 @@ func (r *requester) scratch() *scratch {
 	}
 	return r.sc
 }
-
-// spoil has the next POST built in a new request: the transport may still
-// read the last one's, as after a POST that got no answer.
-func (r *requester) spoil() { r.sc = nil }
 
 // cut cancels POST n if it is still in flight.
 func (r *requester) cut(n uint64) {
@@ -115,9 +117,12 @@ func (r *requester) dropLocked() {
 // scratch is the request a requester's POSTs are built in, one after the
 // other (Webhooks.newRequest): a request bound to the requester's context
 // (so no copy of it per POST to set that), its header map and array and
-// its body's reader. net/http allows reusing a request once the body of
-// its answer is closed; a POST that got no answer spoils the scratch
-// (requester.spoil).
+// its body's reader. It is reused only once the transport has written the
+// POST before whole (wrote, set by its httptrace.ClientTrace), and the
+// body of its answer is closed: a callback that answers before reading
+// the request, or a POST that got no answer, leaves the transport holding
+// the request, and the next POST is built in a new scratch
+// (requester.end).
 type scratch struct {
 	req     *http.Request
 	hdr     headers
@@ -125,10 +130,15 @@ type scratch struct {
 	rc      io.ReadCloser // io.NopCloser(&body): the transport knows it in memory
 	raw     []byte        // the body of the POST, for getBody
 	getBody func() (io.ReadCloser, error)
+	wrote   atomic.Bool // the transport is done writing the POST
 }
 
 func newScratch(ctx context.Context) *scratch {
 	s := &scratch{hdr: newHeaders(maxHeaders)}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// the transport's last touch of the request (Request.write)
+		WroteRequest: func(httptrace.WroteRequestInfo) { s.wrote.Store(true) },
+	})
 	s.req = (&http.Request{Method: http.MethodPost, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}).WithContext(ctx)
 	s.rc = io.NopCloser(&s.body)
 	s.getBody = func() (io.ReadCloser, error) { // to send it again on a fresh connection
@@ -140,6 +150,7 @@ func newScratch(ctx context.Context) *scratch {
 // request returns the scratch's request, set to POST raw to t with the
 // header h.
 func (s *scratch) request(t *target, h http.Header, raw []byte) *http.Request {
+	s.wrote.Store(false)
 	req := s.req
 	req.URL, req.Host, req.Header, req.ContentLength = t.url, t.url.Host, h, int64(len(raw))
 	if len(raw) > 0 {
