@@ -12,8 +12,9 @@ import (
 )
 
 // requester is the context of the POSTs one goroutine makes for the
-// queues it runs, one after the other, reused from one POST to the next
-// instead of a new one (and a timer) per POST: a delivery on a runner
+// queues it runs, one after the other, and the request they are built in
+// (scratch), reused from one POST to the next instead of new ones (and a
+// timer) per POST: a delivery on a runner
 // (hostLimit.runner) that goes from queue to queue makes a context only
 // after one was cancelled. A POST's context is never cancelled by the
 // queue's: only by its timeout (the sender's, by a timer of the
