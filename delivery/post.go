@@ -133,7 +133,7 @@ func (q *queue) beginPost(ctx context.Context) (context.Context, *requester) {
 	r := q.rq
 	rctx, n := r.begin(q.parent, q.w.send.requestTimeout())
 	if ctx.Err() != nil {
-		time.AfterFunc(q.w.cfg.Grace, func() { r.cut(n) })
+		r.cutAfter(q.w.cfg.Grace, n)
 	}
 	return rctx, r
 }
@@ -152,7 +152,7 @@ func (q *queue) cutInFlight() {
 	}
 	q.mu.Unlock()
 	if active {
-		time.AfterFunc(q.w.cfg.Grace, func() { r.cut(n) })
+		r.cutAfter(q.w.cfg.Grace, n)
 	}
 }
 

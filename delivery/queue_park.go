@@ -289,3 +289,21 @@ func (q *queue) finishLocked() {
 	q.mu.Unlock()
 	w.wg.Done()
 }
+
+// cancelRuns cancels the context of every queue's run, once Run's has
+// ended: a queue whose run began before sees its context end, and one
+// that begins later finds Run's ended (queue.begin).
+func (w *Webhooks) cancelRuns() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, qs := range []map[string]*queue{w.queues, w.retired} {
+		for _, q := range qs {
+			q.mu.Lock()
+			cancel := q.cancelRun
+			q.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	}
+}

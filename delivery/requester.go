@@ -98,6 +98,11 @@ func (r *requester) cut(n uint64) {
 	}
 }
 
+// cutAfter cuts POST n grace from now, if it is still in flight then.
+func (r *requester) cutAfter(grace time.Duration, n uint64) {
+	time.AfterFunc(grace, func() { r.cut(n) })
+}
+
 // close lets go of the context once the goroutine is done with r.
 func (r *requester) close() {
 	r.mu.Lock()
