@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,9 +54,16 @@ func targetOf(t *target, callback string) (*target, error) {
 const maxHeaders = 10
 
 // headers is a request's header map whose values share one array.
+// Reused from one request to the next (reusableHeaders), it keeps the
+// keys it set: the next request sets its own over them and deletes those
+// it does not set (done), where emptying the map each time cost more
+// than setting it.
 type headers struct {
 	h    http.Header
 	vals []string
+	// keys set since reset, and those of the request before; nil when
+	// not reused
+	keys, last []string
 }
 
 // newHeaders makes room for n headers: a map sized for at most 8 is one
@@ -64,10 +72,18 @@ func newHeaders(n int) headers {
 	return headers{h: make(http.Header, n), vals: make([]string, 0, n)}
 }
 
-// reset empties b for the headers of another request, keeping its map and
-// array.
+// reusableHeaders makes room for the headers of requests built one after
+// the other in it (reset, set, done).
+func reusableHeaders() headers {
+	b := newHeaders(maxHeaders)
+	b.keys, b.last = make([]string, 0, maxHeaders), make([]string, 0, maxHeaders)
+	return b
+}
+
+// reset readies b for the headers of another request, keeping its map,
+// whose keys the request replaces (done), and its array.
 func (b *headers) reset() {
-	clear(b.h)
+	b.last, b.keys = b.keys, b.last[:0]
 	clear(b.vals)
 	b.vals = b.vals[:0]
 }
@@ -77,6 +93,19 @@ func (b *headers) set(key, v string) {
 	b.vals = append(b.vals, v)
 	n := len(b.vals)
 	b.h[key] = b.vals[n-1 : n : n]
+	if b.keys != nil {
+		b.keys = append(b.keys, key)
+	}
+}
+
+// done deletes the headers of the request before that this one, reusing
+// b, did not set.
+func (b *headers) done() {
+	for _, k := range b.last {
+		if !slices.Contains(b.keys, k) {
+			delete(b.h, k)
+		}
+	}
 }
 
 // Canonical names of the headers a delivery sets.
@@ -112,11 +141,15 @@ func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscripti
 	// over any transport (WebSocket since=, NATS start sequence) from it
 	b.set(keySeq, strconv.FormatUint(rec.Seq, 10))
 	injectTrace(ctx, &b, rec)
-	if err := w.sign(&b, sub, rec); err != nil {
+	err := w.sign(&b, sub, rec)
+	if sc != nil {
+		b.done()
+		sc.hdr = b
+	}
+	if err != nil {
 		return nil, err
 	}
 	if sc != nil {
-		sc.hdr = b
 		return sc.request(t, b.h, rec.Body), nil
 	}
 	req := &http.Request{

@@ -118,6 +118,21 @@ func TestNewRequest_IsThePlainRequest(t *testing.T) {
 			}
 		})
 	}
+	// a build that fails (an unknown scheme, after the headers it sets
+	// before signing) leaves none of the request before it to the next
+	t.Run("unsigned after a failed build in a reused request", func(t *testing.T) {
+		signed, unsigned := cases[len(cases)-2], cases[len(cases)-1]
+		checkRequest(t, w, signed.sub, signed.rec, sc)
+		bad := hub.Subscription{ID: "h", Callback: "http://127.0.0.1:9/h", Secret: "k", Scheme: "bogus"}
+		to, err := targetOf(nil, bad.Callback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.newRequest(context.Background(), to, bad, rec, sc); err == nil {
+			t.Fatal("a POST signed by an unknown scheme was built")
+		}
+		checkRequest(t, w, unsigned.sub, unsigned.rec, sc)
+	})
 }
 
 // checkRequest builds the POST of rec to sub, in sc when one is given,

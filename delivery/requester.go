@@ -140,7 +140,7 @@ type scratch struct {
 }
 
 func newScratch(ctx context.Context) *scratch {
-	s := &scratch{hdr: newHeaders(maxHeaders)}
+	s := &scratch{hdr: reusableHeaders()}
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		// the transport's last touch of the request (Request.write)
 		WroteRequest: func(httptrace.WroteRequestInfo) { s.wrote.Store(true) },

@@ -30,14 +30,28 @@ type AttemptLogConfig struct {
 	Hold time.Duration
 	// MaxPending bounds the records held between writes (default
 	// defaultAttemptPending); beyond it new records are dropped and counted.
+	// A first attempt that delivered is held in 32 bytes (heldRecord),
+	// any other in an Attempt of up to about 1.7 KB, written at the next
+	// Flush.
 	MaxPending int
 	Logger     *slog.Logger // default slog.Default()
 }
 
 // Defaults of AttemptLogConfig.
 const (
-	defaultAttemptPending = 65536 // MaxPending: ≈ 8 MB of records at most
+	defaultAttemptPending = 1 << 19 // MaxPending: 16 MB of healthy records at most
 	defaultAttemptHold    = 5 * time.Second
+)
+
+// Bounds of the hold of a big hub: when more subscriptions are held than
+// attemptPutRate times Hold, a flush holds healthy ones for
+// held/attemptPutRate instead, up to attemptHoldMax, so that the store
+// takes about attemptPutRate writes a second however many subscriptions
+// deliver, each holding more records. A write costs about as much as
+// eight records in it (BenchmarkStore_AddAttempts).
+const (
+	attemptPutRate = 1000
+	attemptHoldMax = 15 * time.Second
 )
 
 // AttemptLog takes the delivery engine's attempt records and writes them
@@ -148,23 +162,6 @@ func NewAttemptLog(w AttemptWriter, cfg AttemptLogConfig) *AttemptLog {
 	return l
 }
 
-// heldAttempts are the records of one subscription waiting for a write.
-// A flush empties it and keeps it, its array reused by the next records,
-// until a flush finds it still empty (take) and drops it.
-type heldAttempts struct {
-	id      string    // the SubID it is held under
-	list    []Attempt // oldest first
-	since   time.Time // when the oldest was taken; when emptied, while empty
-	stamp   uint64    // counts the times since was set (attemptShard.byAge)
-	failed  bool      // one of them is not a first attempt that delivered
-	dropped bool      // no longer in its shard: a SubAttempts holding it looks again
-}
-
-// due reports whether h is written by a flush at now, holding for hold.
-func (h *heldAttempts) due(now time.Time, hold time.Duration) bool {
-	return h.failed || now.Sub(h.since) >= hold
-}
-
 // Record takes one attempt for a later write. It never blocks on I/O.
 func (l *AttemptLog) Record(a Attempt) {
 	s := l.shard(a.SubID)
@@ -214,11 +211,8 @@ func (l *AttemptLog) heldLocked(s *attemptShard, subID string) *heldAttempts {
 // appendLocked adds a to h, held in s, keeping its newest AttemptLogLen to
 // twice that, unless MaxPending records are held; s.mu is held.
 func (l *AttemptLog) appendLocked(s *attemptShard, h *heldAttempts, a Attempt) {
-	if len(h.list) >= 2*AttemptLogLen { // keep the newest AttemptLogLen
-		n := copy(h.list, h.list[len(h.list)-AttemptLogLen:])
-		clear(h.list[n:])
-		l.held.Add(-int64(len(h.list) - n))
-		h.list = h.list[:n]
+	if h.len() >= 2*AttemptLogLen { // keep the newest AttemptLogLen
+		l.held.Add(-int64(h.trim(AttemptLogLen)))
 	}
 	if l.held.Load() >= int64(l.cfg.MaxPending) {
 		l.dropped.Add(1)
@@ -227,10 +221,10 @@ func (l *AttemptLog) appendLocked(s *attemptShard, h *heldAttempts, a Attempt) {
 		}
 		return
 	}
-	if len(h.list) == 0 {
+	if h.len() == 0 {
 		s.stampLocked(h, time.Now())
 	}
-	h.list = append(h.list, a)
+	h.add(a)
 	if !h.failed && (a.Attempt > 1 || a.Error != "" || a.Status < 200 || a.Status > 299) {
 		h.failed = true
 		s.failing = append(s.failing, h)
@@ -262,9 +256,26 @@ func (l *AttemptLog) Run(ctx context.Context) error {
 			write(l.take(time.Now(), -1))
 			return nil
 		case <-t.C:
-			write(l.take(time.Now(), max(l.cfg.Hold, 0)))
+			write(l.take(time.Now(), l.hold()))
 		}
 	}
+}
+
+// hold is how long a flush holds healthy subscriptions: Hold, or longer
+// on a hub holding more than attemptPutRate times Hold of them (see
+// attemptPutRate); 0 when Hold is negative.
+func (l *AttemptLog) hold() time.Duration {
+	if l.cfg.Hold <= 0 {
+		return 0
+	}
+	subs := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		subs += len(s.pending)
+		s.mu.Unlock()
+	}
+	return max(l.cfg.Hold, min(attemptHoldMax, time.Duration(subs)*time.Second/attemptPutRate))
 }
 
 // attemptWriteTimeout bounds one write of the attempt log.
@@ -296,7 +307,7 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 				switch {
 				case hold < 0 || h.due(now, hold):
 				case over > 0:
-					over -= len(h.list)
+					over -= h.len()
 				default:
 					continue
 				}
@@ -324,14 +335,14 @@ func (l *AttemptLog) take(now time.Time, hold time.Duration) []Attempt {
 // empties h, keeping it for its next records unless it was empty already
 // or drop; s.mu is held.
 func (l *AttemptLog) takeLocked(s *attemptShard, h *heldAttempts, now time.Time, drop bool, batch []Attempt) []Attempt {
-	if len(h.list) == 0 || drop {
+	if h.len() == 0 || drop {
 		delete(s.pending, h.id)
 		h.dropped = true
 	}
-	batch = append(batch, h.list[max(0, len(h.list)-AttemptLogLen):]...)
-	l.held.Add(-int64(len(h.list)))
-	clear(h.list)
-	h.list, h.failed = h.list[:0], false
+	batch = h.appendTo(batch, AttemptLogLen)
+	l.held.Add(-int64(h.len()))
+	h.empty()
+	h.failed = false
 	if !h.dropped {
 		s.stampLocked(h, now)
 	}
