@@ -57,7 +57,9 @@ const maxHeaders = 10
 // Reused from one request to the next (reusableHeaders), it keeps the
 // keys it set: the next request sets its own over them and deletes those
 // it does not set (done), where emptying the map each time cost more
-// than setting it.
+// than setting it. A key set at the same place in the array as by the
+// request before is not set in the map again: the map's value already is
+// that place. A request sets each key once.
 type headers struct {
 	h    http.Header
 	vals []string
@@ -90,12 +92,22 @@ func (b *headers) reset() {
 
 // set sets the header of canonical name key to v.
 func (b *headers) set(key, v string) {
+	i, was := len(b.vals), cap(b.vals)
 	b.vals = append(b.vals, v)
-	n := len(b.vals)
-	b.h[key] = b.vals[n-1 : n : n]
-	if b.keys != nil {
-		b.keys = append(b.keys, key)
+	if b.keys == nil {
+		b.h[key] = b.vals[i : i+1 : i+1]
+		return
 	}
+	switch {
+	case cap(b.vals) != was: // the array moved: point the map at the new one
+		for j, k := range b.keys {
+			b.h[k] = b.vals[j : j+1 : j+1]
+		}
+		b.h[key] = b.vals[i : i+1 : i+1]
+	case i >= len(b.last) || b.last[i] != key:
+		b.h[key] = b.vals[i : i+1 : i+1]
+	}
+	b.keys = append(b.keys, key)
 }
 
 // done deletes the headers of the request before that this one, reusing

@@ -3,6 +3,7 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -253,4 +254,35 @@ func TestSender_DirectOnlyForAClientThatFollowsNoRedirect(t *testing.T) {
 	if a := following.post(context.Background(), nil, new(*target), hub.Subscription{Callback: srv.URL + "/moved"}, rec); !a.ok() {
 		t.Fatalf("through http.Client: %d %v, want the redirect followed", a.status, a.err)
 	}
+}
+
+// A reused header map holds what the last request set, whatever it set
+// before: keys set again in the same place, keys in another place, keys
+// no longer set, and more headers than its array had room for (the array
+// moves, and the map follows it).
+func TestHeaders_ReusedMapHoldsTheLastRequest(t *testing.T) {
+	b := reusableHeaders()
+	build := func(kv ...string) {
+		t.Helper()
+		b.reset()
+		want := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			b.set(kv[i], kv[i+1])
+			want[kv[i]] = []string{kv[i+1]}
+		}
+		b.done()
+		if !reflect.DeepEqual(b.h, want) {
+			t.Fatalf("after setting %q the map holds %v, want %v", kv, b.h, want)
+		}
+	}
+	build("A", "1", "B", "2", "C", "3")
+	build("A", "4", "B", "5", "C", "6") // same places
+	build("B", "7", "A", "8")           // other places, one gone
+	many := []string{}
+	for i := range maxHeaders + 3 {
+		many = append(many, fmt.Sprintf("K%d", i), strconv.Itoa(i))
+	}
+	build(many...)                                                // the array moves
+	build(append([]string{"K0", "x", "K1", "y"}, many[4:]...)...) // over the moved array
+	build("K1", "z")
 }
