@@ -153,7 +153,11 @@ func (w *Webhooks) newRequest(ctx context.Context, t *target, sub hub.Subscripti
 	// over any transport (WebSocket since=, NATS start sequence) from it
 	b.set(keySeq, strconv.FormatUint(rec.Seq, 10))
 	injectTrace(ctx, &b, rec)
-	err := w.sign(&b, sub, rec)
+	var sg *wire.Signer
+	if sc != nil {
+		sg = &sc.signer
+	}
+	err := w.sign(&b, sub, rec, sg)
 	if sc != nil {
 		b.done()
 		sc.hdr = b
@@ -222,10 +226,14 @@ func (w *Webhooks) scheme(sub hub.Subscription) string {
 // Standard Webhooks headers (wire.SchemeStandard) or both. The webhook-id
 // is the same on every attempt of rec to sub (wire.StandardMessageID);
 // webhook-timestamp is the time of this attempt, so a retry is fresh
-// while a captured attempt goes stale.
-func (w *Webhooks) sign(b *headers, sub hub.Subscription, rec wire.Record) error {
+// while a captured attempt goes stale. sg, when not nil, is the
+// goroutine's signer, whose state the signatures reuse.
+func (w *Webhooks) sign(b *headers, sub hub.Subscription, rec wire.Record, sg *wire.Signer) error {
 	if sub.Secret == "" {
 		return nil
+	}
+	if sg == nil {
+		sg = new(wire.Signer)
 	}
 	var websub, standard bool
 	switch scheme := w.scheme(sub); scheme {
@@ -239,7 +247,7 @@ func (w *Webhooks) sign(b *headers, sub hub.Subscription, rec wire.Record) error
 		return fmt.Errorf("delivery: unknown signature scheme %s", quote(scheme))
 	}
 	if websub {
-		sig, err := wire.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
+		sig, err := sg.Sign(w.cfg.SigMethod, sub.Secret, rec.Body)
 		if err != nil {
 			return fmt.Errorf("delivery: %w", err)
 		}
@@ -247,7 +255,7 @@ func (w *Webhooks) sign(b *headers, sub hub.Subscription, rec wire.Record) error
 	}
 	if standard {
 		id, now := wire.StandardMessageID(sub.ID, wire.Cursor{Epoch: rec.Epoch, Seq: rec.Seq}), w.cfg.Clock()
-		sig, err := wire.SignStandard(sub.Secret, id, now, rec.Body)
+		sig, err := sg.SignStandard(sub.Secret, id, now, rec.Body)
 		if err != nil {
 			return fmt.Errorf("delivery: Standard Webhooks signature: %w", err)
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rshub/rshub/wire"
 )
 
 // requester is the context of the POSTs one goroutine makes for the
@@ -137,6 +139,7 @@ type scratch struct {
 	raw     []byte        // the body of the POST, for getBody
 	getBody func() (io.ReadCloser, error)
 	wrote   atomic.Bool // the transport is done writing the POST
+	signer  wire.Signer // the signatures of the POSTs
 }
 
 func newScratch(ctx context.Context) *scratch {

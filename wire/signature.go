@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"cmp"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -27,18 +26,29 @@ var (
 	ErrSignatureMismatch = errors.New("signature does not match")
 )
 
+// sigMethods are the signature methods, by name in lower case, with the
+// hash of their HMAC.
+var sigMethods = [...]struct {
+	name string
+	h    func() hash.Hash
+}{{"sha1", sha1.New}, {"sha256", sha256.New}, {"sha384", sha512.New384}, {"sha512", sha512.New}}
+
+// sigMethod returns the index in sigMethods of a method already in lower
+// case, -1 when it is none.
+func sigMethod(method string) int {
+	for i := range sigMethods {
+		if sigMethods[i].name == method {
+			return i
+		}
+	}
+	return -1
+}
+
 // sigHash returns the HMAC hash of a signature method, already in lower
 // case.
 func sigHash(method string) (func() hash.Hash, bool) {
-	switch method {
-	case "sha1":
-		return sha1.New, true
-	case "sha256":
-		return sha256.New, true
-	case "sha384":
-		return sha512.New384, true
-	case "sha512":
-		return sha512.New, true
+	if i := sigMethod(method); i >= 0 {
+		return sigMethods[i].h, true
 	}
 	return nil, false
 }
@@ -55,21 +65,10 @@ func ValidSigMethod(method string) bool {
 // "<method>=<lower-case hex HMAC of body>". The method name is
 // case-insensitive and written in lower case; "" means DefaultSigMethod.
 // Any other name than sha1, sha256, sha384 and sha512 is an error.
+// A Signer makes it without the allocations of a new HMAC.
 func Sign(method, secret string, body []byte) (string, error) {
-	method = cmp.Or(method, DefaultSigMethod)
-	m := strings.ToLower(method)
-	h, ok := sigHash(m)
-	if !ok {
-		return "", fmt.Errorf("unknown signature method %q", Clip(method))
-	}
-	mac := hmac.New(h, []byte(secret))
-	mac.Write(body)
-	sum := mac.Sum(nil)
-	buf := make([]byte, len(m)+1+hex.EncodedLen(len(sum)))
-	n := copy(buf, m)
-	buf[n] = '='
-	hex.Encode(buf[n+1:], sum)
-	return string(buf), nil
+	var s Signer
+	return s.Sign(method, secret, body)
 }
 
 // Verify checks header, an X-Hub-Signature value, against body and secret,
