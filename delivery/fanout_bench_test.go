@@ -29,40 +29,53 @@ import (
 // so that every queue parks and is woken again each time, as at a rate
 // the hub keeps up with.
 func BenchmarkWebhooks_FanOut(b *testing.B) {
-	b.Run("perhost=8", func(b *testing.B) { benchFanOut(b, 500, 8, 8, false, false) })
-	b.Run("adaptive", func(b *testing.B) { benchFanOut(b, 500, 0, 0, false, false) })
-	b.Run("served", func(b *testing.B) { benchFanOut(b, 500, 0, 0, true, false) })
-	b.Run("served-paced", func(b *testing.B) { benchFanOut(b, 500, 0, 0, true, true) })
+	b.Run("perhost=8", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, floor: 8, ceiling: 8}) })
+	b.Run("adaptive", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500}) })
+	b.Run("served", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, served: true}) })
+	b.Run("served-paced", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, served: true, paced: true}) })
+	// the callbacks spread over 4 hosts, as rshub-bench's default
+	b.Run("served-paced-4hosts", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, hosts: 4, served: true, paced: true}) })
 	// what each subscription costs a second (its attempt log and cursor
 	// writes) counts once per delivery or so at 10,000
-	b.Run("served-paced-10k", func(b *testing.B) { benchFanOut(b, 10000, 0, 0, true, true) })
+	b.Run("served-paced-10k", func(b *testing.B) { benchFanOut(b, fanOut{subs: 10000, served: true, paced: true}) })
 }
 
-// benchFanOut runs BenchmarkWebhooks_FanOut with subs subscriptions and
-// the per-host floor and ceiling given (0: the defaults), as served or
-// not, paced or not.
-func benchFanOut(b *testing.B, subs, floor, ceiling int, served, paced bool) {
+// fanOut is a case of BenchmarkWebhooks_FanOut: subs subscriptions over
+// hosts callback hosts (0: one), the per-host floor and ceiling (0: the
+// defaults), as served or not, paced or not.
+type fanOut struct {
+	subs, hosts, floor, ceiling int
+	served, paced               bool
+}
+
+// benchFanOut runs the case c of BenchmarkWebhooks_FanOut.
+func benchFanOut(b *testing.B, c fanOut) {
+	subs, paced := c.subs, c.paced
 	e := newEnv(b)
 	e.channel(topic, "feed")
 	var got atomic.Int64
 	// paced, the first receipt of each notification: the delivery that
 	// takes the count past the last one's
 	firsts := make([]atomic.Int64, b.N)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n := got.Add(1); paced && (n-1)%int64(subs) == 0 && int((n-1)/int64(subs)) < len(firsts) {
 			firsts[(n-1)/int64(subs)].Store(time.Now().UnixNano())
 		}
 		w.WriteHeader(http.StatusNoContent)
-	}))
-	b.Cleanup(srv.Close)
+	})
+	srvs := make([]*httptest.Server, max(c.hosts, 1))
+	for i := range srvs {
+		srvs[i] = httptest.NewServer(handler)
+		b.Cleanup(srvs[i].Close)
+	}
 	for i := range subs {
-		e.subscribe(topic, fmt.Sprintf("%s/cb/%d", srv.URL, i), "s3cret")
+		e.subscribe(topic, fmt.Sprintf("%s/cb/%d", srvs[i%len(srvs)].URL, i), "s3cret")
 	}
 	cfg := e.fastConfig()
 	cfg.Clock = nil
-	cfg.PerHostMin, cfg.PerHostMax = floor, ceiling
+	cfg.PerHostMin, cfg.PerHostMax = c.floor, c.ceiling
 	var log hub.Log = e.log
-	if served {
+	if c.served {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		b.Cleanup(func() { cancel(); wg.Wait() })
