@@ -1,8 +1,10 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -18,11 +20,13 @@ import (
 )
 
 // BenchmarkWebhooks_FanOut measures the fan-out pattern: subscriptions of
-// one channel on one loopback callback host, all caught up, then b.N
+// one channel on one loopback callback host (or 4), all caught up, then b.N
 // notifications appended back to back, each delivered to every
-// subscription. It reports deliveries/s, the process's CPU time per delivery and, with
-// -benchmem, the
-// allocations per notification (divide by subs for per delivery).
+// subscription (signed). It reports deliveries/s, the process's CPU time
+// per delivery, the first receipt of each notification when paced and,
+// with -benchmem, the allocations per notification (divide by subs for
+// per delivery). "sender" cases are a plain sender instead of the engine,
+// its POSTs unsigned: the ceiling rshub-bench measures the hub against.
 // "served" is the engine as the hub runs it: reading through a log cache,
 // every attempt taken by an attempt log written to the store; "paced"
 // appends each notification once the last one reached every subscription,
@@ -35,6 +39,9 @@ func BenchmarkWebhooks_FanOut(b *testing.B) {
 	b.Run("served-paced", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, served: true, paced: true}) })
 	// the callbacks spread over 4 hosts, as rshub-bench's default
 	b.Run("served-paced-4hosts", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, hosts: 4, served: true, paced: true}) })
+	// the ceiling beside them
+	b.Run("sender-paced", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, paced: true, sender: true}) })
+	b.Run("sender-paced-4hosts", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, hosts: 4, paced: true, sender: true}) })
 	// what each subscription costs a second (its attempt log and cursor
 	// writes) counts once per delivery or so at 10,000
 	b.Run("served-paced-10k", func(b *testing.B) { benchFanOut(b, fanOut{subs: 10000, served: true, paced: true}) })
@@ -46,6 +53,10 @@ func BenchmarkWebhooks_FanOut(b *testing.B) {
 type fanOut struct {
 	subs, hosts, floor, ceiling int
 	served, paced               bool
+	// sender replaces the engine with a plain sender, the ceiling of
+	// rshub-bench: 64 keep-alive net/http workers per host POSTing each
+	// notification to every callback
+	sender bool
 }
 
 // benchFanOut runs the case c of BenchmarkWebhooks_FanOut.
@@ -68,38 +79,27 @@ func benchFanOut(b *testing.B, c fanOut) {
 		srvs[i] = httptest.NewServer(handler)
 		b.Cleanup(srvs[i].Close)
 	}
-	for i := range subs {
-		e.subscribe(topic, fmt.Sprintf("%s/cb/%d", srvs[i%len(srvs)].URL, i), "s3cret")
+	callbacks := make([]string, subs)
+	for i := range callbacks {
+		callbacks[i] = fmt.Sprintf("%s/cb/%d", srvs[i%len(srvs)].URL, i)
 	}
-	cfg := e.fastConfig()
-	cfg.Clock = nil
-	cfg.PerHostMin, cfg.PerHostMax = c.floor, c.ceiling
-	var log hub.Log = e.log
-	if c.served {
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		b.Cleanup(func() { cancel(); wg.Wait() })
-		cache, tries := logcache.New(e.log, logcache.Config{}), hub.NewAttemptLog(e.store, hub.AttemptLogConfig{})
-		wg.Go(func() { _ = cache.Run(ctx) })
-		wg.Go(func() { _ = tries.Run(ctx) })
-		log, cfg.Attempts = cache, tries
-	}
-	w, _ := e.startOn(log, cfg)
-	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == subs })
 	body := []byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
 		`<rs:md capability="change-notification" from="2024-01-01T00:00:00Z" until="2024-01-01T00:00:01Z"/>` +
 		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
+	var publish func(ctx context.Context, i int)
+	if c.sender {
+		publish = plainSender(b, callbacks, len(srvs), body)
+	} else {
+		publish = engineUnderBench(b, e, c, callbacks, body)
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime(b)
 	appended := make([]time.Time, b.N) // when each append started
 	for i := 0; i < b.N; i++ {
-		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
 		appended[i] = time.Now()
-		if _, _, err := e.log.Append(ctx, rec); err != nil {
-			b.Fatal(err)
-		}
+		publish(ctx, i)
 		if paced {
 			testenv.Eventually(b, time.Minute, func() bool { return got.Load() >= int64((i+1)*subs) })
 		}
@@ -115,5 +115,65 @@ func benchFanOut(b *testing.B, c fanOut) {
 		}
 		slices.Sort(in)
 		b.ReportMetric(float64(in[len(in)/2].Microseconds())/1000, "ms-first-receipt")
+	}
+}
+
+// engineUnderBench subscribes the callbacks and starts the engine as c
+// says; it returns how to publish the notification i: an append of body.
+func engineUnderBench(b *testing.B, e *env, c fanOut, callbacks []string, body []byte) func(context.Context, int) {
+	for _, cb := range callbacks {
+		e.subscribe(topic, cb, "s3cret")
+	}
+	cfg := e.fastConfig()
+	cfg.Clock = nil
+	cfg.PerHostMin, cfg.PerHostMax = c.floor, c.ceiling
+	var log hub.Log = e.log
+	if c.served {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		b.Cleanup(func() { cancel(); wg.Wait() })
+		cache, tries := logcache.New(e.log, logcache.Config{}), hub.NewAttemptLog(e.store, hub.AttemptLogConfig{})
+		wg.Go(func() { _ = cache.Run(ctx) })
+		wg.Go(func() { _ = tries.Run(ctx) })
+		log, cfg.Attempts = cache, tries
+	}
+	w, _ := e.startOn(log, cfg)
+	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == len(callbacks) })
+	return func(ctx context.Context, i int) {
+		rec := wire.Record{Topic: topic, Channel: "feed", ContentType: "application/xml", Key: fmt.Sprint(i), Body: body}
+		if _, _, err := e.log.Append(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// plainSender starts 64 keep-alive workers per host, living for the
+// benchmark, and returns how to publish the notification i: body queued
+// for a POST to every callback, as rshub-bench's ceiling does.
+func plainSender(b *testing.B, callbacks []string, hosts int, body []byte) func(context.Context, int) {
+	const perHost = 64
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: perHost * hosts, MaxIdleConnsPerHost: perHost,
+	}}
+	jobs := make(chan string, 4096)
+	var wg sync.WaitGroup
+	b.Cleanup(func() { close(jobs); wg.Wait(); client.CloseIdleConnections() })
+	for range perHost * hosts {
+		wg.Go(func() {
+			for cb := range jobs {
+				resp, err := client.Post(cb, "application/xml", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			}
+		})
+	}
+	return func(_ context.Context, _ int) {
+		for _, cb := range callbacks {
+			jobs <- cb
+		}
 	}
 }
