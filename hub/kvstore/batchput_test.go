@@ -22,12 +22,7 @@ import (
 // at a time (the flush without PutCursors), or one PutCursors. It reports
 // the process's CPU time per cursor (the embedded server's included).
 func BenchmarkStore_Cursors(b *testing.B) {
-	_, nc := testenv.NATS(b)
-	ctx := context.Background()
-	s, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, ctx := embeddedStore(b), context.Background()
 	const n = 1000
 	batch := map[string]hub.Cursor{}
 	for i := range n {
@@ -153,12 +148,7 @@ func first(m map[string]error) error {
 // attempts that delivered). It reports the process's CPU time per put and
 // per record (the embedded server's included).
 func BenchmarkStore_AddAttempts(b *testing.B) {
-	_, nc := testenv.NATS(b)
-	ctx := context.Background()
-	s, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, ctx := embeddedStore(b), context.Background()
 	const subs = 1000
 	for _, per := range []int{1, 4, 11, 22} {
 		b.Run(fmt.Sprintf("records=%d", per), func(b *testing.B) {
@@ -182,4 +172,15 @@ func BenchmarkStore_AddAttempts(b *testing.B) {
 			b.ReportMetric(cpu/subs/float64(per), "cpu-µs/record")
 		})
 	}
+}
+
+// embeddedStore is a store on its own embedded NATS server.
+func embeddedStore(tb testing.TB) *kvstore.Store {
+	tb.Helper()
+	_, nc := testenv.NATS(tb)
+	s, err := kvstore.Open(context.Background(), nc, kvstore.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -94,12 +94,7 @@ func TestChannelState_ReadSparesTheUpdateItsRead(t *testing.T) {
 // stored otherwise), then written back with a compare-and-set. It reports
 // the process's CPU time per cycle (the embedded server's included).
 func BenchmarkChannelState_ColdCycle(b *testing.B) {
-	_, nc := testenv.NATS(b)
-	ctx := context.Background()
-	s, err := kvstore.Open(ctx, nc, kvstore.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, ctx := embeddedStore(b), context.Background()
 	for _, stored := range []bool{false, true} {
 		b.Run(map[bool]string{false: "absent", true: "stored"}[stored], func(b *testing.B) {
 			n := 0
