@@ -154,23 +154,33 @@ func TestStandardWebhooks_HubDeliveryVerifiedByLibraryAndSubscriber(t *testing.T
 	if _, err := p.Publish(ctx, []publisher.Change{{Loc: "http://example.com/a", Change: changefeed.Created, Length: -1}}); err != nil {
 		t.Fatal(err)
 	}
-	byURL := map[string]captured{}
+	// the two deliveries run at once: each notification is paired with
+	// its capture by its webhook-id, not by the order they came in
+	byID := map[string]captured{}
 	for range 2 {
 		cp := cb.next(t)
 		if cp.libErr != nil {
 			t.Fatalf("the Standard Webhooks library refuses the hub's delivery: %v (headers %v)", cp.libErr, cp.header)
 		}
-		if id := cp.header.Get("webhook-id"); id == "" {
+		id := cp.header.Get("webhook-id")
+		if id == "" {
 			t.Fatal("no webhook-id")
 		}
+		byID[id] = cp
+	}
+	byURL := map[string]captured{}
+	for range 2 {
 		select {
 		case n := <-cb.got:
-			if n.Scheme != wire.SchemeStandard || n.MessageID != cp.header.Get("webhook-id") {
-				t.Fatalf("notification %+v", n)
+			cp, ok := byID[n.MessageID]
+			if n.Scheme != wire.SchemeStandard || !ok {
+				t.Fatalf("notification %+v, not one of the deliveries captured", n)
 			}
 			byURL[n.Subscription.Callback] = cp
 		case err := <-cb.discarded:
 			t.Fatalf("client/subscriber refuses the hub's delivery: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no notification")
 		}
 	}
 	first, ok := byURL[plain.Callback]
