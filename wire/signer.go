@@ -99,16 +99,12 @@ func (s *Signer) SignStandard(secret, msgID string, ts time.Time, body []byte) (
 	if msgID == "" {
 		return "", errors.New("webhook-id is empty")
 	}
-	st := s.state(sigMethod("sha256"))
-	if rest, ok := strings.CutPrefix(secret, StandardSecretPrefix); ok {
-		var err error
-		if s.key, err = appendStandardKey(s.key[:0], rest); err != nil {
-			return "", err
-		}
-		macKey(st, s.key)
-	} else {
-		macKey(st, secret) // a raw secret is its own key (StandardKey)
+	var err error
+	if s.key, err = appendStandardKey(s.key[:0], secret); err != nil {
+		return "", err
 	}
+	st := s.state(sigMethod("sha256"))
+	macKey(st, s.key)
 	s.msg = append(append(s.msg[:0], msgID...), '.')
 	s.msg = append(strconv.AppendInt(s.msg, ts.Unix(), 10), '.')
 	sum := st.mac(s.msg, body)
@@ -117,9 +113,14 @@ func (s *Signer) SignStandard(secret, msgID string, ts time.Time, body []byte) (
 	return string(s.out), nil
 }
 
-// appendStandardKey appends to dst the key of a "whsec_" secret whose
-// rest follows the prefix (StandardKey).
-func appendStandardKey(dst []byte, rest string) ([]byte, error) {
+// appendStandardKey appends to dst the HMAC key of secret under the
+// Standard Webhooks scheme (StandardKey): a "whsec_" secret's decoded
+// base64, any other secret's raw bytes.
+func appendStandardKey(dst []byte, secret string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(secret, StandardSecretPrefix)
+	if !ok {
+		return append(dst, secret...), nil
+	}
 	key, err := base64.StdEncoding.AppendDecode(dst, []byte(rest))
 	if err != nil {
 		key, err = base64.RawStdEncoding.AppendDecode(dst, []byte(rest))

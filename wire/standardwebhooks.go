@@ -51,11 +51,7 @@ var ErrStaleTimestamp = errors.New("webhook-timestamp outside the tolerance")
 // library calls a raw secret). A whsec_ secret whose rest is not base64,
 // or is empty, is an error.
 func StandardKey(secret string) ([]byte, error) {
-	rest, ok := strings.CutPrefix(secret, StandardSecretPrefix)
-	if !ok {
-		return []byte(secret), nil
-	}
-	key, err := appendStandardKey(nil, rest)
+	key, err := appendStandardKey(nil, secret)
 	if err != nil {
 		return nil, err
 	}
