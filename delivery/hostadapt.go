@@ -11,16 +11,29 @@ import (
 // Adaptive per-host concurrency: the pure arithmetic of how many requests
 // one callback host gets at once. hostlimit.go applies it.
 //
-// The limit grows while the host answers quickly and the limit is what
-// holds delivery back (every slot taken): by one per answer until the
-// first back-off (so it doubles per round trip), then by about one per
-// round trip. It halves, at most once per round trip, when the host
-// answers 429 or 503, times out, or its answers, smoothed over the last
-// several, come far slower than its fastest recent answers (one slow
-// answer among fast ones is the hub's own scheduling on a busy machine
-// more often than the host); a 429 or 503 with Retry-After also pauses the host until
-// then (at most MaxRetryAfter). It stays between the floor and the ceiling
-// (Config.PerHostMin, PerHostMax).
+// How quickly a host answers is judged by its answer time smoothed over
+// about the last 8 answers (srtt) against its fastest answer of the last
+// 5 to 10 s (base), the time an answer takes when nothing waits:
+//
+//   - srtt within three times the base plus queueSlack: the host answers
+//     quickly (a distant host's answers vary by that much without a queue).
+//     The limit grows while it is what holds delivery back (every slot
+//     taken): by one per answer until the first back-off (so it doubles
+//     per round trip), then by about one per round trip.
+//   - beyond that, answers wait in a queue, the host's or the hub's own (on
+//     a hub whose cores are all busy, more requests at once only lengthen
+//     its run queue and each request's wait for a core): the limit holds,
+//     and slow start ends.
+//   - beyond six times the base plus four queueSlack, the queue keeps
+//     growing: the limit is cut by a quarter, at most once per round trip,
+//     but not below where the host started (Config.PerHost): answer times
+//     also grow with the hub's own load, which fewer requests to one host
+//     need not relieve.
+//
+// It halves, at most once per round trip, when the host answers 429 or
+// 503 or times out, down to the floor; a 429 or 503 with Retry-After also
+// pauses the host until then (at most MaxRetryAfter). It stays between the
+// floor and the ceiling (Config.PerHostMin, PerHostMax).
 
 // Defaults of the per-host concurrency bounds.
 const (
@@ -31,73 +44,80 @@ const (
 // MaxRetryAfter bounds how long a callback host's Retry-After pauses it.
 const MaxRetryAfter = 10 * time.Minute
 
-// slowMargin is how much slower than the host's baseline an answer must
-// be, beyond four times the baseline, to count as the host slowing down:
-// on a loaded hub, the hub's own scheduling adds milliseconds that say
-// nothing about the host.
-const slowMargin = 100 * time.Millisecond
+// queueSlack is the wait beyond three times a host's base answer time that still
+// counts as answering quickly: a hub delivering to a loopback or nearby
+// host answers in a fraction of a millisecond when idle, and the
+// milliseconds its own goroutines wait for a core when busy are what the
+// limit is to keep short.
+const queueSlack = time.Millisecond
+
+// baseWindow is how long the fastest answer stays a host's base: a host
+// that became slower for good gets a slower base after one to two windows.
+const baseWindow = 5 * time.Second
 
 // signal is what one attempt says about its host's capacity.
 type signal int
 
 const (
 	signalNone     signal = iota // says nothing: abandoned, refused, a 4xx of one callback
-	signalFast                   // answered within the host's usual time
-	signalPressure               // 429, 503, a timeout or a slow answer: back off
+	signalFast                   // answered, within the host's usual time or not
+	signalPressure               // 429, 503 or a timeout: back off
 )
+
+// bounds are the limits a host's limit moves within: floor and ceiling,
+// and start, where a host starts and below which only pressure takes it.
+type bounds struct{ floor, start, ceiling int }
 
 // hostAdapt is one host's adaptive limit; its methods are pure over its
 // fields and the values passed.
 type hostAdapt struct {
-	limit     float64       // in [floor, ceiling]; floor(limit) slots
-	base      time.Duration // the host's usual answer time: the fastest, drifting up slowly
-	srtt      time.Duration // its answer time smoothed over about the last 8 answers
-	lastCut   time.Time
-	backedOff bool      // slow start is over
-	pause     time.Time // no new request before it (Retry-After)
+	limit float64       // in [floor, ceiling]; floor(limit) slots
+	srtt  time.Duration // answer time smoothed over about the last 8 answers
+	// minNow is the fastest answer since window began, minLast the
+	// fastest of the window before (base).
+	minNow, minLast time.Duration
+	window          time.Time
+	lastCut         time.Time
+	backedOff       bool      // slow start is over
+	pause           time.Time // no new request before it (Retry-After)
 }
 
 // observe updates a after an attempt that took rtt and said sig at now;
 // saturated tells whether every slot was taken (or someone waited), so
 // that the limit grows only when it is what holds delivery back.
 // retryAfter > 0 pauses the host until now+retryAfter.
-func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Duration, saturated bool, now time.Time, floor, ceiling int) {
-	if rtt > 0 && sig == signalFast {
-		if a.srtt == 0 {
-			a.srtt = rtt
-		} else {
-			a.srtt += (rtt - a.srtt) / 8
-		}
-		if a.slow(a.srtt) {
-			sig = signalPressure
-		}
-	}
+func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Duration, saturated bool, now time.Time, b bounds) {
 	if rtt > 0 && sig != signalNone {
-		switch {
-		case a.base == 0 || rtt < a.base:
-			a.base = rtt
-		default:
-			a.base += (rtt - a.base) / 64
-		}
+		a.noteAnswer(rtt, now)
 	}
 	switch sig {
 	case signalFast:
-		if !saturated {
-			break
+		if rtt > 0 {
+			if a.srtt == 0 {
+				a.srtt = rtt
+			} else {
+				a.srtt += (rtt - a.srtt) / 8
+			}
 		}
-		if a.backedOff {
+		switch {
+		case a.congested():
+			if a.limit > float64(b.start) {
+				a.cut(0.75, rtt, now)
+				a.limit = max(a.limit, float64(b.start))
+			}
+			a.backedOff = true
+		case a.queueing():
+			a.backedOff = true
+		case !saturated:
+		case a.backedOff:
 			a.limit += 1 / a.limit
-		} else {
+		default:
 			a.limit++
 		}
 	case signalPressure:
-		if now.Sub(a.lastCut) >= max(rtt, 10*time.Millisecond) {
-			a.limit /= 2
-			a.lastCut = now
-		}
-		a.backedOff = true
+		a.cut(0.5, rtt, now)
 	}
-	a.limit = min(max(a.limit, float64(floor)), float64(ceiling))
+	a.limit = min(max(a.limit, float64(b.floor)), float64(b.ceiling))
 	if retryAfter > 0 {
 		if until := now.Add(min(retryAfter, MaxRetryAfter)); until.After(a.pause) {
 			a.pause = until
@@ -105,9 +125,50 @@ func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Durat
 	}
 }
 
-// slow reports whether rtt is far beyond the host's baseline.
-func (a *hostAdapt) slow(rtt time.Duration) bool {
-	return a.base > 0 && rtt > 4*a.base && rtt > a.base+slowMargin
+// cut multiplies the limit by by, unless it was cut less than a round
+// trip (rtt, at least 10 ms) ago; slow start is over.
+func (a *hostAdapt) cut(by float64, rtt time.Duration, now time.Time) {
+	if now.Sub(a.lastCut) >= max(rtt, 10*time.Millisecond) {
+		a.limit *= by
+		a.lastCut = now
+	}
+	a.backedOff = true
+}
+
+// noteAnswer keeps the fastest answer time of the current and the last
+// baseWindow.
+func (a *hostAdapt) noteAnswer(rtt time.Duration, now time.Time) {
+	if since := now.Sub(a.window); since >= baseWindow {
+		a.minLast, a.minNow, a.window = a.minNow, 0, now
+		if since >= 2*baseWindow {
+			a.minLast = 0 // idle for a window: nothing recent to keep
+		}
+	}
+	if a.minNow == 0 || rtt < a.minNow {
+		a.minNow = rtt
+	}
+}
+
+// base is the host's fastest answer time of the last one to two
+// baseWindows, 0 before any answer.
+func (a *hostAdapt) base() time.Duration {
+	if a.minLast == 0 || (a.minNow > 0 && a.minNow < a.minLast) {
+		return a.minNow
+	}
+	return a.minLast
+}
+
+// queueing reports whether the smoothed answer time is beyond what a
+// host answering without a queue takes.
+func (a *hostAdapt) queueing() bool {
+	b := a.base()
+	return b > 0 && a.srtt > 3*b+queueSlack
+}
+
+// congested reports whether the smoothed answer time is far beyond it.
+func (a *hostAdapt) congested() bool {
+	b := a.base()
+	return b > 0 && a.srtt > 6*b+4*queueSlack
 }
 
 // slots is how many requests the host may have in flight.

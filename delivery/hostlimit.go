@@ -32,8 +32,8 @@ const hostIdleTTL = time.Minute
 // while it is in use and for hostIdleTTL after, so the map follows the
 // hosts recently delivered to.
 type hostLimit struct {
-	start, floor, ceiling int
-	perSecond             float64 // requests a second to each host (rate.go); 0: no limit
+	bounds    bounds
+	perSecond float64 // requests a second to each host (rate.go); 0: no limit
 
 	mu    sync.Mutex
 	hosts map[string]*hostSem
@@ -89,7 +89,7 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 	if start <= 0 {
 		start = DefaultPerHost
 	}
-	return &hostLimit{start: min(max(start, floor), ceiling), floor: floor, ceiling: ceiling, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
+	return &hostLimit{bounds: bounds{floor: floor, start: min(max(start, floor), ceiling), ceiling: ceiling}, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
 		ready:   sync.Pool{New: func() any { return make(chan struct{}, 1) }},
 		runners: make(chan lineJob), stopped: make(chan struct{})}
 }
@@ -178,7 +178,7 @@ func (l *hostLimit) semLocked(host string, now time.Time) *hostSem {
 	l.sweepLocked(now)
 	s := l.hosts[host]
 	if s == nil {
-		s = &hostSem{adapt: hostAdapt{limit: float64(l.start)}}
+		s = &hostSem{adapt: hostAdapt{limit: float64(l.bounds.start)}}
 		l.hosts[host] = s
 	}
 	s.used = now
@@ -328,7 +328,7 @@ func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
 // observeLocked adapts s's limit to a request; l.mu is held.
 func (l *hostLimit) observeLocked(s *hostSem, a attempt, took time.Duration, now time.Time) {
 	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
-	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.floor, l.ceiling)
+	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.bounds)
 }
 
 // handOn gives h up, its queue parked: to the first in the host's line when
@@ -392,8 +392,13 @@ type HostStats struct {
 	Limit    int    `json:"limit"`    // requests allowed in flight now
 	InFlight int    `json:"inFlight"` // requests in flight
 	Waiting  int    `json:"waiting"`  // deliveries waiting for a slot
-	// BaselineMS is the host's usual answer time, in milliseconds.
+	// BaselineMS is the host's fastest answer time of the last 5 to 10 s,
+	// in milliseconds: what an answer takes when nothing waits.
 	BaselineMS float64 `json:"baselineMs"`
+	// SmoothedMS is its answer time smoothed over about the last 8
+	// answers, in milliseconds: beyond twice the baseline and a
+	// millisecond, its limit stops growing (hostadapt.go).
+	SmoothedMS float64 `json:"smoothedMs"`
 	// PausedUntil is when a Retry-After pause ends, when one is running.
 	PausedUntil time.Time `json:"pausedUntil,omitzero"`
 	// Rate is the deliveries a second the host is held to
@@ -404,6 +409,9 @@ type HostStats struct {
 	RateWaiting int     `json:"rateWaiting"`
 }
 
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // hosts returns the stats of every host delivered to recently, by host.
 func (l *hostLimit) stats() []HostStats {
 	now := time.Now()
@@ -411,7 +419,7 @@ func (l *hostLimit) stats() []HostStats {
 	out := make([]HostStats, 0, len(l.hosts))
 	for host, s := range l.hosts {
 		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiting.len(),
-			BaselineMS: float64(s.adapt.base.Microseconds()) / 1000, Rate: l.perSecond, RateWaiting: s.pacing}
+			BaselineMS: ms(s.adapt.base()), SmoothedMS: ms(s.adapt.srtt), Rate: l.perSecond, RateWaiting: s.pacing}
 		if now.Before(s.adapt.pause) {
 			st.PausedUntil = s.adapt.pause
 		}

@@ -83,14 +83,7 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	}()
 	t.Cleanup(func() { close(done); <-loaded; stop() })
 
-	limit := func() HostStats {
-		for _, h := range w.Hosts() {
-			if h.Host == host {
-				return h
-			}
-		}
-		return HostStats{}
-	}
+	limit := func() HostStats { return hostStats(w, host) }
 	testenv.Eventually(t, wait, func() bool { return limit().Limit == 12 }, "a fast host's concurrency grows to the ceiling")
 
 	phase.Store(phaseSlow)
@@ -113,4 +106,56 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	mu.Unlock()
 
 	testenv.Eventually(t, wait, func() bool { return limit().Limit >= 8 }, "a recovered host's concurrency grows again")
+}
+
+// hostStats returns host's figures in w, zero when w has none.
+func hostStats(w *Webhooks, host string) HostStats {
+	for _, h := range w.Hosts() {
+		if h.Host == host {
+			return h
+		}
+	}
+	return HostStats{}
+}
+
+// A callback host that serves one request at a time answers later the
+// more requests the hub has in flight to it: its limit does not climb
+// towards the ceiling, as it would for a host that answers as quickly with
+// more, but stays within a few of where it started, every notification
+// delivered and the host never paused for it.
+func TestHostLimit_QueueingHostStaysNearItsStart(t *testing.T) {
+	e := newEnv(t)
+	e.channel(topic, "feed")
+	var (
+		serial sync.Mutex
+		got    atomic.Int64
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serial.Lock()
+		time.Sleep(5 * time.Millisecond) // the host's work, one request at a time: not synchronisation
+		serial.Unlock()
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	host := hostOf(srv.URL)
+	const subs, notes = 30, 10
+	for i := range subs {
+		e.subscribe(topic, srv.URL+"/cb/"+strconv.Itoa(i), "")
+	}
+	cfg := e.fastConfig()
+	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 4, 1, 64
+	w, stop := e.start(cfg)
+	t.Cleanup(stop)
+
+	e.publish(topic, "feed", 0, notes)
+	testenv.Eventually(t, wait, func() bool { return got.Load() >= subs*notes }, "every notification delivered")
+	h := hostStats(w, host)
+	if h.Limit > 6 {
+		t.Errorf("limit %d after %d answers of a host serving one at a time (baseline %.1f ms, smoothed %.1f ms): want at most 6",
+			h.Limit, got.Load(), h.BaselineMS, h.SmoothedMS)
+	}
+	if !h.PausedUntil.IsZero() {
+		t.Errorf("host paused until %v for answering slowly", h.PausedUntil)
+	}
 }

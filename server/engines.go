@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/delivery"
@@ -188,7 +189,8 @@ func (p *process) buildLive(context.Context) error {
 			hosts := hooks.Hosts()
 			out := make([]metrics.HostGauge, len(hosts))
 			for i, h := range hosts {
-				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero(), Rate: h.Rate, RateWaiting: h.RateWaiting}
+				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero(), Rate: h.Rate, RateWaiting: h.RateWaiting,
+					Base: msDuration(h.BaselineMS), Smoothed: msDuration(h.SmoothedMS)}
 			}
 			return out
 		},
@@ -242,3 +244,6 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// msDuration is ms milliseconds.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

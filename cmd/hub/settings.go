@@ -62,7 +62,7 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.Retry, "retry", "", "webhook retry schedule, e.g. 1s,x2,max=1h,attempts=15,jitter=0.2 (default: the delivery package's)")
 	fs.StringVar(&s.SigMethod, "signature", d.SigMethod, "X-Hub-Signature method: sha1, sha256, sha384 or sha512")
 	fs.StringVar(&s.SignatureScheme, "signature-scheme", d.SignatureScheme, "how webhooks are signed for subscriptions that do not ask (rshub.signature): websub (X-Hub-Signature), standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature; a hub.secret \"whsec_<base64>\" is that key, any other secret its raw bytes) or both")
-	fs.IntVar(&s.PerHost, "per-host", d.PerHost, "concurrent deliveries a callback host starts with; it adapts between --per-host-min and --per-host-max, growing while the host answers quickly and halving on 429, 503, timeouts and slow answers (Retry-After pauses the host, at most 10 min)")
+	fs.IntVar(&s.PerHost, "per-host", d.PerHost, "concurrent deliveries a callback host starts with; it adapts between --per-host-min and --per-host-max, growing while the host answers quickly, holding while its answers queue, cut on answers far slower than its fastest and halved on 429, 503 and timeouts (Retry-After pauses the host, at most 10 min)")
 	fs.IntVar(&s.PerHostMin, "per-host-min", d.PerHostMin, "fewest concurrent deliveries a callback host is cut down to")
 	fs.IntVar(&s.PerHostMax, "per-host-max", d.PerHostMax, "most concurrent deliveries a callback host grows to (equal to --per-host-min: a fixed limit)")
 	fs.Float64Var(&s.DefaultRate, "default-rate", 0, "deliveries per second of a webhook subscription that asks for no rshub.rate (0: no limit)")

@@ -39,6 +39,10 @@ type HostGauge struct {
 	// the deliveries waiting for it or for a pause to end.
 	Rate        float64
 	RateWaiting int
+	// Base is the host's fastest answer of the last 5 to 10 s, Smoothed
+	// its answer time over about the last 8 answers: the limit grows
+	// while Smoothed stays near Base.
+	Base, Smoothed time.Duration
 }
 
 // Sources are read at every scrape; nil fields are skipped.
@@ -180,7 +184,7 @@ type gauges struct {
 	subsHeld, subsRefused                *prometheus.Desc
 	attempts                             *prometheus.Desc
 	hostLimit, hostInFlight, hostPaused  *prometheus.Desc
-	hostRate, hostRateWait               *prometheus.Desc
+	hostRate, hostRateWait, hostAnswer   *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
@@ -201,6 +205,7 @@ func newGauges(src Sources) *gauges {
 		hostInFlight:   prometheus.NewDesc("rshub_delivery_host_in_flight", "Webhook requests in flight to a callback host.", []string{"host"}, nil),
 		hostRate:       prometheus.NewDesc("rshub_delivery_host_rate", "Webhook deliveries a second a callback host is held to (--per-host-rate; absent: no limit).", []string{"host"}, nil),
 		hostRateWait:   prometheus.NewDesc("rshub_delivery_host_rate_waiting", "Webhook deliveries waiting for a callback host's rate or the end of its Retry-After pause, before they wait for a slot.", []string{"host"}, nil),
+		hostAnswer:     prometheus.NewDesc("rshub_delivery_host_answer_seconds", "A callback host's answer time: base, its fastest of the last 5 to 10 s; smoothed, over about its last 8 answers. Its limit grows while smoothed stays within three times base and a millisecond.", []string{"host", "kind"}, nil),
 		hostPaused:     prometheus.NewDesc("rshub_delivery_host_paused", "1 while a callback host's Retry-After pauses deliveries to it.", []string{"host"}, nil),
 		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
 		attempts:       prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
@@ -208,7 +213,7 @@ func newGauges(src Sources) *gauges {
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused, g.hostRate, g.hostRateWait} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused, g.hostRate, g.hostRateWait, g.hostAnswer} {
 		ch <- d
 	}
 }
@@ -260,6 +265,8 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.hostInFlight, prometheus.GaugeValue, float64(h.InFlight), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostPaused, prometheus.GaugeValue, paused, h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostRateWait, prometheus.GaugeValue, float64(h.RateWaiting), h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.Base.Seconds(), h.Host, "base")
+			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.Smoothed.Seconds(), h.Host, "smoothed")
 			if h.Rate > 0 {
 				ch <- prometheus.MustNewConstMetric(g.hostRate, prometheus.GaugeValue, h.Rate, h.Host)
 			}

@@ -22,7 +22,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
 		Hosts: func() []HostGauge {
-			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4}, {Host: "free.example:443", Limit: 8}}
+			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4, Base: 1500 * time.Microsecond, Smoothed: 4 * time.Millisecond}, {Host: "free.example:443", Limit: 8}}
 		},
 	})
 	m.Published("demo", 100, time.Millisecond)
@@ -62,6 +62,8 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_attempt_log_records_total{result="written"} 30`,
 		`rshub_attempt_log_records_total{result="dropped"} 6`,
 		`rshub_delivery_host_limit{host="cb.example:443"} 12`,
+		`rshub_delivery_host_answer_seconds{host="cb.example:443",kind="base"} 0.0015`,
+		`rshub_delivery_host_answer_seconds{host="cb.example:443",kind="smoothed"} 0.004`,
 		`rshub_delivery_host_in_flight{host="cb.example:443"} 5`,
 		`rshub_delivery_host_paused{host="cb.example:443"} 1`,
 		`rshub_delivery_host_rate{host="cb.example:443"} 2.5`,
