@@ -30,6 +30,14 @@ import (
 //     also grow with the hub's own load, which fewer requests to one host
 //     need not relieve.
 //
+// A host idle for longer than restartIdle and two of its round trips
+// starts its next burst at its start limit (Config.PerHost) if its limit
+// is above, and ramps back up to the limit by one per answer (doubling per
+// round trip): a burst to a host whose limit is 64 would otherwise make
+// 64 requests ready at once, and the first answer wait for a core until
+// every one is written; a few round trips of ramp cost a burst less than
+// that wait.
+//
 // It halves, at most once per round trip, when the host answers 429 or
 // 503 or times out, down to the floor; a 429 or 503 with Retry-After also
 // pauses the host until then (at most MaxRetryAfter). It stays between the
@@ -50,6 +58,10 @@ const MaxRetryAfter = 10 * time.Minute
 // milliseconds its own goroutines wait for a core when busy are what the
 // limit is to keep short.
 const queueSlack = time.Millisecond
+
+// restartIdle is the least idle time after which a host ramps up again
+// from its start (hostAdapt.resume).
+const restartIdle = time.Millisecond
 
 // baseWindow is how long the fastest answer stays a host's base: a host
 // that became slower for good gets a slower base after one to two windows.
@@ -80,6 +92,11 @@ type hostAdapt struct {
 	lastCut         time.Time
 	backedOff       bool      // slow start is over
 	pause           time.Time // no new request before it (Retry-After)
+	// idleAt is when the host's last request ended with none waiting,
+	// zero while it has one in flight; ramp > 0 is the slots of a burst
+	// ramping up after idle (resume), below limit.
+	idleAt time.Time
+	ramp   float64
 }
 
 // observe updates a after an attempt that took rtt and said sig at now;
@@ -100,6 +117,13 @@ func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Durat
 			}
 		}
 		switch {
+		case a.ramp > 0:
+			if a.ramp++; a.ramp >= a.limit {
+				a.ramp = 0
+			}
+			if a.queueing() {
+				a.backedOff = true
+			}
 		case a.congested():
 			if a.limit > float64(b.start) {
 				a.cut(0.75, rtt, now)
@@ -172,7 +196,26 @@ func (a *hostAdapt) congested() bool {
 }
 
 // slots is how many requests the host may have in flight.
-func (a *hostAdapt) slots() int { return int(a.limit) }
+func (a *hostAdapt) slots() int {
+	if a.ramp > 0 {
+		return int(min(a.ramp, a.limit))
+	}
+	return int(a.limit)
+}
+
+// resume notes a request to the host at now, the first in flight: after
+// an idle time of restartIdle and two round trips, a limit above start
+// ramps up from start again.
+func (a *hostAdapt) resume(now time.Time, start int) {
+	if !a.idleAt.IsZero() && now.Sub(a.idleAt) >= max(restartIdle, 2*a.srtt) && a.limit > float64(start) {
+		a.ramp = float64(start)
+	}
+	a.idleAt = time.Time{}
+}
+
+// rest notes that the host's last request in flight ended at now with
+// none waiting.
+func (a *hostAdapt) rest(now time.Time) { a.idleAt = now }
 
 // signalOf classifies an attempt for its host's limit.
 func signalOf(a attempt) signal {

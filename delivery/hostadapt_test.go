@@ -203,3 +203,42 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// A host idle for longer than restartIdle and two round trips starts its
+// next burst at its start limit and ramps back up by one per answer,
+// without the ramp's answers growing the limit itself; a shorter pause, or
+// a limit not above the start, keeps every slot.
+func TestHostAdapt_RampsUpAfterIdle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	b := bounds{1, 8, 64}
+	a := hostAdapt{limit: 40, srtt: ms, minNow: ms, window: t0}
+	a.rest(t0)
+	a.resume(t0.Add(ms/2), b.start)
+	if a.slots() != 40 {
+		t.Fatalf("slots = %d after 0.5 ms idle, want all 40", a.slots())
+	}
+	a.rest(t0.Add(ms))
+	a.resume(t0.Add(4*ms), b.start)
+	if a.slots() != 8 {
+		t.Fatalf("slots = %d after 3 ms idle, want the start 8", a.slots())
+	}
+	answers := 0
+	for now := t0.Add(5 * ms); a.slots() < 40; now = now.Add(ms / 8) {
+		a.observe(signalFast, ms, 0, true, now, b)
+		answers++
+		if answers > 40 {
+			t.Fatalf("slots = %d after %d answers: the ramp does not reach the limit", a.slots(), answers)
+		}
+	}
+	if answers != 32 || a.limit != 40 || a.ramp != 0 {
+		t.Fatalf("after %d answers: slots %d, limit %v, ramp %v; want 32 answers to reach the limit 40, unchanged, ramp over",
+			answers, a.slots(), a.limit, a.ramp)
+	}
+	low := hostAdapt{limit: 6, srtt: ms, minNow: ms, window: t0}
+	low.rest(t0)
+	low.resume(t0.Add(time.Second), b.start)
+	if low.slots() != 6 {
+		t.Fatalf("slots = %d, want 6: a limit below the start does not ramp", low.slots())
+	}
+}

@@ -119,7 +119,7 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 	l.mu.Lock()
 	s := l.semLocked(host, now)
 	if s.waiting.len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
-		s.inFlight++
+		l.takeLocked(s, now)
 		l.mu.Unlock()
 		return hostSlot{l: l, s: s}, nil
 	}
@@ -203,7 +203,7 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 		return
 	}
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
-		s.inFlight++
+		l.takeLocked(s, now)
 		if wt := s.waiting.pop(); wt.q != nil {
 			l.runLined(lineJob{q: wt.q, st: wt.st, slot: hostSlot{l: l, s: s}})
 		} else {
@@ -322,6 +322,7 @@ func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
 		l.releaseLocked(s, now)
 		return hostSlot{}
 	}
+	l.grantLocked(s, now) // slots the answer added (a growing limit, a ramp)
 	return h
 }
 
@@ -343,6 +344,7 @@ func (h hostSlot) handOn() (*queue, *runState, hostSlot) {
 		wt := s.waiting.pop()
 		s.used = now
 		l.handed.Add(1)
+		l.grantLocked(s, now) // slots the last answer added
 		return wt.q, wt.st, hostSlot{l: l, s: s}
 	}
 	l.releaseLocked(s, now)
@@ -356,9 +358,21 @@ func (h hostSlot) release() {
 	h.l.mu.Unlock()
 }
 
+// takeLocked counts a request in flight to s at now: the first after the
+// host was idle may start a ramp (hostAdapt.resume). l.mu is held.
+func (l *hostLimit) takeLocked(s *hostSem, now time.Time) {
+	if s.inFlight == 0 {
+		s.adapt.resume(now, l.bounds.start)
+	}
+	s.inFlight++
+}
+
 func (l *hostLimit) releaseLocked(s *hostSem, now time.Time) {
 	s.inFlight--
 	s.used = now
+	if s.inFlight == 0 && s.waiting.len() == 0 {
+		s.adapt.rest(now)
+	}
 	l.grantLocked(s, now)
 }
 
@@ -418,7 +432,7 @@ func (l *hostLimit) stats() []HostStats {
 	l.mu.Lock()
 	out := make([]HostStats, 0, len(l.hosts))
 	for host, s := range l.hosts {
-		st := HostStats{Host: host, Limit: s.adapt.slots(), InFlight: s.inFlight, Waiting: s.waiting.len(),
+		st := HostStats{Host: host, Limit: int(s.adapt.limit), InFlight: s.inFlight, Waiting: s.waiting.len(),
 			BaselineMS: ms(s.adapt.base()), SmoothedMS: ms(s.adapt.srtt), Rate: l.perSecond, RateWaiting: s.pacing}
 		if now.Before(s.adapt.pause) {
 			st.PausedUntil = s.adapt.pause

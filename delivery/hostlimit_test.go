@@ -197,3 +197,49 @@ func hostWaitingOf(l *hostLimit, host string) int {
 	}
 	return 0
 }
+
+// A host back from idle ramps up from its start: the slots each answer
+// adds are handed to the host's waiters as the answer comes, also when
+// the answering request keeps its slot for its queue's next attempt
+// (kept), not only once a slot is given back.
+func TestHostLimit_RampGrantsAsAnswersCome(t *testing.T) {
+	l := newHostLimit(4, 1, 64, 0)
+	ctx := context.Background()
+	now := time.Now()
+	l.hosts["a"] = &hostSem{used: now, adapt: hostAdapt{limit: 20, srtt: time.Millisecond, minNow: time.Millisecond,
+		window: now, idleAt: now.Add(-time.Second)}}
+	slots := make([]hostSlot, 4)
+	for i := range slots {
+		var err error
+		if slots[i], err = l.acquire(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan hostSlot, 1)
+	go func() {
+		s, err := l.acquire(ctx, "a") // the ramp starts at 4: this one waits
+		if err == nil {
+			got <- s
+		}
+	}()
+	testenv.Eventually(t, wait, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.hosts["a"].waiting.len() == 1
+	}, "a fifth request waits while the ramp is at 4")
+	if h := slots[0].kept(attempt{status: http.StatusNoContent}, time.Millisecond, time.Now()); h.s == nil {
+		t.Fatal("the answering request lost its slot")
+	}
+	select {
+	case s := <-got:
+		s.release()
+	case <-time.After(wait):
+		t.Fatal("the slot the answer added was not handed to the waiter")
+	}
+	for _, s := range slots {
+		s.release()
+	}
+	if n := l.inUse("a"); n != 0 {
+		t.Fatalf("%d slots still taken", n)
+	}
+}

@@ -16,14 +16,14 @@ type receipts struct {
 	mu  sync.Mutex
 	got []bool // receiver*n + (id-base)
 	lat []time.Duration
-	// first is each notification's earliest receipt after its publish
-	// (id-base), 0 until one came
-	first []time.Duration
-	count int // distinct (receiver, notification) receipts
-	dups  int
-	stray int // receipts of ids outside the measurement or unknown receivers
-	last  time.Time
-	done  chan struct{}
+	// first and last are each notification's earliest and latest receipt
+	// after its publish (id-base), 0 until one came
+	first, last []time.Duration
+	count       int // distinct (receiver, notification) receipts
+	dups        int
+	stray       int       // receipts of ids outside the measurement or unknown receivers
+	end         time.Time // the latest receipt of all
+	done        chan struct{}
 }
 
 func newReceipts(receivers, base, n int) *receipts {
@@ -32,6 +32,7 @@ func newReceipts(receivers, base, n int) *receipts {
 		got:   make([]bool, receivers*n),
 		lat:   make([]time.Duration, 0, receivers*n),
 		first: make([]time.Duration, n),
+		last:  make([]time.Duration, n),
 		done:  make(chan struct{}),
 	}
 }
@@ -59,9 +60,10 @@ func (r *receipts) record(receiver, id int, sent, now time.Time) {
 	if f := r.first[k]; f == 0 || d < f {
 		r.first[k] = d
 	}
+	r.last[k] = max(r.last[k], d)
 	r.count++
-	if now.After(r.last) {
-		r.last = now
+	if now.After(r.end) {
+		r.end = now
 	}
 	if r.count == r.want() {
 		close(r.done)
@@ -94,21 +96,24 @@ type tally struct {
 	Last    time.Time // when the last distinct receipt arrived
 	Latency Latencies // publish→receipt over distinct receipts
 	// First is publish→first receipt over the notifications any
-	// receiver got: how long a fan-out takes to start
-	First Latencies
+	// receiver got: how long a fan-out takes to start; Spread is first
+	// receipt→last receipt over the same: how long it takes once started
+	First, Spread Latencies
 }
 
 func (r *receipts) tally() tally {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	first := make([]time.Duration, 0, len(r.first))
-	for _, d := range r.first {
+	spread := make([]time.Duration, 0, len(r.first))
+	for k, d := range r.first {
 		if d != 0 {
 			first = append(first, d)
+			spread = append(spread, r.last[k]-d)
 		}
 	}
-	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Stray: r.stray, Last: r.last,
-		Latency: Summarize(append([]time.Duration(nil), r.lat...)), First: Summarize(first)}
+	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Stray: r.stray, Last: r.end,
+		Latency: Summarize(append([]time.Duration(nil), r.lat...)), First: Summarize(first), Spread: Summarize(spread)}
 }
 
 // schedule calls send for k = 0..n-1, at start+k*interval when interval is

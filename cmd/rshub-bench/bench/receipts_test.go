@@ -6,8 +6,9 @@ import (
 )
 
 // A measurement's tally counts distinct receipts, duplicates and strays
-// apart, and its First is each notification's earliest receipt: the
-// fan-out's start, whatever order the receipts came in.
+// apart, its First is each notification's earliest receipt (the fan-out's
+// start) and its Spread the time from there to the latest, whatever order
+// the receipts came in.
 func TestReceipts_TallyCountsAndFirstReceipts(t *testing.T) {
 	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return sent.Add(time.Duration(ms) * time.Millisecond) }
@@ -26,6 +27,10 @@ func TestReceipts_TallyCountsAndFirstReceipts(t *testing.T) {
 	}
 	if got.First.Count != 2 || got.First.P50 != 4*time.Millisecond || got.First.Max != 20*time.Millisecond {
 		t.Fatalf("first receipts = %+v, want 2 of them, 4 ms and 20 ms", got.First)
+	}
+	// notification 10: 4 → 9 ms; 11: 20 → 30 ms
+	if got.Spread.Count != 2 || got.Spread.P50 != 5*time.Millisecond || got.Spread.Max != 10*time.Millisecond {
+		t.Fatalf("spreads = %+v, want 5 ms and 10 ms", got.Spread)
 	}
 	if got.Latency.P50 != 9*time.Millisecond || got.Last != at(30) {
 		t.Fatalf("latency p50 %s, last %s", got.Latency.P50, got.Last)
