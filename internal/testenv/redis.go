@@ -146,13 +146,3 @@ func ping(addr string) bool {
 	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
-// FreePort asks the kernel for a free loopback TCP port.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testenv: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}

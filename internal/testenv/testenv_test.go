@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -115,4 +116,26 @@ func TestRestartableNATS_RestartAndDisconnect(t *testing.T) {
 	n.Stop()
 	n.Start()
 	Eventually(t, 10*time.Second, func() bool { return nc.IsConnected() && nc.FlushTimeout(time.Second) == nil }, "reconnected to the restarted server")
+}
+
+// FreePort hands out distinct ports, each bindable, and none from the
+// kernel's ephemeral range where the machine says what it is.
+func TestFreePort_DistinctBindableOutsideTheEphemeralRange(t *testing.T) {
+	lo, known := ephemeralStart()
+	seen := map[int]bool{}
+	for range 200 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+		if known && lo > belowEphemeral+1000 && (p < belowEphemeral || p >= lo) {
+			t.Fatalf("port %d outside [%d, %d)", p, belowEphemeral, lo)
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			t.Fatalf("port %d: %v", p, err)
+		}
+		_ = l.Close()
+	}
 }
