@@ -145,4 +145,3 @@ func ping(addr string) bool {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && strings.HasPrefix(line, "+PONG")
 }
-
