@@ -131,23 +131,14 @@ func TestHostLimit_QueueingHostStaysNearItsStart(t *testing.T) {
 		serial sync.Mutex
 		got    atomic.Int64
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	const subs, notes = 20, 10
+	w, host := onOneHost(t, e, subs, 4, 64, func(w http.ResponseWriter, r *http.Request) {
 		serial.Lock()
 		time.Sleep(10 * time.Millisecond) // the host's work, one request at a time: not synchronisation
 		serial.Unlock()
 		got.Add(1)
 		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(srv.Close)
-	host := hostOf(srv.URL)
-	const subs, notes = 20, 10
-	for i := range subs {
-		e.subscribe(topic, srv.URL+"/cb/"+strconv.Itoa(i), "")
-	}
-	cfg := e.fastConfig()
-	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 4, 1, 64
-	w, stop := e.start(cfg)
-	t.Cleanup(stop)
+	})
 
 	e.publish(topic, "feed", 0, notes)
 	testenv.Eventually(t, wait, func() bool { return got.Load() >= subs*notes }, "every notification delivered")
@@ -168,23 +159,29 @@ func TestHostLimit_JitteryHostGrows(t *testing.T) {
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w, host := onOneHost(t, e, 60, 4, 32, func(w http.ResponseWriter, r *http.Request) {
 		// the host's own time, from 20 to 60 ms in a fixed spread: not synchronisation
 		time.Sleep(20*time.Millisecond + time.Duration(n.Add(7919)%41)*time.Millisecond)
 		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(srv.Close)
-	host := hostOf(srv.URL)
-	const subs = 60
-	for i := range subs {
-		e.subscribe(topic, srv.URL+"/cb/"+strconv.Itoa(i), "")
-	}
-	cfg := e.fastConfig()
-	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 4, 1, 32
-	w, stop := e.start(cfg)
-	t.Cleanup(stop)
+	})
 
 	e.publish(topic, "feed", 0, 10) // 600 deliveries: a backlog the start limit holds back
 	testenv.Eventually(t, wait, func() bool { return hostStats(w, host).Limit >= 16 },
 		"the limit of a jittery but unqueued host grows from 4: %+v", hostStats(w, host))
+}
+
+// onOneHost subscribes subs callbacks of a loopback server answering with
+// h to e's channel "feed" and starts an engine whose hosts start at start
+// slots and grow to ceiling (floor 1); it returns the engine and the host.
+func onOneHost(t *testing.T, e *env, subs, start, ceiling int, h http.HandlerFunc) (*Webhooks, string) {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for i := range subs {
+		e.subscribe(topic, srv.URL+"/cb/"+strconv.Itoa(i), "")
+	}
+	cfg := e.fastConfig()
+	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = start, 1, ceiling
+	w, stop := e.start(cfg)
+	t.Cleanup(stop)
+	return w, hostOf(srv.URL)
 }
