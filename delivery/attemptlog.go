@@ -64,7 +64,7 @@ func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now
 	if q.attempts == nil {
 		q.attempts = recorderFor(q.w.cfg.Attempts, q.id)
 	}
-	rec := hub.Attempt{SubID: q.id, Time: now.UTC(), Seq: seq, Attempt: n, Status: a.status, LatencyMS: float64(took.Microseconds()) / 1000}
+	rec := hub.Attempt{SubID: q.id, Time: now.UTC(), Seq: seq, Attempt: n, Status: a.status, LatencyMS: ms(took)}
 	if !a.ok() {
 		rec.Error = a.reason()
 	}

@@ -403,14 +403,14 @@ func (l *hostLimit) inUse(host string) int {
 // stands (hostadapt.go).
 type HostStats struct {
 	Host     string `json:"host"`
-	Limit    int    `json:"limit"`    // requests allowed in flight now
+	Limit    int    `json:"limit"`    // its adaptive limit (a burst after idle ramps up to it)
 	InFlight int    `json:"inFlight"` // requests in flight
 	Waiting  int    `json:"waiting"`  // deliveries waiting for a slot
 	// BaselineMS is the host's fastest answer time of the last 5 to 10 s,
 	// in milliseconds: what an answer takes when nothing waits.
 	BaselineMS float64 `json:"baselineMs"`
 	// SmoothedMS is its answer time smoothed over about the last 8
-	// answers, in milliseconds: beyond twice the baseline and a
+	// answers, in milliseconds: beyond three times the baseline and a
 	// millisecond, its limit stops growing (hostadapt.go).
 	SmoothedMS float64 `json:"smoothedMs"`
 	// PausedUntil is when a Retry-After pause ends, when one is running.

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/delivery"
@@ -190,7 +189,7 @@ func (p *process) buildLive(context.Context) error {
 			out := make([]metrics.HostGauge, len(hosts))
 			for i, h := range hosts {
 				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero(), Rate: h.Rate, RateWaiting: h.RateWaiting,
-					Base: msDuration(h.BaselineMS), Smoothed: msDuration(h.SmoothedMS)}
+					BaseSeconds: h.BaselineMS / 1000, SmoothedSeconds: h.SmoothedMS / 1000}
 			}
 			return out
 		},
@@ -244,6 +243,3 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
-// msDuration is ms milliseconds.
-func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -39,10 +39,10 @@ type HostGauge struct {
 	// the deliveries waiting for it or for a pause to end.
 	Rate        float64
 	RateWaiting int
-	// Base is the host's fastest answer of the last 5 to 10 s, Smoothed
-	// its answer time over about the last 8 answers: the limit grows
-	// while Smoothed stays near Base.
-	Base, Smoothed time.Duration
+	// BaseSeconds is the host's fastest answer of the last 5 to 10 s,
+	// SmoothedSeconds its answer time over about the last 8 answers: the
+	// limit grows while SmoothedSeconds stays near BaseSeconds.
+	BaseSeconds, SmoothedSeconds float64
 }
 
 // Sources are read at every scrape; nil fields are skipped.
@@ -265,8 +265,8 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.hostInFlight, prometheus.GaugeValue, float64(h.InFlight), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostPaused, prometheus.GaugeValue, paused, h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostRateWait, prometheus.GaugeValue, float64(h.RateWaiting), h.Host)
-			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.Base.Seconds(), h.Host, "base")
-			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.Smoothed.Seconds(), h.Host, "smoothed")
+			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.BaseSeconds, h.Host, "base")
+			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.SmoothedSeconds, h.Host, "smoothed")
 			if h.Rate > 0 {
 				ch <- prometheus.MustNewConstMetric(g.hostRate, prometheus.GaugeValue, h.Rate, h.Host)
 			}

@@ -22,7 +22,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
 		Hosts: func() []HostGauge {
-			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4, Base: 1500 * time.Microsecond, Smoothed: 4 * time.Millisecond}, {Host: "free.example:443", Limit: 8}}
+			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4, BaseSeconds: 0.0015, SmoothedSeconds: 0.004}, {Host: "free.example:443", Limit: 8}}
 		},
 	})
 	m.Published("demo", 100, time.Millisecond)
