@@ -47,6 +47,21 @@ func BenchmarkWebhooks_FanOut(b *testing.B) {
 	b.Run("served-paced-10k", func(b *testing.B) { benchFanOut(b, fanOut{subs: 10000, served: true, paced: true}) })
 }
 
+// BenchmarkWebhooks_FanOutPerHost is the served fan-out with the per-host
+// limit fixed (floor = ceiling) at 4, 16 and 64: on one host back to
+// back, and over 4 hosts paced, where the requests in flight over all
+// hosts, not per host, set the CPU per delivery and the first receipt.
+func BenchmarkWebhooks_FanOutPerHost(b *testing.B) {
+	for _, n := range []int{4, 16, 64} {
+		b.Run(fmt.Sprintf("1host/perhost=%d", n), func(b *testing.B) {
+			benchFanOut(b, fanOut{subs: 500, served: true, floor: n, ceiling: n})
+		})
+		b.Run(fmt.Sprintf("4hosts-paced/perhost=%d", n), func(b *testing.B) {
+			benchFanOut(b, fanOut{subs: 500, hosts: 4, served: true, paced: true, floor: n, ceiling: n})
+		})
+	}
+}
+
 // fanOut is a case of BenchmarkWebhooks_FanOut: subs subscriptions over
 // hosts callback hosts (0: one), the per-host floor and ceiling (0: the
 // defaults), as served or not, paced or not.
