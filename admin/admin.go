@@ -40,6 +40,9 @@ type Channels interface {
 	ChannelByName(ctx context.Context, name string) (hub.Channel, error)
 	ChannelState(ctx context.Context, topic string) (hub.ChannelState, error)
 	PutChannel(ctx context.Context, c hub.Channel) (hub.Channel, error)
+	// CreateChannel is PutChannel refusing a name or topic another
+	// channel has (*hub.ExistsError).
+	CreateChannel(ctx context.Context, c hub.Channel) (hub.Channel, error)
 	DeleteChannel(ctx context.Context, c hub.Channel) error
 }
 
@@ -144,8 +147,9 @@ func New(cfg Config) (*API, error) {
 func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /admin/openapi.json", serveOpenAPI)
 	mux.Handle("GET /admin/channels", a.handle(a.listChannels))
-	mux.Handle("POST /admin/channels", a.handle(a.putChannel))
+	mux.Handle("POST /admin/channels", a.handle(a.createChannel))
 	mux.Handle("GET /admin/channels/{name}", a.handle(a.getChannel))
+	mux.Handle("PUT /admin/channels/{name}", a.handle(a.putChannel))
 	mux.Handle("DELETE /admin/channels/{name}", a.handle(a.deleteChannel))
 	mux.Handle("GET /admin/channels/{name}/continuity", a.handle(a.continuity))
 	mux.Handle("POST /admin/channels/{name}/continuity/reset", a.handle(a.resetContinuity))
@@ -198,6 +202,8 @@ func (a *API) handle(fn func(*http.Request) (any, error)) http.Handler {
 			v = p.list()
 		} else if o, isOK := v.(ok); isOK {
 			v = o.v
+		} else if c, isCreated := v.(created); isCreated {
+			v, status = c.v, http.StatusCreated
 		} else if r.Method == http.MethodPost {
 			status = http.StatusCreated
 		}
@@ -246,6 +252,10 @@ func badRequest(format string, args ...any) error {
 
 // ok is a POST's answer that is a 200, not a 201.
 type ok struct{ v any }
+
+// created is an answer that is a 201 whatever the method (a PUT that
+// created).
+type created struct{ v any }
 
 // nonNil returns list, or an empty list of its type when it is nil, so
 // that JSON lists are [] and never null.

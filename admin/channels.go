@@ -142,14 +142,68 @@ func (a *API) listChannels(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// createChannel answers POST /admin/channels: a new channel (201), or 409
+// naming the channel that has its name or topic already (PUT replaces it).
+func (a *API) createChannel(r *http.Request) (any, error) {
+	c, err := decodeChannel(r)
+	if err != nil {
+		return nil, err
+	}
+	c, err = a.cfg.Hub.CreateChannel(r.Context(), c)
+	var ee *hub.ExistsError
+	if errors.As(err, &ee) {
+		return nil, &apiError{http.StatusConflict, wire.Clip(ee.Error() + "; PUT /admin/channels/" + ee.Channel.Name + " replaces it")}
+	}
+	return channelAnswer(c, err)
+}
+
+// putChannel answers PUT /admin/channels/{name}: the channel named so,
+// created (201) or replaced (200); a body naming another channel is a 400.
 func (a *API) putChannel(r *http.Request) (any, error) {
+	name := r.PathValue("name")
+	if !hub.ValidChannelName(name) {
+		return nil, badRequest("channel name %q: names are 1-%d characters of A-Z a-z 0-9 - _", wire.Clip(name), hub.MaxChannelNameLen)
+	}
+	c, err := decodeChannel(r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Name == "":
+		c.Name = name
+	case c.Name != name:
+		return nil, badRequest("the body names channel %q, the path %q: PUT /admin/channels/{name} takes the channel of that name", wire.Clip(c.Name), name)
+	}
+	_, err = a.cfg.Hub.ChannelByName(r.Context(), name)
+	existed := err == nil
+	if err != nil && !errors.Is(err, hub.ErrNotFound) {
+		return nil, err
+	}
+	v, err := channelAnswer(a.cfg.Hub.PutChannel(r.Context(), c))
+	switch {
+	case err != nil:
+		return nil, err
+	case existed:
+		return ok{v}, nil
+	}
+	return created{v}, nil
+}
+
+// decodeChannel reads a channel definition, the object of a --channels file.
+func decodeChannel(r *http.Request) (hub.Channel, error) {
 	var c hub.Channel
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxChannelBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, badRequest("channel JSON: %s", wire.Clip(err.Error()))
+		return c, badRequest("channel JSON: %s", wire.Clip(err.Error()))
 	}
-	c, err := a.cfg.Hub.PutChannel(r.Context(), c)
+	return c, nil
+}
+
+// channelAnswer maps what the hub says of a created or replaced channel
+// to the answer: the channel without its token, 400 for a definition that
+// breaks a rule, 409 for a name another topic has.
+func channelAnswer(c hub.Channel, err error) (any, error) {
 	switch {
 	case errors.Is(err, hub.ErrChannelRefused):
 		return nil, badRequest("%s", wire.Clip(err.Error()))

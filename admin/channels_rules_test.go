@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/rshub/rshub/internal/edgetest"
@@ -19,5 +20,47 @@ func TestPutChannel_HostileDefinitionsRefused(t *testing.T) {
 	}
 	if chs, err := f.Store.Channels(context.Background()); err != nil || len(chs) != 0 {
 		t.Fatalf("store holds %d channels (%v), want none", len(chs), err)
+	}
+}
+
+// POST /admin/channels creates and never replaces: a second POST of a
+// channel's name (a new token, say) or of its topic under another name is
+// a 409 naming the channel and PUT, and leaves the channel as it was; PUT
+// /admin/channels/{name} replaces it (200), or creates it (201).
+func TestChannels_CreateExistingIsConflictPutReplaces(t *testing.T) {
+	f := newFixture(t)
+	first := `{"name": "notes", "topic": "http://127.0.0.1:1/notes", "trust": "token", "token": "first-token-of-16-chars"}`
+	if status, body := f.adminDo(http.MethodPost, "/admin/channels", first); status != http.StatusCreated {
+		t.Fatalf("POST a new channel: %d %s", status, body)
+	}
+	for _, again := range []string{
+		`{"name": "notes", "topic": "http://127.0.0.1:1/notes", "trust": "token", "token": "second-token-of-16-chars"}`,
+		`{"name": "renamed", "topic": "http://127.0.0.1:1/notes", "trust": "token", "token": "second-token-of-16-chars"}`,
+	} {
+		status, body := f.adminDo(http.MethodPost, "/admin/channels", again)
+		if status != http.StatusConflict || !strings.Contains(body, `"notes"`) || !strings.Contains(body, "PUT /admin/channels/notes") {
+			t.Errorf("POST %s over an existing channel: %d %q, want 409 naming channel \"notes\" and PUT /admin/channels/notes", again, status, body)
+		}
+	}
+	ctx := context.Background()
+	if ch, err := f.Hub.ChannelByName(ctx, "notes"); err != nil || ch.Token != "first-token-of-16-chars" {
+		t.Fatalf("after the refused POSTs the channel is %+v (%v), want the first token kept", ch, err)
+	}
+	if _, err := f.Hub.ChannelByName(ctx, "renamed"); err == nil {
+		t.Fatal("a refused POST created channel \"renamed\"")
+	}
+
+	status, body := f.adminDo(http.MethodPut, "/admin/channels/notes", `{"topic": "http://127.0.0.1:1/notes", "trust": "token", "token": "second-token-of-16-chars"}`)
+	if status != http.StatusOK {
+		t.Fatalf("PUT over the channel: %d %s, want 200", status, body)
+	}
+	if ch, err := f.Hub.ChannelByName(ctx, "notes"); err != nil || ch.Token != "second-token-of-16-chars" {
+		t.Fatalf("after PUT the channel is %+v (%v), want the second token", ch, err)
+	}
+	if status, body := f.adminDo(http.MethodPut, "/admin/channels/fresh", `{"hosted": true, "trust": "open"}`); status != http.StatusCreated || !strings.Contains(body, `"fresh"`) {
+		t.Fatalf("PUT a new channel: %d %s, want 201", status, body)
+	}
+	if status, body := f.adminDo(http.MethodPut, "/admin/channels/fresh", `{"name": "other", "hosted": true, "trust": "open"}`); status != http.StatusBadRequest {
+		t.Fatalf("PUT with another name in the body: %d %s, want 400", status, body)
 	}
 }

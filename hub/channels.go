@@ -138,6 +138,9 @@ func (h *Hub) checkChannel(ch Channel) (Channel, error) {
 		// the hub itself answers for a hosted topic; verification is moot
 		return ch, errors.New("a hosted channel needs trust token or open")
 	}
+	if err := h.checkPrivate(ch); err != nil {
+		return ch, err
+	}
 	return ch, nil
 }
 

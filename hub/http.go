@@ -55,6 +55,10 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 	switch mt {
 	case "application/x-www-form-urlencoded":
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if xmlBody(r) {
+			h.writeRefusal(w, refuse(reasonContentType, xmlAsForm))
+			return
+		}
 		if err := r.ParseForm(); err != nil {
 			r := reasonRead
 			var mbe *http.MaxBytesError

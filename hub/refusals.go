@@ -63,7 +63,7 @@ type refusalRow struct {
 func refusalTable() []refusalRow {
 	return []refusalRow{
 		{reasonMethod, http.StatusMethodNotAllowed, "the hub URL takes POST (GET shows a note); a hosted topic takes GET or HEAD"},
-		{reasonContentType, http.StatusUnsupportedMediaType, "a Content-Type other than a form or XML, or one that does not parse"},
+		{reasonContentType, http.StatusUnsupportedMediaType, "a Content-Type other than a form or XML, one that does not parse, or an XML body sent as a form"},
 		{reasonCharset, http.StatusUnsupportedMediaType, "a notification labelled with a charset other than UTF-8"},
 		{reasonRead, http.StatusBadRequest, "the body or the form could not be read"},
 		{reasonTooLarge, http.StatusRequestEntityTooLarge, "a body or form over the limit (`--max-body`)"},
