@@ -23,7 +23,7 @@ func TestFatPing_XMLSentAsFormNamesApplicationXML(t *testing.T) {
 	}
 	before := f.LastSeq()
 	for name, body := range map[string]string{
-		"the specification's sample": string(spec),
+		"the specification's sample":  string(spec),
 		"after white space and a BOM": "\r\n \xef\xbb\xbf\n" + hubtest.Notif("change-notification", t0, t1),
 	} {
 		req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(body))
