@@ -39,7 +39,8 @@ func TestChannelsFile_HostileDefinitionsRefused(t *testing.T) {
 		if err := os.WriteFile(file, []byte(list), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return loadChannels(ctx, h, Config{ChannelsFile: file})
+		_, err := loadChannels(ctx, h, Config{ChannelsFile: file})
+		return err
 	}
 	for _, c := range edgetest.Channels() {
 		if err := load("[" + string(c.JSON()) + "]"); err == nil {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"crypto/rand"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -76,4 +78,37 @@ func home(dashboard bool, hubURL string) string {
 		out += "\nDashboard: " + dashboardURL(hubURL, "") + " (needs the admin token)"
 	}
 	return out
+}
+
+// dashboardOffPage is the dashboard's page on a hub without an admin
+// token: what to do, not a bare 404.
+const dashboardOffPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rshub: the dashboard is off</title></head>
+<body>
+<h1>The dashboard is off</h1>
+<p>The dashboard and the admin API need an admin token, and this hub was started without one.
+Start it with <code>--admin-token &lt;token&gt;</code> (or the environment variable <code>RSHUB_ADMIN_TOKEN</code>),
+then open <code>/dashboard/#token=&lt;token&gt;</code>.
+With <code>--demo</code> and no token, the hub makes one and logs the dashboard's link with it.</p>
+</body></html>
+`
+
+// adminOffMessage is the admin API's answer on a hub without an admin
+// token.
+const adminOffMessage = "the admin API is off: start the hub with --admin-token <token> (or RSHUB_ADMIN_TOKEN) and send Authorization: Bearer <token>\n"
+
+// registerAdminOff answers the dashboard's and the admin API's paths on a
+// hub without an admin token with a 404 that says how to turn them on.
+func registerAdminOff(mux *http.ServeMux) {
+	mux.HandleFunc(dashboard.Path, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, dashboardOffPage)
+	})
+	mux.HandleFunc("/admin/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, adminOffMessage)
+	})
 }

@@ -134,7 +134,11 @@ func (p *process) buildHub(ctx context.Context) error {
 		return err
 	}
 	p.hub = h
-	return loadChannels(ctx, h, s)
+	n, err := loadChannels(ctx, h, s)
+	if err == nil && s.ChannelsFile != "" {
+		p.logger.Info("--channels file loaded", "file", s.ChannelsFile, "channels", n)
+	}
+	return err
 }
 
 // buildPull makes pull mode: the ResourceSync documents derived from the
@@ -206,20 +210,21 @@ func (p *process) buildLive(context.Context) error {
 }
 
 // loadChannels creates the channels of --channels and, with --demo, the
-// demo channel.
-func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
+// demo channel; it returns how many channels the file holds.
+func loadChannels(ctx context.Context, h *hub.Hub, s Config) (int, error) {
 	var chs []hub.Channel
 	if s.ChannelsFile != "" {
 		raw, err := os.ReadFile(s.ChannelsFile)
 		if err != nil {
-			return fmt.Errorf("--channels: %w", err)
+			return 0, fmt.Errorf("--channels: %w", err)
 		}
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&chs); err != nil {
-			return fmt.Errorf("--channels %s: want a JSON list of channels: %w", s.ChannelsFile, err)
+			return 0, fmt.Errorf("--channels %s: want a JSON list of channels: %w", s.ChannelsFile, err)
 		}
 	}
+	n := len(chs)
 	if s.Demo {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
@@ -228,10 +233,10 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 			c = atOrigin(c, s.Upstream)
 		}
 		if _, err := h.PutChannel(ctx, c); err != nil {
-			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
+			return 0, fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}
 	}
-	return nil
+	return n, nil
 }
 
 func splitList(s string) []string {

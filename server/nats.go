@@ -62,7 +62,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	case errors.Is(err, embednats.ErrDataDirInUse):
 		return nil, nil, fmt.Errorf("--data-dir %s is in use, probably by another hub: give this hub its own --data-dir: %w", s.DataDir, err)
 	case errors.Is(err, embednats.ErrPortInUse):
-		return nil, nil, fmt.Errorf("--nats-listen %s or --leaf-listen %s is taken, probably by another hub: give this hub other addresses, or off: %w", s.NATSListen, s.LeafListen, err)
+		return nil, nil, fmt.Errorf("%s is taken, probably by another hub: give this hub another address, or off: %w", s.takenListener(err), err)
 	case err != nil:
 		return nil, nil, err
 	}

@@ -250,6 +250,8 @@ func (p *process) buildRoutes(context.Context) error {
 	mux.Handle("GET /metrics", p.metrics.Handler())
 	if p.dash != nil {
 		p.dash.Register(mux)
+	} else {
+		registerAdminOff(mux)
 	}
 	p.health = p.buildHealth()
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
