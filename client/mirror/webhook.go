@@ -85,9 +85,12 @@ func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 	}()
 
 	opt := subscriber.SubscribeOptions{Lease: cfg.Lease, Filter: m.cfg.Filter}
-	if prev := m.State().Subscription; prev != nil && prev.Hub == m.cfg.Hub && prev.Topic == m.cfg.Topic {
+	if prev := m.State().Subscription; reusable(prev, h, m.cfg.Hub, m.cfg.Topic) {
 		h.Restore(*prev)
 		opt.ID, opt.Secret = prev.ID, prev.Secret
+	} else if prev != nil && prev.Hub == m.cfg.Hub && prev.Topic == m.cfg.Topic {
+		m.emit(Event{Kind: EventWarning, Message: fmt.Sprintf("the state file's subscription is for callback %s, not %s: subscribing anew "+
+			"(the hub ends the old one when its lease does, %s)", prev.Callback, h.CallbackFor(prev.ID), prev.Expires().Format(time.RFC3339))})
 	}
 	var sub subscriber.Subscription
 	err = m.retry(ctx, "subscribe", func() error {
@@ -137,6 +140,14 @@ func (m *Mirror) RunWebhook(ctx context.Context, cfg WebhookConfig) error {
 		}
 	}
 	return err
+}
+
+// reusable reports whether the subscription kept in the state file is
+// this run's: the same hub and topic, and the callback URL this run
+// serves. A subscription made by a run on another callback address is
+// never renewed here: the hub would keep delivering to that address.
+func reusable(prev *subscriber.Subscription, h *subscriber.Handler, hub, topic string) bool {
+	return prev != nil && prev.Hub == hub && prev.Topic == topic && prev.Callback == h.CallbackFor(prev.ID)
 }
 
 // permanent marks an error retrying cannot fix.

@@ -128,7 +128,7 @@ func followConfig(s settings, i int) (dataset.FollowConfig, error) {
 		if err != nil {
 			return fc, fmt.Errorf("--listen: %w", err)
 		}
-		fc.Webhook = mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.UnsubscribeOnExit, Resync: s.Resync}
+		fc.Webhook = mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.unsubscribeOnExit(), Resync: s.Resync}
 	}
 	if s.AllDatasets {
 		fc.HubCapabilityList, fc.WebSocket.Channel, fc.NATS.Channel = "", "", ""

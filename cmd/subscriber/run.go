@@ -33,6 +33,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	p := &printer{out: stdout, json: s.JSON, bar: s.Progress == "bar" || (s.Progress == "auto" && isTerminal(stdout))}
 	client := &http.Client{Timeout: 60 * time.Second}
+	release, err := lockDir(s)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if s.ListDatasets || s.Dataset != "" {
 		return runDatasets(ctx, s, client, logger, p, stdout)
 	}
@@ -90,7 +95,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	return m.RunWebhook(ctx, mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.UnsubscribeOnExit, Resync: s.Resync})
+	return m.RunWebhook(ctx, mirror.WebhookConfig{Listener: ln, CallbackURL: s.CallbackURL, Lease: s.Lease, UnsubscribeOnExit: s.unsubscribeOnExit(), Resync: s.Resync})
 }
 
 // chooseChannel discovers the channels behind source and returns the one

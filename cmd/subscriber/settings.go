@@ -32,6 +32,7 @@ type settings struct {
 	CallbackURL       string
 	Lease             time.Duration
 	UnsubscribeOnExit bool
+	KeepSubscription  bool // overrides UnsubscribeOnExit
 	WSToken           string
 	NATSURL           string
 	NATSStream        string
@@ -107,7 +108,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.Listen, "listen", "127.0.0.1:8090", "webhook: where the callback server listens (host:port)")
 	fs.StringVar(&s.CallbackURL, "callback-url", "", "webhook: the public URL of the callback server, as the hub reaches it (default http://<listen>/callback)")
 	fs.DurationVar(&s.Lease, "lease", 0, "webhook: lease to ask for (0: the hub's default); renewed after three quarters of it")
-	fs.BoolVar(&s.UnsubscribeOnExit, "unsubscribe-on-exit", false, "webhook: unsubscribe when stopped (a restart then resumes from the hub's Change Lists)")
+	fs.BoolVar(&s.UnsubscribeOnExit, "unsubscribe-on-exit", true, "webhook: unsubscribe when stopped, so that the hub keeps no subscription failing to reach a stopped subscriber; a restart catches up from the hub's Change Lists")
+	fs.BoolVar(&s.KeepSubscription, "keep-subscription", false, "webhook: leave the subscription on the hub when stopped (the hub retries its deliveries until a restart on the same --callback-url takes them, or its lease ends); overrides --unsubscribe-on-exit")
 	fs.StringVar(&s.WSToken, "ws-token", "", "websocket and sse: token the hub's WebSocket and Server-Sent Events endpoints require")
 	fs.StringVar(&s.NATSURL, "nats-url", "nats://127.0.0.1:4222", "nats: the NATS server holding the hub's log stream")
 	fs.StringVar(&s.NATSStream, "nats-stream", wire.Stream, "nats: the hub's JetStream stream")
@@ -148,6 +150,10 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	s.Filter = f
 	return s, nil
 }
+
+// unsubscribeOnExit says whether a webhook subscription ends when the
+// subscriber stops: by default, unless --keep-subscription.
+func (s settings) unsubscribeOnExit() bool { return s.UnsubscribeOnExit && !s.KeepSubscription }
 
 // listFlag is a flag given several times or as a comma-separated list (as
 // an environment variable or a config file list is).
