@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
@@ -67,12 +68,46 @@ func DiscoverAll(ctx context.Context, client *http.Client, rawURL string) ([]Cha
 		return nil, fmt.Errorf("subscriber: discover %s: %w", rawURL, err)
 	}
 	wk := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wire.PathWellKnown}).String()
+	var se *statusError
+	if errors.As(err, &se) && u.Path != "" && u.Path != "/" {
+		// a page that is not there is not its site: the site's channels
+		// are named as a hint, never taken in its place
+		return nil, fmt.Errorf("subscriber: discover %s: %w%s", rawURL, err, siteHint(ctx, client, wk))
+	}
 	_, doc, werr := fetch(ctx, client, wk)
 	if werr != nil {
 		return nil, fmt.Errorf("subscriber: discover %s: %w", rawURL, errors.Join(err, werr))
 	}
 	return fromDocument(ctx, client, wk, doc)
 }
+
+// siteHint lists the topics the site's Source Description wk announces,
+// for an error about a URL of that site; "" when it announces none.
+func siteHint(ctx context.Context, client *http.Client, wk string) string {
+	_, doc, err := fetch(ctx, client, wk)
+	if err != nil || doc == nil {
+		return ""
+	}
+	chs, err := fromDocument(ctx, client, wk, doc)
+	if err != nil || len(chs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, " (the site's Source Description, %s, announces:", wk)
+	for _, ch := range chs {
+		b.WriteString("\n  " + ch.Topic)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// statusError is a discovery GET answered with a status other than 2xx.
+type statusError struct {
+	url    string
+	status string
+}
+
+func (e *statusError) Error() string { return "GET " + e.url + ": " + e.status }
 
 // fromDocument reads channels from a Source Description or Capability List.
 func fromDocument(ctx context.Context, client *http.Client, where string, doc *changefeed.Document) ([]Channel, error) {
@@ -157,7 +192,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string) ([]wire.Link
 	defer resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
 	if resp.StatusCode/100 != 2 {
-		return links, nil, fmt.Errorf("GET %s: %s", rawURL, resp.Status)
+		return links, nil, &statusError{url: rawURL, status: resp.Status}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBody))
 	if err != nil {

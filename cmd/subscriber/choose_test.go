@@ -68,3 +68,17 @@ func TestSettings_NoArgumentsNamesEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// A --source URL that is not there (a hub's /topics/nosuch) is an error
+// saying so, with the site's topics as a hint: the site's channels are
+// never presented as that URL's ("announces 2 channels").
+func TestChooseChannel_MissingSourceURLSaysSo(t *testing.T) {
+	srv := twoChannelHub(t)
+	_, err := chooseChannel(context.Background(), nil, srv.URL+"/topics/nosuch", "")
+	if err == nil || !strings.Contains(err.Error(), "404") || strings.Contains(err.Error(), "channels: choose") || strings.Contains(err.Error(), "announces 2") {
+		t.Fatalf("--source %s/topics/nosuch: %v, want a 404 and no choice of channels", srv.URL, err)
+	}
+	if !strings.Contains(err.Error(), srv.URL+"/topics/a") || !strings.Contains(err.Error(), srv.URL+"/.well-known/resourcesync") {
+		t.Errorf("--source %s/topics/nosuch: %v, want the site's topics as a hint", srv.URL, err)
+	}
+}

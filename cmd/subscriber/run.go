@@ -117,9 +117,9 @@ func chooseChannel(ctx context.Context, client *http.Client, source, topic strin
 		topics[i] = "\n  " + ch.Topic
 	}
 	if topic != "" {
-		return subscriber.Channel{}, fmt.Errorf("%s announces no topic %s; its topics:%s", source, topic, strings.Join(topics, ""))
+		return subscriber.Channel{}, fmt.Errorf("discovery from %s found no topic %s; the topics found:%s", source, topic, strings.Join(topics, ""))
 	}
-	return subscriber.Channel{}, fmt.Errorf("%s announces %d channels: choose one with --topic:%s", source, len(all), strings.Join(topics, ""))
+	return subscriber.Channel{}, fmt.Errorf("discovery from %s found %d channels: choose one with --topic:%s", source, len(all), strings.Join(topics, ""))
 }
 
 // isTerminal reports whether w is a terminal.
