@@ -34,6 +34,11 @@ type Config struct {
 	Backoff Backoff
 	Now     func() time.Time // default time.Now
 	Logger  *slog.Logger     // default: discard
+	// OnRetry, when set, is told of every failed attempt that will be
+	// retried (a transport error or a 5xx), with its 1-based number and
+	// the wait before the next: a Source can say at once that the hub is
+	// unreachable, where the log says it only at Info.
+	OnRetry func(attempt int, err error, wait time.Duration)
 }
 
 // Backoff is the retry schedule for transport errors and 5xx answers:
@@ -195,11 +200,10 @@ func (p *Publisher) Publish(ctx context.Context, changes []Change) (Result, erro
 // send POSTs body to the hub, retrying transport errors and 5xx.
 func (p *Publisher) send(ctx context.Context, body []byte) (Result, error) {
 	var last error
+	var wait time.Duration
 	for attempt := 1; attempt <= p.cfg.Backoff.Attempts; attempt++ {
 		if attempt > 1 {
-			d := p.cfg.Backoff.Delay(attempt - 1)
-			d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
-			t := time.NewTimer(d)
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -215,7 +219,15 @@ func (p *Publisher) send(ctx context.Context, body []byte) (Result, error) {
 		if !retry || ctx.Err() != nil {
 			return Result{}, err
 		}
-		p.cfg.Logger.Info("publish failed, retrying", "attempt", attempt, "err", err)
+		if attempt == p.cfg.Backoff.Attempts {
+			break
+		}
+		wait = p.cfg.Backoff.Delay(attempt)
+		wait += time.Duration((rand.Float64()*0.4 - 0.2) * float64(wait))
+		p.cfg.Logger.Info("publish failed, retrying", "attempt", attempt, "err", err, "wait", wait)
+		if p.cfg.OnRetry != nil {
+			p.cfg.OnRetry(attempt, err, wait)
+		}
 	}
 	return Result{}, fmt.Errorf("publisher: gave up after %d attempts: %w", p.cfg.Backoff.Attempts, last)
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -37,13 +38,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, flag.ErrHelp) {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "dirsource:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("dirsource", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory to publish (required)")
 	listen := fs.String("listen", "127.0.0.1:8070", "HTTP listen address")
@@ -72,18 +73,24 @@ func run(ctx context.Context, args []string) error {
 	if *public == "" {
 		*public = "http://" + ln.Addr().String()
 	}
+	rep := &hubReport{out: out, hub: *hub}
 	src, err := source.New(ctx, source.Config{
 		Dir: *dir, PublicURL: *public, Hub: *hub, Topic: *topic, Token: *token, Interval: *interval, StatePath: *state, Logger: logger,
 		OnPublish: func(p source.Published) {
-			fmt.Printf("published seq=%d until=%s %v\n", p.Seq, p.Until.Format(time.RFC3339Nano), p.Changes)
+			rep.answered()
+			fmt.Fprintf(out, "published seq=%d until=%s %v\n", p.Seq, p.Until.Format(time.RFC3339Nano), p.Changes)
 		},
+		OnRetry: func(_ int, err error, _ time.Duration) { rep.failed(err) },
 	})
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: src.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	fmt.Printf("serving %s at %s, topic %s\n", *dir, *public, src.Topic())
+	fmt.Fprintf(out, "serving %s at %s, topic %s\n", *dir, *public, src.Topic())
+	if err := probeHub(ctx, *hub); err != nil {
+		rep.failed(err)
+	}
 	err = src.Run(ctx)
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -46,6 +46,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// OnPublish, when set, is told of every acknowledged notification.
 	OnPublish func(Published)
+	// OnRetry, when set, is told of every failed publish that is retried
+	// (publisher.Config.OnRetry): the hub unreachable, or answering 5xx.
+	OnRetry func(attempt int, err error, wait time.Duration)
 }
 
 // Published is one notification the hub acknowledged.
@@ -93,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	pub, err := publisher.New(ctx, publisher.Config{
 		Hub: cfg.Hub, Topic: cfg.Topic, CapabilityList: cfg.PublicURL + capabilityListPath, Token: cfg.Token,
-		Store: store, Logger: cfg.Logger,
+		Store: store, Logger: cfg.Logger, OnRetry: cfg.OnRetry,
 	})
 	if err != nil {
 		return nil, err
