@@ -151,7 +151,7 @@ func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the walkthrough's processes")
 	}
-	for _, bin := range []string{"bash", "curl"} {
+	for _, bin := range []string{"bash", "curl", "openssl"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s not installed", bin)
 		}
@@ -177,6 +177,7 @@ func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 	}
 	work := t.TempDir()
 	hubAddr, dirAddr, dsAddr := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
+	privateAddr := "127.0.0.1:" + freePort(t) // the private channels' hub
 	// each server is told its moved address first, so that a --listen the
 	// README gives would still win
 	rewrite := strings.NewReplacer(
@@ -187,6 +188,7 @@ func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 		"127.0.0.1:8080", hubAddr,
 		"127.0.0.1:8070", dirAddr,
 		"127.0.0.1:8071", dsAddr,
+		"127.0.0.1:8082", privateAddr,
 		"/tmp/rshub-walk", work,
 	)
 	env := append(os.Environ(),
