@@ -3,13 +3,20 @@ package admin_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/rshub/rshub/access/accesstest"
+	"github.com/rshub/rshub/admin"
+	"github.com/rshub/rshub/hub"
 )
 
-// POST /admin/channels takes "private", shows it back and keeps it when the
-// channel is saved again; both answers keep to the contract.
+// POST /admin/channels takes "private" on a hub with a subscriber key,
+// shows it back and keeps it when the channel is saved again; both answers
+// keep to the contract.
 func TestAdmin_ChannelPrivate(t *testing.T) {
-	f := newFixture(t)
+	v := accesstest.NewSecret(t).Verifier(t)
+	f := newFixture(t, func(c *hub.Config, _ *admin.Config) { c.Subscribers = v })
 	c := loadContract(t, f)
 	c.admin(t, http.MethodPost, f.Server.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":true}`, http.StatusCreated)
 	body := c.admin(t, http.MethodGet, f.Server.URL+"/admin/channels/secret", "", http.StatusOK)
@@ -20,4 +27,14 @@ func TestAdmin_ChannelPrivate(t *testing.T) {
 		t.Fatalf("GET: %s (%v), want private", body, err)
 	}
 	c.admin(t, http.MethodPost, f.Server.URL+"/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":"yes"}`, http.StatusBadRequest)
+}
+
+// A private channel on a hub without a subscriber key is a 400 naming
+// --subscriber-jwt-key: no one could ever read it.
+func TestAdmin_PrivateChannelWithoutSubscriberKeyRefused(t *testing.T) {
+	f := newFixture(t)
+	status, body := f.adminDo(http.MethodPost, "/admin/channels", `{"name":"secret","hosted":true,"trust":"open","private":true}`)
+	if status != http.StatusBadRequest || !strings.Contains(body, "--subscriber-jwt-key") {
+		t.Fatalf("a private channel without a subscriber key: %d %q, want 400 naming --subscriber-jwt-key", status, body)
+	}
 }

@@ -78,13 +78,13 @@ func (h *dashHub) do(t *testing.T, method, path, contentType string, body []byte
 	return resp.StatusCode, string(b)
 }
 
-// putChannel creates an open, hosted channel through the admin API and
-// returns its topic.
+// putChannel creates (or replaces: the --demo channel) an open, hosted
+// channel through the admin API and returns its topic.
 func (h *dashHub) putChannel(t *testing.T, name string) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"name": name, "hosted": true, "trust": "open"})
-	status, resp := h.do(t, http.MethodPost, "/admin/channels", "application/json", body, http.Header{"Authorization": {"Bearer " + h.token}})
-	if status != http.StatusCreated {
+	status, resp := h.do(t, http.MethodPut, "/admin/channels/"+name, "application/json", body, http.Header{"Authorization": {"Bearer " + h.token}})
+	if status != http.StatusCreated && status != http.StatusOK {
 		t.Fatalf("create channel %s: %d %s", name, status, resp)
 	}
 	var c struct{ Topic string }
