@@ -40,3 +40,30 @@ func TestLockDir_SecondHolderRefusedNamingTheFirst(t *testing.T) {
 	}
 	_ = again.Release()
 }
+
+// A mirror made with one base URL refuses another (its files would land at
+// other paths beside the first ones: "127.0.0.1_8070/files/new.txt" beside
+// "new.txt"), naming both; a state file that recorded none takes any.
+func TestOpen_AnotherBaseURLRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mirror")
+	state := dir + ".rshub-state.json"
+	base := "http://127.0.0.1:8070/files/"
+	cfg := mirror.Config{Dir: dir, Hub: "http://127.0.0.1:1/", Topic: "http://127.0.0.1:1/topics/demo", BaseURL: base}
+	if err := mirror.SaveState(state, mirror.State{Topic: cfg.Topic, Hub: cfg.Hub, Baselined: true, BaseURL: &base}); err != nil {
+		t.Fatal(err)
+	}
+	other := cfg
+	other.BaseURL = ""
+	if _, err := mirror.Open(other); err == nil || !strings.Contains(err.Error(), base) || !strings.Contains(err.Error(), "none (paths host/path)") {
+		t.Fatalf("Open without the base URL the mirror was made with: %v, want a refusal naming both", err)
+	}
+	if _, err := mirror.Open(cfg); err != nil {
+		t.Fatalf("Open with the same base URL: %v", err)
+	}
+	if err := mirror.SaveState(state, mirror.State{Topic: cfg.Topic, Hub: cfg.Hub, Baselined: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Open(other); err != nil {
+		t.Fatalf("Open of a state file that recorded no base URL: %v", err)
+	}
+}

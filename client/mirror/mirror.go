@@ -78,7 +78,7 @@ type Mirror struct {
 }
 
 // Open loads (or starts) the mirror's state. A state file made for
-// another topic is refused.
+// another topic, filter or base URL is refused.
 func Open(cfg Config) (*Mirror, error) {
 	if cfg.Dir == "" || cfg.Topic == "" || cfg.Hub == "" {
 		return nil, errors.New("mirror: Dir, Hub and Topic are required")
@@ -110,13 +110,26 @@ func Open(cfg Config) (*Mirror, error) {
 	if st.Baselined && filterKey(st.Filter) != filterKey(&cfg.Filter) {
 		return nil, fmt.Errorf("mirror: state file %s was made with filter %s, not %s: use a new mirror directory and state file", cfg.StatePath, filterKey(st.Filter), filterKey(&cfg.Filter))
 	}
-	st.Topic, st.Hub = cfg.Topic, cfg.Hub
+	if st.Baselined && st.BaseURL != nil && *st.BaseURL != cfg.BaseURL {
+		return nil, fmt.Errorf("mirror: %s was made with base URL %s, not %s: its files would land at other paths; give the same base URL, or use a new mirror directory and state file",
+			dir, baseKey(*st.BaseURL), baseKey(cfg.BaseURL))
+	}
+	base := cfg.BaseURL
+	st.Topic, st.Hub, st.BaseURL = cfg.Topic, cfg.Hub, &base
 	st.Filter = nil
 	if !cfg.Filter.IsZero() {
 		f := cfg.Filter
 		st.Filter = &f
 	}
 	return &Mirror{cfg: cfg, st: st}, nil
+}
+
+// baseKey names a base URL for messages.
+func baseKey(base string) string {
+	if base == "" {
+		return "none (paths host/path)"
+	}
+	return base
 }
 
 // State returns a copy of the current state.

@@ -37,6 +37,9 @@ type State struct {
 	Applied uint64 `json:"applied,omitempty"`
 	// Filter is the Config.Filter the mirror was made with; nil: none.
 	Filter *changefeed.Filter `json:"filter,omitempty"`
+	// BaseURL is the Config.BaseURL the mirror was made with ("": host/path
+	// paths); nil: not recorded (a state file of an earlier version).
+	BaseURL *string `json:"baseURL,omitempty"`
 }
 
 // LoadState reads a state file; a missing file is the zero State.
