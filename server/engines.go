@@ -138,6 +138,9 @@ func (p *process) buildHub(ctx context.Context) error {
 	if err == nil && s.ChannelsFile != "" {
 		p.logger.Info("--channels file loaded", "file", s.ChannelsFile, "channels", n)
 	}
+	if err == nil && subscribers == nil {
+		warnUnreadable(ctx, p.store, p.logger)
+	}
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/access/accesstest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
@@ -94,5 +95,29 @@ func TestPrivateChannel_WithoutSubscriberKeyRefusesTheStart(t *testing.T) {
 	cfg.ChannelsFile = file
 	if err := runErr(t, cfg); !strings.Contains(err.Error(), "--subscriber-jwt-key") {
 		t.Fatalf("a private channel without a subscriber key: %v, want a refusal naming --subscriber-jwt-key", err)
+	}
+}
+
+// A hub restarted without a subscriber key on a data directory holding a
+// private channel warns that no one can read it, naming the channel and
+// the flag.
+func TestPrivateChannel_StoredOneWithoutKeyIsWarnedOf(t *testing.T) {
+	k := accesstest.NewSecret(t)
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "channels.json")
+	if err := os.WriteFile(file, []byte(`[{"name": "secret", "hosted": true, "trust": "open", "private": true}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := servertest.Config(t)
+	cfg.DataDir, cfg.ChannelsFile, cfg.SubscriberJWTKey, cfg.Demo = dir, file, k.Secret, false // the demo channel's topic has the port
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := server.Run(ctx, cfg, slog.New(slog.DiscardHandler), func(server.Started) { cancel() }); err != nil {
+		t.Fatalf("the first hub, with a key: %v", err)
+	}
+	out := &testenv.Buffer{}
+	servertest.Start(t, slog.New(slog.NewTextHandler(out, nil)), func(c *server.Config) { c.DataDir, c.Demo = dir, false })
+	if log := out.String(); !strings.Contains(log, "private channels no one can read") || !strings.Contains(log, "secret") || !strings.Contains(log, "--subscriber-jwt-key") {
+		t.Fatalf("the hub without a key does not warn of channel secret:\n%s", log)
 	}
 }
