@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// validators are what a conditional GET sends back: the ETag and
-// Last-Modified of the last response whose content the follower used.
-type validators struct {
-	etag, lastModified string
-}
-
 // response is one fetched document.
 type response struct {
 	url         string
@@ -45,7 +39,7 @@ type fetcher struct {
 	maxBody int64
 	timeout time.Duration
 	now     func() time.Time
-	memo    map[string]validators
+	memo    map[string]Validators
 
 	requests, notModified, bytes uint64
 }
@@ -78,11 +72,11 @@ func (f *fetcher) open(ctx context.Context, u string, conditional bool) (respons
 	}
 	req.Header.Set("Accept", "application/xml, text/xml;q=0.9, */*;q=0.1")
 	if v, ok := f.memo[u]; ok && conditional {
-		if v.etag != "" {
-			req.Header.Set("If-None-Match", v.etag)
+		if v.ETag != "" {
+			req.Header.Set("If-None-Match", v.ETag)
 		}
-		if v.lastModified != "" {
-			req.Header.Set("If-Modified-Since", v.lastModified)
+		if v.LastModified != "" {
+			req.Header.Set("If-Modified-Since", v.LastModified)
 		}
 	}
 	f.requests++
@@ -141,13 +135,14 @@ func (b *limitedBody) Close() error {
 }
 
 // keep remembers the validators of a response whose content was used, so
-// the next GET of its URL is conditional.
+// the next GET of its URL is conditional: those TrustedValidators keeps,
+// none when it keeps none.
 func (f *fetcher) keep(r response) {
 	if r.notModified {
 		return
 	}
-	v := validators{etag: r.header.Get("ETag"), lastModified: r.header.Get("Last-Modified")}
-	if v == (validators{}) {
+	v := TrustedValidators(r.header)
+	if v == (Validators{}) {
 		delete(f.memo, r.url)
 		return
 	}

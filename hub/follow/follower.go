@@ -74,7 +74,7 @@ func newFollower(e *Engine, ch hub.Channel) *follower {
 		e:      e,
 		ch:     ch,
 		logger: e.logger.With("channel", ch.Name),
-		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: fetchTimeout(e.cfg.FetchTimeout, ch.PollEvery()), now: e.cfg.Now, memo: map[string]validators{}},
+		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: fetchTimeout(e.cfg.FetchTimeout, ch.PollEvery()), now: e.cfg.Now, memo: map[string]Validators{}},
 		done:   map[string]bool{},
 		cached: map[string]listing{},
 		poke:   make(chan struct{}, 1),
