@@ -172,6 +172,9 @@ func followWhileWriting(t *testing.T, sc scenario) figures {
 	if st.Errors > 0 {
 		t.Logf("the follower met %d errors (last: %s)", st.Errors, st.LastError)
 	}
+	if fig.rotations == 0 {
+		t.Errorf("the Source never closed a list: the run proves nothing about rotations")
+	}
 	if fig.sameSecond == 0 {
 		t.Errorf("the Source never wrote in the second of a read: the run proves nothing")
 	}
