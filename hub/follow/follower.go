@@ -286,6 +286,8 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 	triedWK := false
 	var plan Plan
 	var firstErr error
+	named := map[string]bool{} // the Change Lists (or Indexes) a Capability List named
+	var clErr error            // the first of them that could not be read
 	for steps := 0; len(queue) > 0 && steps < maxDiscoverySteps; steps++ {
 		u := queue[0]
 		queue = queue[1:]
@@ -299,6 +301,14 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		if err != nil && named[u] && clErr == nil {
+			clErr = err
+		}
+		if step.Plan.CapabilityList == u {
+			for _, n := range step.Next { // a Capability List's next are its Change Lists
+				named[n] = true
+			}
+		}
 		plan = plan.merge(step.Plan)
 		queue = append(queue, step.Next...)
 		if len(queue) == 0 && plan.Empty() && !triedWK && wk != "" {
@@ -311,6 +321,31 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 		}
 		return plan, fmt.Errorf("discovery from %s found no Change List, Change List Index or archive", clip(f.ch.Follow))
 	}
+	if clErr != nil && !plan.changes() {
+		return f.fallBack(plan, clErr)
+	}
+	return plan, nil
+}
+
+// RuleChangeListFallback is the leniency of a lenient channel that follows
+// its Source's Resource List because the Change List its Capability List
+// names cannot be read.
+const RuleChangeListFallback = "changelist-fallback"
+
+// fallBack decides what a channel whose Source's Change List cannot be
+// read (err) follows: a strict channel nothing (the error, every poll,
+// until the Source mends it), a lenient one the Resource List of plan,
+// recorded as a leniency and a warning.
+func (f *follower) fallBack(plan Plan, err error) (Plan, error) {
+	if !f.ch.Lenient() {
+		return Plan{}, fmt.Errorf("strict channel: the Change List cannot be followed, and the Resource List is not followed instead (validation lenient does): %w", err)
+	}
+	msg := clip(fmt.Sprintf("the Change List cannot be followed (%v): following the Resource List instead", err))
+	f.mu.Lock()
+	f.st.addLeniencies([]hub.Leniency{{Rule: RuleChangeListFallback, Msg: msg}}, f.e.cfg.Now())
+	f.mu.Unlock()
+	f.e.observe().Leniency(f.ch.Name, RuleChangeListFallback)
+	f.logger.Warn("follow: the Source's Change List cannot be followed; the lenient channel follows its Resource List instead", "err", clip(err.Error()), "resourcelist", clip(plan.ResourceList))
 	return plan, nil
 }
 
