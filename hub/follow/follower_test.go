@@ -29,6 +29,7 @@ type fakeHub struct {
 	at     []changefeed.Entry // entries published at the anchor
 	got    []string
 	ids    []string // loc#hash of every entry published, in order
+	all    []changefeed.Entry
 	gaps   []hub.Gap
 	traces []trace.SpanContext // the span of each publish's context
 }
@@ -68,6 +69,7 @@ func (h *fakeHub) PublishFollowed(ctx context.Context, _ hub.Channel, f hub.Foll
 			hash = e.MD.Hash
 		}
 		h.ids = append(h.ids, e.Loc+"#"+hash)
+		h.all = append(h.all, e)
 	}
 	h.seq++
 	if !f.Until.Equal(h.anchor) {
