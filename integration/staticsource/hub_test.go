@@ -83,6 +83,7 @@ type receiver struct {
 
 	mu       sync.Mutex
 	ids      []string
+	entries  []changefeed.Entry
 	lastTill time.Time
 	errs     []string
 	gaps     int
@@ -113,10 +114,18 @@ func newReceiver(t *testing.T) *receiver {
 		r.lastTill = doc.MD.Until.Time
 		for _, e := range doc.Entries {
 			r.ids = append(r.ids, e.Loc+" "+string(e.MD.Change)+" "+e.MD.Hash)
+			r.entries = append(r.entries, e)
 		}
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+// received returns every entry received, in order.
+func (r *receiver) received() []changefeed.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]changefeed.Entry(nil), r.entries...)
 }
 
 func (r *receiver) got() (ids, errs []string, gaps int) {
