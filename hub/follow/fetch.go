@@ -29,6 +29,27 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s answered %d", clip(e.URL), e.Status)
 }
 
+// TimeoutError is a fetch that did not end within the fetch bound (Bound,
+// Config.FetchTimeout or ten poll intervals): the Source did not answer,
+// or, with Body set, its body did not arrive whole (Read bytes of it
+// came). Nothing of such a document is used.
+type TimeoutError struct {
+	URL   string
+	Bound time.Duration
+	Body  bool
+	Read  int64
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Body {
+		return fmt.Sprintf("GET %s: the body did not arrive whole within %s, the fetch bound (%d bytes came): nothing of it is used", clip(e.URL), e.Bound, e.Read)
+	}
+	return fmt.Sprintf("GET %s: no answer within %s, the fetch bound", clip(e.URL), e.Bound)
+}
+
+// Unwrap makes a TimeoutError a context.DeadlineExceeded.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
 // errTooLarge is a body over the hub's limit.
 var errTooLarge = errors.New("document exceeds the hub's body limit")
 
@@ -42,6 +63,7 @@ type fetcher struct {
 	memo    map[string]Validators
 
 	requests, notModified, bytes uint64
+	timeouts                     uint64 // fetches past the bound
 }
 
 // get fetches u, conditionally when conditional is set and validators are
@@ -63,8 +85,8 @@ func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response
 // open starts fetching u like get and returns the body to stream (nil for
 // a 304), limited to maxBody bytes: reading past it fails with
 // errTooLarge. Closing the body ends the request.
-func (f *fetcher) open(ctx context.Context, u string, conditional bool) (response, io.ReadCloser, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+func (f *fetcher) open(parent context.Context, u string, conditional bool) (response, io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeout(parent, f.timeout)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		cancel()
@@ -83,6 +105,9 @@ func (f *fetcher) open(ctx context.Context, u string, conditional bool) (respons
 	resp, err := f.client.Do(req)
 	if err != nil {
 		cancel()
+		if f.timedOut(parent, ctx) {
+			return response{}, nil, &TimeoutError{URL: u, Bound: f.timeout}
+		}
 		return response{}, nil, fmt.Errorf("GET %s: %w", clip(u), err)
 	}
 	age := ParseMaxAge(resp.Header.Get("Cache-Control"))
@@ -98,18 +123,29 @@ func (f *fetcher) open(ctx context.Context, u string, conditional bool) (respons
 		cancel()
 		return response{}, nil, &StatusError{URL: u, Status: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), f.now())}
 	}
-	body := &limitedBody{f: f, u: u, r: resp.Body, left: f.maxBody, cancel: cancel}
+	body := &limitedBody{f: f, u: u, r: resp.Body, left: f.maxBody, parent: parent, ctx: ctx, cancel: cancel}
 	return response{url: u, header: resp.Header, maxAge: age}, body, nil
+}
+
+// timedOut reports whether a fetch's context (ctx, made from parent) ended
+// at the fetch bound, and counts it: not the poll's end.
+func (f *fetcher) timedOut(parent, ctx context.Context) bool {
+	if parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		f.timeouts++
+		return true
+	}
+	return false
 }
 
 // limitedBody is a response body that counts its bytes into the fetcher's
 // and fails past the body limit.
 type limitedBody struct {
-	f      *fetcher
-	u      string
-	r      io.ReadCloser
-	left   int64
-	cancel context.CancelFunc
+	f           *fetcher
+	u           string
+	r           io.ReadCloser
+	left, read  int64
+	parent, ctx context.Context // the poll's, the fetch's (bounded)
+	cancel      context.CancelFunc
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -119,10 +155,14 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.f.bytes += uint64(n)
 	b.left -= int64(n)
+	b.read += int64(n)
 	if b.left < 0 {
 		return n, fmt.Errorf("GET %s: %w (%d bytes)", clip(b.u), errTooLarge, b.f.maxBody)
 	}
 	if err != nil && err != io.EOF {
+		if b.f.timedOut(b.parent, b.ctx) {
+			return n, &TimeoutError{URL: b.u, Bound: b.f.timeout, Body: true, Read: b.read}
+		}
 		err = fmt.Errorf("GET %s: reading the body: %w", clip(b.u), err)
 	}
 	return n, err

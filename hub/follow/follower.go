@@ -191,6 +191,7 @@ func (f *follower) turn(ctx context.Context, timing Timing) (time.Duration, bool
 	f.st.LastPoll = now
 	f.st.Plan = f.plan
 	f.st.Requests, f.st.NotModified, f.st.Bytes = f.fetch.requests, f.fetch.notModified, f.fetch.bytes
+	f.st.Timeouts, f.st.FetchTimeout = f.fetch.timeouts, f.fetch.timeout.String()
 	var retry time.Duration
 	if pollErr != nil {
 		f.st.Errors++
