@@ -59,8 +59,8 @@ func (h testHub) do(t *testing.T, method, path string, body any) (int, []byte) {
 
 // followStatus is what these tests read of a channel's follow status.
 type followStatus struct {
-	Polls, Requests, NotModified, Errors, Lists, Gaps uint64
-	LastError                                         string
+	Polls, Requests, NotModified, Errors, Lists, Gaps, Timeouts uint64
+	LastError, FetchTimeout                                     string
 }
 
 func (h testHub) followStatus(t *testing.T, channel string) followStatus {

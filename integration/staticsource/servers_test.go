@@ -89,8 +89,8 @@ func isExecutable(p string) bool {
 // startNginx runs Debian's nginx as the test's user, in the foreground and
 // as one process, with its own configuration, pid file, temporary paths
 // and error log in a temporary directory, serving dir on a loopback port;
-// etag false is `etag off`.
-func startNginx(t *testing.T, dir string, etag bool, onRequest func(requestLog)) *staticServer {
+// etag false is `etag off`; extra goes into the server block.
+func startNginx(t *testing.T, dir string, etag bool, onRequest func(requestLog), extra ...string) *staticServer {
 	t.Helper()
 	bin := binary(t, "nginx", "/usr/sbin", "/usr/local/sbin")
 	tmp := t.TempDir()
@@ -115,9 +115,10 @@ http {
     listen 127.0.0.1:%[2]d;
     root %[3]s;
     etag %[4]s;
+%[5]s
   }
 }
-`, tmp, port, dir, onOff)
+`, tmp, port, dir, onOff, strings.Join(extra, "\n"))
 	path := filepath.Join(tmp, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
