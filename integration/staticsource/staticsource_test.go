@@ -260,7 +260,7 @@ func longRun() time.Duration {
 // the mirror equal to the directory. RSHUB_LONG=1 runs it for 10 minutes.
 func TestStaticSource_NginxRotatingEvery20WithOneSecondPolls(t *testing.T) {
 	for i, start := range []startServer{nginxDefault, nginxETagOff} {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
+		t.Run([]string{"etag", "etag off"}[i], func(t *testing.T) {
 			t.Parallel()
 			fig := followWhileWriting(t, scenario{start: start, interval: "1s", rotateEvery: 20, burst: 4, changes: 1 << 30, duration: longRun(), seed: 20 + uint64(i)})
 			t.Log(fig)
