@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -184,16 +185,23 @@ func startMirror(t *testing.T, h testHub, base, topic, channel string) string {
 }
 
 // files reads a directory: relative path to content, without the
-// temporary files of a write in progress.
+// temporary files of a write in progress (the Source's, the mirror's),
+// nor a file renamed or removed while it is read.
 func files(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmp") {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmp") || strings.HasPrefix(d.Name(), ".rshub-tmp-") {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
