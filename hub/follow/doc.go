@@ -12,7 +12,9 @@
 // is a Plan: an Index, an Archive, and/or an open Change List.
 //
 // Each poll reads the Plan's index or archive (conditional GETs with ETag
-// and Last-Modified, so an unchanged document costs a 304), picks the
+// and Last-Modified, so an unchanged document costs a 304; only the
+// validators that cannot hide a change, TrustedValidators: a conditional
+// request saves bandwidth, never content), picks the
 // lists that may hold entries after the channel's continuity anchor, and
 // reads them oldest first, a closed list to its end before the next one:
 // when the Source rotates its open list between two polls, nothing written
@@ -22,7 +24,9 @@
 // names, and the newest of an index, are open and read on every poll
 // whatever their root until says (the resync reference Source stamps its
 // one Change List with the time of each request). Closed lists are read to
-// their end once; those ending before the anchor are skipped. When an open
+// their end once, in full (no condition: a list newly closed may have
+// changed in a way its validators did not tell); those ending before the
+// anchor are skipped. When an open
 // list starts after what the channel holds and the Source offers no index
 // or archive to read the rest from, the next notification starts at the
 // list's from: the hub records the gap (channel continuity, rshub_gaps_total)
@@ -51,6 +55,7 @@
 // shows when the owner's claim expired.
 //
 // The pure parts (Classify, SelectLists, Fresh, Advance, Window,
-// NextDelay, ParseMaxAge, ParseRetryAfter) are table-tested; Engine is
+// NextDelay, ParseMaxAge, ParseRetryAfter, TrustedValidators) are
+// table-tested; Engine is
 // the thin I/O loop around them.
 package follow

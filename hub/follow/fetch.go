@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// validators are what a conditional GET sends back: the ETag and
-// Last-Modified of the last response whose content the follower used.
-type validators struct {
-	etag, lastModified string
-}
-
 // response is one fetched document.
 type response struct {
 	url         string
@@ -35,6 +29,27 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s answered %d", clip(e.URL), e.Status)
 }
 
+// TimeoutError is a fetch that did not end within the fetch bound (Bound,
+// Config.FetchTimeout or ten poll intervals): the Source did not answer,
+// or, with Body set, its body did not arrive whole (Read bytes of it
+// came). Nothing of such a document is used.
+type TimeoutError struct {
+	URL   string
+	Bound time.Duration
+	Body  bool
+	Read  int64
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Body {
+		return fmt.Sprintf("GET %s: the body did not arrive whole within %s, the fetch bound (%d bytes came): nothing of it is used", clip(e.URL), e.Bound, e.Read)
+	}
+	return fmt.Sprintf("GET %s: no answer within %s, the fetch bound", clip(e.URL), e.Bound)
+}
+
+// Unwrap makes a TimeoutError a context.DeadlineExceeded.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
 // errTooLarge is a body over the hub's limit.
 var errTooLarge = errors.New("document exceeds the hub's body limit")
 
@@ -45,9 +60,10 @@ type fetcher struct {
 	maxBody int64
 	timeout time.Duration
 	now     func() time.Time
-	memo    map[string]validators
+	memo    map[string]Validators
 
 	requests, notModified, bytes uint64
+	timeouts                     uint64 // fetches past the bound
 }
 
 // get fetches u, conditionally when conditional is set and validators are
@@ -69,8 +85,8 @@ func (f *fetcher) get(ctx context.Context, u string, conditional bool) (response
 // open starts fetching u like get and returns the body to stream (nil for
 // a 304), limited to maxBody bytes: reading past it fails with
 // errTooLarge. Closing the body ends the request.
-func (f *fetcher) open(ctx context.Context, u string, conditional bool) (response, io.ReadCloser, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+func (f *fetcher) open(parent context.Context, u string, conditional bool) (response, io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeout(parent, f.timeout)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		cancel()
@@ -78,17 +94,20 @@ func (f *fetcher) open(ctx context.Context, u string, conditional bool) (respons
 	}
 	req.Header.Set("Accept", "application/xml, text/xml;q=0.9, */*;q=0.1")
 	if v, ok := f.memo[u]; ok && conditional {
-		if v.etag != "" {
-			req.Header.Set("If-None-Match", v.etag)
+		if v.ETag != "" {
+			req.Header.Set("If-None-Match", v.ETag)
 		}
-		if v.lastModified != "" {
-			req.Header.Set("If-Modified-Since", v.lastModified)
+		if v.LastModified != "" {
+			req.Header.Set("If-Modified-Since", v.LastModified)
 		}
 	}
 	f.requests++
 	resp, err := f.client.Do(req)
 	if err != nil {
 		cancel()
+		if f.timedOut(parent, ctx) {
+			return response{}, nil, &TimeoutError{URL: u, Bound: f.timeout}
+		}
 		return response{}, nil, fmt.Errorf("GET %s: %w", clip(u), err)
 	}
 	age := ParseMaxAge(resp.Header.Get("Cache-Control"))
@@ -104,18 +123,29 @@ func (f *fetcher) open(ctx context.Context, u string, conditional bool) (respons
 		cancel()
 		return response{}, nil, &StatusError{URL: u, Status: resp.StatusCode, RetryAfter: ParseRetryAfter(resp.Header.Get("Retry-After"), f.now())}
 	}
-	body := &limitedBody{f: f, u: u, r: resp.Body, left: f.maxBody, cancel: cancel}
+	body := &limitedBody{f: f, u: u, r: resp.Body, left: f.maxBody, parent: parent, ctx: ctx, cancel: cancel}
 	return response{url: u, header: resp.Header, maxAge: age}, body, nil
+}
+
+// timedOut reports whether a fetch's context (ctx, made from parent) ended
+// at the fetch bound, and counts it: not the poll's end.
+func (f *fetcher) timedOut(parent, ctx context.Context) bool {
+	if parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		f.timeouts++
+		return true
+	}
+	return false
 }
 
 // limitedBody is a response body that counts its bytes into the fetcher's
 // and fails past the body limit.
 type limitedBody struct {
-	f      *fetcher
-	u      string
-	r      io.ReadCloser
-	left   int64
-	cancel context.CancelFunc
+	f           *fetcher
+	u           string
+	r           io.ReadCloser
+	left, read  int64
+	parent, ctx context.Context // the poll's, the fetch's (bounded)
+	cancel      context.CancelFunc
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -125,10 +155,14 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.f.bytes += uint64(n)
 	b.left -= int64(n)
+	b.read += int64(n)
 	if b.left < 0 {
 		return n, fmt.Errorf("GET %s: %w (%d bytes)", clip(b.u), errTooLarge, b.f.maxBody)
 	}
 	if err != nil && err != io.EOF {
+		if b.f.timedOut(b.parent, b.ctx) {
+			return n, &TimeoutError{URL: b.u, Bound: b.f.timeout, Body: true, Read: b.read}
+		}
 		err = fmt.Errorf("GET %s: reading the body: %w", clip(b.u), err)
 	}
 	return n, err
@@ -141,13 +175,14 @@ func (b *limitedBody) Close() error {
 }
 
 // keep remembers the validators of a response whose content was used, so
-// the next GET of its URL is conditional.
+// the next GET of its URL is conditional: those TrustedValidators keeps,
+// none when it keeps none.
 func (f *fetcher) keep(r response) {
 	if r.notModified {
 		return
 	}
-	v := validators{etag: r.header.Get("ETag"), lastModified: r.header.Get("Last-Modified")}
-	if v == (validators{}) {
+	v := TrustedValidators(r.header)
+	if v == (Validators{}) {
 		delete(f.memo, r.url)
 		return
 	}

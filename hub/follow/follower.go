@@ -74,7 +74,7 @@ func newFollower(e *Engine, ch hub.Channel) *follower {
 		e:      e,
 		ch:     ch,
 		logger: e.logger.With("channel", ch.Name),
-		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: fetchTimeout(e.cfg.FetchTimeout, ch.PollEvery()), now: e.cfg.Now, memo: map[string]validators{}},
+		fetch:  &fetcher{client: e.cfg.Client, maxBody: e.cfg.MaxBody, timeout: fetchTimeout(e.cfg.FetchTimeout, ch.PollEvery()), now: e.cfg.Now, memo: map[string]Validators{}},
 		done:   map[string]bool{},
 		cached: map[string]listing{},
 		poke:   make(chan struct{}, 1),
@@ -191,6 +191,7 @@ func (f *follower) turn(ctx context.Context, timing Timing) (time.Duration, bool
 	f.st.LastPoll = now
 	f.st.Plan = f.plan
 	f.st.Requests, f.st.NotModified, f.st.Bytes = f.fetch.requests, f.fetch.notModified, f.fetch.bytes
+	f.st.Timeouts, f.st.FetchTimeout = f.fetch.timeouts, f.fetch.timeout.String()
 	var retry time.Duration
 	if pollErr != nil {
 		f.st.Errors++
@@ -286,6 +287,8 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 	triedWK := false
 	var plan Plan
 	var firstErr error
+	named := map[string]bool{} // the Change Lists (or Indexes) a Capability List named
+	var clErr error            // the first of them that could not be read
 	for steps := 0; len(queue) > 0 && steps < maxDiscoverySteps; steps++ {
 		u := queue[0]
 		queue = queue[1:]
@@ -299,6 +302,14 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		if err != nil && named[u] && clErr == nil {
+			clErr = err
+		}
+		if step.Plan.CapabilityList == u {
+			for _, n := range step.Next { // a Capability List's next are its Change Lists
+				named[n] = true
+			}
+		}
 		plan = plan.merge(step.Plan)
 		queue = append(queue, step.Next...)
 		if len(queue) == 0 && plan.Empty() && !triedWK && wk != "" {
@@ -311,6 +322,31 @@ func (f *follower) discover(ctx context.Context) (Plan, error) {
 		}
 		return plan, fmt.Errorf("discovery from %s found no Change List, Change List Index or archive", clip(f.ch.Follow))
 	}
+	if clErr != nil && !plan.changes() {
+		return f.fallBack(plan, clErr)
+	}
+	return plan, nil
+}
+
+// RuleChangeListFallback is the leniency of a lenient channel that follows
+// its Source's Resource List because the Change List its Capability List
+// names cannot be read.
+const RuleChangeListFallback = "changelist-fallback"
+
+// fallBack decides what a channel whose Source's Change List cannot be
+// read (err) follows: a strict channel nothing (the error, every poll,
+// until the Source mends it), a lenient one the Resource List of plan,
+// recorded as a leniency and a warning.
+func (f *follower) fallBack(plan Plan, err error) (Plan, error) {
+	if !f.ch.Lenient() {
+		return Plan{}, fmt.Errorf("strict channel: the Change List cannot be followed, and the Resource List is not followed instead (validation lenient does): %w", err)
+	}
+	msg := clip(fmt.Sprintf("the Change List cannot be followed (%v): following the Resource List instead", err))
+	f.mu.Lock()
+	f.st.addLeniencies([]hub.Leniency{{Rule: RuleChangeListFallback, Msg: msg}}, f.e.cfg.Now())
+	f.mu.Unlock()
+	f.e.observe().Leniency(f.ch.Name, RuleChangeListFallback)
+	f.logger.Warn("follow: the Source's Change List cannot be followed; the lenient channel follows its Resource List instead", "err", clip(err.Error()), "resourcelist", clip(plan.ResourceList))
 	return plan, nil
 }
 

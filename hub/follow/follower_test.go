@@ -28,6 +28,8 @@ type fakeHub struct {
 	seq    uint64
 	at     []changefeed.Entry // entries published at the anchor
 	got    []string
+	ids    []string // loc#hash of every entry published, in order
+	all    []changefeed.Entry
 	gaps   []hub.Gap
 	traces []trace.SpanContext // the span of each publish's context
 }
@@ -62,6 +64,12 @@ func (h *fakeHub) PublishFollowed(ctx context.Context, _ hub.Channel, f hub.Foll
 	}
 	for _, e := range f.Entries {
 		h.got = append(h.got, strings.TrimPrefix(e.Loc, "http://s.example/"))
+		hash := ""
+		if e.MD != nil {
+			hash = e.MD.Hash
+		}
+		h.ids = append(h.ids, e.Loc+"#"+hash)
+		h.all = append(h.all, e)
 	}
 	h.seq++
 	if !f.Until.Equal(h.anchor) {
@@ -104,6 +112,8 @@ type docSource struct {
 	docs   map[string]string
 	status int
 	hits   map[string]int
+	// conditional counts the GETs with If-None-Match or If-Modified-Since
+	conditional map[string]int
 	// served, when set, is called with each path served, after the
 	// answer is written and the lock let go (it may set documents).
 	served func(path string)
@@ -122,6 +132,9 @@ func (s *docSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.mu.Unlock()
 	s.hits[r.URL.Path]++
+	if r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "" {
+		s.conditional[r.URL.Path]++
+	}
 	if s.status != 0 {
 		w.Header().Set("Retry-After", "7")
 		w.WriteHeader(s.status)
@@ -177,7 +190,7 @@ type rig struct {
 }
 
 func newRig(t testing.TB) *rig {
-	src := &docSource{docs: map[string]string{}, hits: map[string]int{}}
+	src := &docSource{docs: map[string]string{}, hits: map[string]int{}, conditional: map[string]int{}}
 	srv := httptest.NewServer(src)
 	t.Cleanup(srv.Close)
 	h := &fakeHub{}

@@ -167,13 +167,15 @@ func (f *follower) prune(refs []ListRef) {
 	}
 }
 
-// readList reads one Change List, conditionally, and publishes the
-// entries the channel does not hold. An open list is read again on every
-// poll; a closed one is read to its end once.
+// readList reads one Change List and publishes the entries the channel
+// does not hold. An open list is read again on every poll, conditionally;
+// a closed one is read to its end once, in full: a list the index newly
+// shows as closed may have changed since it was last read as open in a
+// way its validators do not tell.
 // A non-nil known asks for errRotated when the list begins after *known
 // and holds entries to publish (readLists).
 func (f *follower) readList(ctx context.Context, r ListRef, known *time.Time) error {
-	resp, err := f.fetch.get(ctx, r.URL, true)
+	resp, err := f.fetch.get(ctx, r.URL, !r.Closed)
 	if err != nil {
 		return f.lost(r.URL, err)
 	}

@@ -223,8 +223,7 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 		return nil
 	}
 	_, err := rldiff.Diff(prev.path, next, func(c rldiff.Change) error {
-		entries = append(entries, changefeed.Entry{Loc: c.Loc,
-			MD: &changefeed.MD{Change: c.Change, DateTime: changefeed.NewDateTime(until), Length: -1}})
+		entries = append(entries, diffEntry(c, until))
 		if len(entries) < changefeed.DefaultMaxEntries {
 			return nil
 		}
@@ -234,6 +233,30 @@ func (f *follower) publishDiffs(ctx context.Context, prev *rlState, next string,
 		return err
 	}
 	return flush()
+}
+
+// diffEntry is the notification entry of a change between two Resource
+// Lists, seen at the newer list's time at: its datetime is at (when the
+// hub saw the change, within the notification's window); a created or
+// updated resource carries what the Resource List says of it, its lastmod,
+// hash (md5, sha-256, … as given) and length, so a destination can check
+// what it fetches (ResourceSync 1.1 §5). A hash a notification may not
+// carry (one a lenient channel read: an unknown algorithm, a digest of the
+// wrong size) is left out rather than refused with the whole diff. It is
+// pure.
+func diffEntry(c rldiff.Change, at time.Time) changefeed.Entry {
+	md := &changefeed.MD{Change: c.Change, DateTime: changefeed.NewDateTime(at), Length: -1}
+	e := changefeed.Entry{Loc: c.Loc, MD: md}
+	if c.Change != changefeed.Deleted {
+		md.Length = c.Length
+		if _, err := changefeed.ParseHash(c.Hash, changefeed.Strict); err == nil {
+			md.Hash = c.Hash
+		}
+		if !c.LastMod.IsZero() {
+			e.LastMod = changefeed.NewDateTime(c.LastMod)
+		}
+	}
+	return e
 }
 
 // resolve returns ref resolved against base.

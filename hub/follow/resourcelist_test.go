@@ -2,8 +2,13 @@ package follow
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/hub/follow/rldiff"
 )
 
 func resourceList(at string, entries ...string) string {
@@ -78,5 +83,64 @@ func TestFollower_AResourceListIndexBeyondTheBoundIsRefused(t *testing.T) {
 	}
 	if r.src.hits["/m.xml"] != 0 {
 		t.Errorf("%d sitemaps fetched", r.src.hits["/m.xml"])
+	}
+}
+
+// A Resource List diff carries what the Resource List says of each created
+// or updated resource: its lastmod, its hash (md5 and sha-256, as given)
+// and its length, so a mirror can check what it fetches; the change's
+// datetime is the list's at, within the notification. A deletion carries
+// none of them. Before, every entry had length -1, no hash, no lastmod.
+func TestFollower_AResourceListDiffCarriesLastmodHashAndLength(t *testing.T) {
+	r := newRig(t)
+	type res struct{ loc, mod, hash, length string }
+	list := func(at string, rs ...res) string {
+		var b strings.Builder
+		b.WriteString(rsHead + `<rs:md capability="resourcelist" at="` + at + `"/>`)
+		for _, x := range rs {
+			b.WriteString(`<url><loc>http://s.example/` + x.loc + `</loc><lastmod>` + x.mod + `</lastmod><rs:md hash="` + x.hash + `" length="` + x.length + `"/></url>`)
+		}
+		return b.String() + `</urlset>`
+	}
+	const (
+		h1 = "md5:1e621df39e053ff6bc7db7bb1c616cc1 sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784"
+		h2 = "md5:0988647082c8bc51778894a48ec3b576 sha-256:9a4d8f7d4e42eef77f0d1f2e2a1b4d8e2d1c0f0a1b2c3d4e5f60718293a4b5c6"
+		h3 = "md5:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	)
+	r.src.set("/rl.xml", list(t1, res{"a", t0, h1, "11"}, res{"b", t0, h1, "11"}))
+	f := r.followerOf("/rl.xml")
+	r.poll(t, f)
+	r.src.set("/rl.xml", list(t3, res{"a", t2, h2, "12"}, res{"c", t1, h3, "7"}))
+	r.poll(t, f)
+	got := map[string]string{}
+	for _, e := range r.hub.all {
+		got[strings.TrimPrefix(e.Loc, "http://s.example/")] = fmt.Sprintf("%s datetime=%s lastmod=%s hash=%q length=%d",
+			e.MD.Change, e.MD.DateTime.Time.Format(time.RFC3339), e.LastMod.Raw, e.MD.Hash, e.MD.Length)
+	}
+	want := map[string]string{
+		"a": `updated datetime=` + t3 + ` lastmod=` + t2 + ` hash="` + h2 + `" length=12`,
+		"b": `deleted datetime=` + t3 + ` lastmod= hash="" length=-1`,
+		"c": `created datetime=` + t3 + ` lastmod=` + t1 + ` hash="` + h3 + `" length=7`,
+	}
+	for loc, w := range want {
+		if got[loc] != w {
+			t.Errorf("%s: %s\n want %s", loc, got[loc], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("published %v, want %v", got, want)
+	}
+}
+
+// A hash a notification may not carry (read by a lenient channel: an
+// unknown algorithm, a digest of the wrong size) is left out of the diff's
+// entry, its length and lastmod kept: the diff is published, not refused.
+func TestDiffEntry_AHashANotificationMayNotCarryIsLeftOut(t *testing.T) {
+	at := time.Date(2024, 1, 1, 0, 0, 3, 0, time.UTC)
+	for _, hash := range []string{"md5:abc", "crc32:0011aabb", "md5"} {
+		e := diffEntry(rldiff.Change{Item: rldiff.Item{Loc: "http://s.example/a", Hash: hash, Length: 5, LastMod: at}, Change: changefeed.Updated}, at)
+		if e.MD.Hash != "" || e.MD.Length != 5 || !e.LastMod.Time.Equal(at) {
+			t.Errorf("hash %q: entry hash %q length %d lastmod %v", hash, e.MD.Hash, e.MD.Length, e.LastMod.Time)
+		}
 	}
 }

@@ -37,6 +37,13 @@ type Status struct {
 	Bytes       uint64 `json:"bytes"`
 	Lists       uint64 `json:"lists"`
 	Errors      uint64 `json:"errors"`
+	// FetchTimeout bounds each GET of the channel's Source (the engine's
+	// FetchTimeout, or ten poll intervals, at least a second, when that is
+	// shorter); Timeouts counts the GETs that hit it: the Source did not
+	// answer, or its body did not arrive whole, in time. Nothing of such a
+	// document is published; the poll fails and is tried again.
+	FetchTimeout string `json:"fetchTimeout,omitempty"`
+	Timeouts     uint64 `json:"timeouts"`
 	// Gaps counts the notifications that left a gap after the previous one:
 	// the Source's open list started after what the channel held and the
 	// Source offers no index or archive to read the rest from (the hub
