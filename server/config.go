@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/gcgov"
 	"github.com/rshub/rshub/wire"
 )
@@ -111,6 +112,16 @@ type Config struct {
 	// stops the periodic one (gcgov.Idle by default, at most
 	// gcgov.MaxIdle).
 	GCIdle time.Duration
+	// NATSUser and NATSPasswordFile are the embedded NATS server's read
+	// user (natsaccess.go): it may read the log, never write it; without a
+	// password file there is none. NATSAnonymousRead lets clients without
+	// credentials read as it does. LeafPasswordFile holds the password of
+	// leaf links: the one edges present to --leaf-listen, and the one an
+	// edge presents to --upstream-leaf.
+	NATSUser          string
+	NATSPasswordFile  string
+	NATSAnonymousRead bool
+	LeafPasswordFile  string
 }
 
 // The values of Config.GC.
@@ -157,6 +168,7 @@ func Defaults() Config {
 		OTelSample:              1,
 		GC:                      GCHeap,
 		GCIdle:                  gcgov.Idle,
+		NATSUser:                embednats.DefaultReadUser,
 	}
 }
 
@@ -176,6 +188,7 @@ func (s Config) withDefaults() Config {
 	s.UpstreamDomain = cmp.Or(s.UpstreamDomain, d.UpstreamDomain)
 	s.GC = cmp.Or(s.GC, d.GC)
 	s.GCIdle = cmp.Or(s.GCIdle, d.GCIdle)
+	s.NATSUser = cmp.Or(s.NATSUser, d.NATSUser)
 	return s
 }
 
@@ -235,7 +248,10 @@ func (s Config) Check() error {
 	if _, _, err := s.verifiers(http.DefaultClient); err != nil { // the keys, refused before anything starts
 		return err
 	}
-	return s.checkEdge()
+	if err := s.checkEdge(); err != nil {
+		return err
+	}
+	return s.checkNATSAccess()
 }
 
 // badRate reports whether r is neither 0 (no limit) nor a rate a

@@ -42,8 +42,12 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("--sync: %w", err)
 	}
+	access, err := s.natsAccess()
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := embednats.Config{DataDir: s.DataDir, Sync: pol, MaxPayload: int32(min(s.MaxBody+64<<10, 64<<20)), Logger: natsLogger(logger),
-		Domain: s.natsDomain(), LeafRemote: s.UpstreamLeaf}
+		Domain: s.natsDomain(), LeafRemote: s.UpstreamLeaf, Access: access}
 	if s.LeafListen != "off" {
 		cfg.LeafListen = s.LeafListen
 	}
@@ -75,7 +79,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 		return nil, nil, err
 	}
 	if u := ns.ClientURL(); u != "" {
-		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String())
+		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String(), "readers", s.natsReaders())
 	}
 	if u := ns.LeafURL(); u != "" {
 		logger.Info("embedded NATS takes edge hubs", "leaf_url", u, "domain", cfg.Domain)
