@@ -32,6 +32,8 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	opts := []nats.Option{nats.Name("rshub")}
 	connLog := logger.With("component", "nats-conn")
 	if s.NATSURL != "" {
+		// readers of an external server may subscribe to _INBOX.> too
+		opts = append(opts, embednats.HubInbox(s.isEdge()))
 		c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: natsconn.URL(s.NATSURL, opts...), Logger: connLog})
 		if err != nil {
 			return nil, nil, fmt.Errorf("connect to NATS %s: %w", s.NATSURL, err)

@@ -106,6 +106,15 @@ func (a *Access) users(domain string) ([]*server.User, string, error) {
 	return users, noAuth, nil
 }
 
+// HubInbox is the inbox option of the hub's own connections (edge: an
+// edge hub's), on the embedded server and on an external one alike.
+func HubInbox(edge bool) nats.Option {
+	if edge {
+		return nats.CustomInboxPrefix(edgeInbox)
+	}
+	return nats.CustomInboxPrefix(hubInbox)
+}
+
 // withLeafUser returns u carrying LeafUser's credentials.
 func withLeafUser(u *url.URL, password string) *url.URL {
 	c := *u
@@ -153,9 +162,5 @@ func accessOptions(opts *server.Options, cfg Config) ([]nats.Option, error) {
 			}
 		}
 	}
-	inbox := hubInbox
-	if cfg.LeafRemote != "" {
-		inbox = edgeInbox
-	}
-	return []nats.Option{nats.UserInfo(HubUser, a.HubPassword), nats.CustomInboxPrefix(inbox)}, nil
+	return []nats.Option{nats.UserInfo(HubUser, a.HubPassword), HubInbox(cfg.LeafRemote != "")}, nil
 }
