@@ -122,6 +122,11 @@ type Config struct {
 	NATSPasswordFile  string
 	NATSAnonymousRead bool
 	LeafPasswordFile  string
+	// MetricsToken, when set, is the bearer token /metrics needs;
+	// MetricsListen, when set, serves /metrics on a listener of its own
+	// (metricsdoor.go).
+	MetricsToken  string
+	MetricsListen string
 }
 
 // The values of Config.GC.

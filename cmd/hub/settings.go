@@ -60,6 +60,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.IntVar(&s.MaxSubscriptionsPerHost, "max-subscriptions-per-host", d.MaxSubscriptionsPerHost, "with --open-topics, the most subscriptions of one callback host; a new one beyond it is refused with 429")
 	fs.DurationVar(&s.MaxClockSkew, "max-clock-skew", d.MaxClockSkew, "refuse notifications whose from, until or datetime lies further in the future than this")
 	fs.DurationVar(&s.UnhealthyAfter, "unhealthy-after", d.UnhealthyAfter, "/healthz fails once the log or store has been unreachable this long, so a supervisor restarts the hub")
+	fs.StringVar(&s.MetricsToken, "metrics-token", "", "bearer token /metrics needs (Prometheus: authorization.credentials); empty: /metrics on --listen answers anyone, without the series of private channels")
+	fs.StringVar(&s.MetricsListen, "metrics-listen", "", "also serve /metrics, every series, on this address of its own (e.g. 127.0.0.1:9090 for a Prometheus on the same machine); behind --metrics-token when set")
 	fs.StringVar(&s.AdminToken, "admin-token", "", "bearer token of the admin API and dashboard; empty disables them")
 	fs.StringVar(&s.ChannelsFile, "channels", "", "JSON file with a list of channels to create at start")
 	fs.StringVar(&s.AllowNetworks, "allow-networks", "", "comma-separated CIDRs callbacks and topics may resolve to despite being non-global (e.g. 127.0.0.0/8 for a local demo)")
