@@ -38,6 +38,10 @@ type Config struct {
 	Leeway time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnKeySetError, when set, is told every failed read of the key set
+	// at JWKSURL (naming the URL and the cause); callers are told only
+	// ErrKeySetUnavailable.
+	OnKeySetError func(error)
 }
 
 // Verifier verifies tokens and reads their grants. A nil *Verifier
@@ -71,7 +75,7 @@ func New(cfg Config) (*Verifier, error) {
 		if cfg.Client == nil {
 			return nil, errors.New("a JWKS URL needs an HTTP client")
 		}
-		v.set = &jwks{url: cfg.JWKSURL, client: cfg.Client, ttl: JWKSTTL, refetch: JWKSRefetch, timeout: JWKSTimeout, now: cfg.Now}
+		v.set = &jwks{url: cfg.JWKSURL, client: cfg.Client, ttl: JWKSTTL, refetch: JWKSRefetch, timeout: JWKSTimeout, now: cfg.Now, failed: cfg.OnKeySetError}
 		algs = append(algs, "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 	}
 	v.parser = jwt.NewParser(
@@ -80,6 +84,26 @@ func New(cfg Config) (*Verifier, error) {
 		jwt.WithTimeFunc(cfg.Now),
 	)
 	return v, nil
+}
+
+// KeySetState reports whether the last read of the verifier's key set
+// failed, since when and why (for readiness); false without a key set.
+func (v *Verifier) KeySetState() (failing bool, since time.Time, err error) {
+	if v == nil || v.set == nil {
+		return false, time.Time{}, nil
+	}
+	return v.set.state()
+}
+
+// RecheckKeySet reads the key set again when its last read failed (at most
+// once per JWKSRefetch), and reports whether reads still fail and since
+// when: readiness probes call it, so a set that mends shows without a
+// token arriving.
+func (v *Verifier) RecheckKeySet(ctx context.Context) (failing bool, since time.Time) {
+	if v == nil || v.set == nil {
+		return false, time.Time{}
+	}
+	return v.set.recheck(ctx)
 }
 
 // Verify checks raw's signature, alg, exp and nbf and returns its grant.
@@ -129,6 +153,8 @@ func (v *Verifier) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
 // of the token but its algorithm and kid (clipped).
 func describe(err error) error {
 	switch {
+	case errors.Is(err, ErrKeySetUnavailable):
+		return ErrKeySetUnavailable
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return errors.New("the token has expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/dashboard"
 	"github.com/rshub/rshub/delivery"
@@ -79,7 +80,9 @@ type process struct {
 	hubURL  string
 	// metricsAddr is where --metrics-listen serves (metricsdoor.go).
 	metricsAddr string
-	demoToken   bool // cfg.AdminToken was generated for the demo
+	// subscribers and publishers verify private channels' tokens (access.go).
+	subscribers, publishers *access.Verifier
+	demoToken               bool // cfg.AdminToken was generated for the demo
 
 	nc            *natsconn.Conn
 	notifications *jslog.Log // the notification log
@@ -285,6 +288,12 @@ func (p *process) buildHealth() *health {
 	}
 	if p.cfg.isEdge() {
 		probes = append(probes, p.linkProbe())
+	}
+	if p.cfg.SubscriberJWKSURL != "" {
+		probes = append(probes, keySetProbe("subscriber", "--subscriber-jwks-url", p.subscribers))
+	}
+	if p.cfg.PublisherJWKSURL != "" {
+		probes = append(probes, keySetProbe("publisher", "--publisher-jwks-url", p.publishers))
 	}
 	return newHealth(probes, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
 }

@@ -92,6 +92,7 @@ type Metrics struct {
 	deliveryLag  prometheus.Histogram
 	gauges       *gauges
 	follow       follow
+	keySets      *prometheus.CounterVec
 }
 
 // New registers every collector, including the Go runtime and process
@@ -117,6 +118,7 @@ func New(src Sources) *Metrics {
 	m.gauges = newGauges(src)
 	f(m.gauges)
 	m.follow = newFollow(m.reg)
+	m.keySets = newKeySets(m.reg)
 	return m
 }
 
