@@ -81,6 +81,9 @@ func (ls *Sessions) allowOrigin(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Access-Control-Allow-Origin", origin)
 	w.Header().Add("Vary", "Origin")
+	if ls.originNamed(r) { // an EventSource withCredentials sends the mercureAuthorization cookie; never for "*"
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+	}
 }
 
 // sseConn writes a session to a Server-Sent Events response: a frame is an

@@ -26,7 +26,8 @@ func (s Config) verifiers(client *http.Client, failed func(role string) func(err
 		}
 		return failed(role)
 	}
-	subscribers, err = access.New(access.Config{Key: s.SubscriberJWTKey, JWKSURL: s.SubscriberJWKSURL, Client: client, OnKeySetError: report("subscriber")})
+	subscribers, err = access.New(access.Config{Key: s.SubscriberJWTKey, JWKSURL: s.SubscriberJWKSURL, Client: client, OnKeySetError: report("subscriber"),
+		Audience: s.SubscriberJWTAudience, Issuer: s.SubscriberJWTIssuer})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subscriber-jwt-key/--subscriber-jwks-url: %w", err)
 	}

@@ -127,6 +127,10 @@ type Config struct {
 	// (metricsdoor.go).
 	MetricsToken  string
 	MetricsListen string
+	// SubscriberJWTAudience and SubscriberJWTIssuer, when set, are the aud
+	// subscriber tokens must name and the iss they must have.
+	SubscriberJWTAudience string
+	SubscriberJWTIssuer   string
 }
 
 // The values of Config.GC.

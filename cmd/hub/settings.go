@@ -84,6 +84,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.WSToken, "ws-token", "", "token WebSocket clients must present (?token= or Authorization: Bearer); empty: none")
 	fs.StringVar(&s.SubscriberJWTKey, "subscriber-jwt-key", "", "key of the tokens that let subscribers read private channels (Mercure's claims): an HMAC secret of 32 bytes or more, or a PEM public key (RS256, ES256, EdDSA)")
 	fs.StringVar(&s.SubscriberJWKSURL, "subscriber-jwks-url", "", "JWKS URL of subscriber token keys, chosen by the token's kid; read through the SSRF guard and cached")
+	fs.StringVar(&s.SubscriberJWTAudience, "subscriber-jwt-audience", "", "when set, subscriber tokens must name it in aud (identity providers issue tokens for many audiences)")
+	fs.StringVar(&s.SubscriberJWTIssuer, "subscriber-jwt-issuer", "", "when set, subscriber tokens must have it as iss")
 	fs.StringVar(&s.PublisherJWTKey, "publisher-jwt-key", "", "key of the tokens that let publishers post to private channels (mercure.publish claim): an HMAC secret or a PEM public key")
 	fs.StringVar(&s.PublisherJWKSURL, "publisher-jwks-url", "", "JWKS URL of publisher token keys, chosen by the token's kid")
 	fs.IntVar(&s.RotateEntries, "rotate-entries", d.RotateEntries, "close a pull-mode Change List at this many entries (at most 50000)")
