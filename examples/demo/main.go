@@ -157,7 +157,9 @@ func hubConfig(dir, token string) server.Config {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if free("127.0.0.1:7422") {
-		cfg.LeafListen = "127.0.0.1:7422"
+		// the demo's leaf link password, shared with `make run-edge`: a
+		// loopback demo's, never a production one's
+		cfg.LeafListen, cfg.LeafPasswordFile = "127.0.0.1:7422", "examples/demo/leaf-password"
 	}
 	cfg.DataDir, cfg.NATSListen, cfg.Demo, cfg.AdminToken = dir, "off", true, token
 	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "error", 5*time.Second, 30*time.Second
