@@ -11,6 +11,7 @@ import (
 
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/wire"
 )
 
 // connectNATS starts the embedded server or connects to --nats-url. The
@@ -36,7 +37,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 		opts = append(opts, embednats.HubInbox(s.isEdge()))
 		c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: natsconn.URL(s.NATSURL, opts...), Logger: connLog})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connect to NATS %s: %w", s.NATSURL, err)
+			return nil, nil, fmt.Errorf("connect to NATS %s: %w", wire.RedactURLs(s.NATSURL), err)
 		}
 		return c, c.Close, nil
 	}
