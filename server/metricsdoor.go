@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,15 +33,13 @@ func (p *process) metricsHandler() http.Handler {
 }
 
 // privateChannel reports whether channel is private, or cannot be told
-// apart from one (a store that does not answer, a channel unknown).
+// apart from one: a channel the store does not know (deleted: its
+// counters stay, and it may have been private) or cannot tell about now.
 func (p *process) privateChannel(channel string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), metricsLookup)
 	defer cancel()
 	ch, err := p.hub.ChannelByName(ctx, channel)
-	if err != nil {
-		return !errors.Is(err, hub.ErrNotFound) // a deleted channel's series name nothing private
-	}
-	return ch.Private
+	return err != nil || ch.Private
 }
 
 // requireToken answers 401 to a request without "Authorization: Bearer
