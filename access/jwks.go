@@ -147,7 +147,7 @@ func (j *jwks) fetch(ctx context.Context) (map[string]key, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the key set URL answered %d", resp.StatusCode)
 	}
-	if resp.Request != nil && resp.Request.URL.String() != j.url {
+	if resp.Request != nil && resp.Request.URL.String() != req.URL.String() {
 		// a key set is read where the operator said, never where its
 		// server sends the hub (a client that follows redirects)
 		return nil, fmt.Errorf("the key set URL redirected to %s", resp.Request.URL.Redacted())

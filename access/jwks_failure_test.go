@@ -69,3 +69,35 @@ func TestJWKS_FailuresReachTheOperatorNotTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// A key set that fails and mends shows mended in RecheckKeySet once the
+// refetch interval has passed, without a token arriving.
+func TestJWKS_RecheckSeesTheSetMend(t *testing.T) {
+	k := accesstest.NewKeys(t)
+	ks := &keySet{body: "not yet"}
+	srv := httptest.NewServer(ks)
+	defer srv.Close()
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	v, err := access.New(access.Config{JWKSURL: "HTTP://" + strings.TrimPrefix(srv.URL, "http://") + "/keys", Client: srv.Client(), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := k.Mint(t, "RS256", map[string]any{"kid": "a"}, accesstest.Mercure([]string{"*"}, nil, now.Add(time.Hour).Unix(), 0))
+	if _, err := v.Verify(context.Background(), token); !errors.Is(err, access.ErrKeySetUnavailable) {
+		t.Fatalf("Verify with the set failing: %v", err)
+	}
+	ks.set(t, accesstest.JWK(t, k.RSA, "a"))
+	if failing, _ := v.RecheckKeySet(context.Background()); !failing {
+		t.Fatal("read again before the refetch interval")
+	}
+	advance(access.JWKSRefetch)
+	if failing, _ := v.RecheckKeySet(context.Background()); failing {
+		t.Fatalf("still failing after the set mended: %v", func() error { _, _, err := v.KeySetState(); return err }())
+	}
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatalf("Verify after the set mended: %v", err)
+	}
+}
