@@ -31,7 +31,8 @@ func (s Config) verifiers(client *http.Client, failed func(role string) func(err
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subscriber-jwt-key/--subscriber-jwks-url: %w", err)
 	}
-	publishers, err = access.New(access.Config{Key: s.PublisherJWTKey, JWKSURL: s.PublisherJWKSURL, Client: client, OnKeySetError: report("publisher")})
+	publishers, err = access.New(access.Config{Key: s.PublisherJWTKey, JWKSURL: s.PublisherJWKSURL, Client: client, OnKeySetError: report("publisher"),
+		Audience: s.PublisherJWTAudience, Issuer: s.PublisherJWTIssuer})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--publisher-jwt-key/--publisher-jwks-url: %w", err)
 	}

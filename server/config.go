@@ -128,9 +128,12 @@ type Config struct {
 	MetricsToken  string
 	MetricsListen string
 	// SubscriberJWTAudience and SubscriberJWTIssuer, when set, are the aud
-	// subscriber tokens must name and the iss they must have.
+	// subscriber tokens must name and the iss they must have; the
+	// Publisher ones the same of publisher tokens.
 	SubscriberJWTAudience string
 	SubscriberJWTIssuer   string
+	PublisherJWTAudience  string
+	PublisherJWTIssuer    string
 }
 
 // The values of Config.GC.

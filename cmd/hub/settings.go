@@ -87,6 +87,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.SubscriberJWTAudience, "subscriber-jwt-audience", "", "when set, subscriber tokens must name it in aud (identity providers issue tokens for many audiences)")
 	fs.StringVar(&s.SubscriberJWTIssuer, "subscriber-jwt-issuer", "", "when set, subscriber tokens must have it as iss")
 	fs.StringVar(&s.PublisherJWTKey, "publisher-jwt-key", "", "key of the tokens that let publishers post to private channels (mercure.publish claim): an HMAC secret or a PEM public key")
+	fs.StringVar(&s.PublisherJWTAudience, "publisher-jwt-audience", "", "when set, publisher tokens must name it in aud")
+	fs.StringVar(&s.PublisherJWTIssuer, "publisher-jwt-issuer", "", "when set, publisher tokens must have it as iss")
 	fs.StringVar(&s.PublisherJWKSURL, "publisher-jwks-url", "", "JWKS URL of publisher token keys, chosen by the token's kid")
 	fs.IntVar(&s.RotateEntries, "rotate-entries", d.RotateEntries, "close a pull-mode Change List at this many entries (at most 50000)")
 	fs.DurationVar(&s.RotatePeriod, "rotate-period", d.RotatePeriod, "close a pull-mode Change List when Source time passes this period (0: by count only)")
