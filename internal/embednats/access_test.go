@@ -181,3 +181,72 @@ func TestAccess_LeafLinkNeedsThePassword(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // poll interval with a deadline
 	}
 }
+
+// The read user consumes the log as JetStream clients do: a durable pull
+// consumer with acknowledgements (confirmed by the server), a push
+// consumer with flow control, a message by sequence.
+func TestAccess_ReaderConsumesWithAcksAndFlowControl(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, js := startWithAccess(t, testAccess(), Config{})
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RSHUB", Subjects: []string{"rshub.notify.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := js.Publish(ctx, "rshub.notify.a", []byte("<urlset/>")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := nats.Connect(s.ClientURL(), nats.UserInfo(DefaultReadUser, "read-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	rjs, err := jetstream.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rjs.CreateOrUpdateConsumer(ctx, "RSHUB", jetstream.ConsumerConfig{Durable: "pipeline", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatalf("the reader's durable consumer: %v", err)
+	}
+	batch, err := c.Fetch(3, jetstream.FetchMaxWait(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatalf("the reader's acknowledgement: %v", err)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("fetched %d messages, want 3", n)
+	}
+	// a push consumer with flow control and heartbeats (nats.go's legacy API answers flow control itself)
+	legacy, err := rc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, 3)
+	sub, err := legacy.Subscribe("rshub.notify.a", func(*nats.Msg) { got <- struct{}{} }, nats.BindStream("RSHUB"), nats.EnableFlowControl(), nats.IdleHeartbeat(time.Second), nats.AckNone(), nats.DeliverAll())
+	if err != nil {
+		t.Fatalf("the reader's push consumer: %v", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	for range 3 {
+		select {
+		case <-got:
+		case <-ctx.Done():
+			t.Fatal("the push consumer delivered fewer than 3 messages")
+		}
+	}
+	st, err := rjs.Stream(ctx, "RSHUB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := st.GetMsg(ctx, 2); err != nil || string(m.Data) != "<urlset/>" {
+		t.Fatalf("message 2: %v %v", m, err)
+	}
+}

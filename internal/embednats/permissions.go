@@ -19,10 +19,8 @@ func ReadPermissions(stream, prefix, domain string) *server.Permissions {
 	for _, api := range apiPrefixes(domain) {
 		pub = append(pub, readAPI(api, stream)...)
 	}
-	pub = append(pub,
-		"$JS.ACK."+stream+".>", // acknowledgements of a reader's own consumers
-		"$JS.FC.>",             // flow control answers of push consumers
-	)
+	pub = append(pub, replies("ACK", stream)...) // acknowledgements of a reader's own consumers
+	pub = append(pub, replies("FC", stream)...)  // flow control answers of push consumers
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: pub},
 		Subscribe: &server.SubjectPermission{Allow: []string{prefix + ".>", "_INBOX.>"}},
@@ -46,13 +44,20 @@ func LeafPermissions(stream, prefix, domain string) *server.Permissions {
 			api+".CONSUMER.INFO."+stream+".*",
 		)
 	}
-	pub = append(pub, "$JS.FC.>")
+	pub = append(pub, replies("FC", stream)...)
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: pub},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			prefix + ".>", "$JS.M.>", "$JSC.R.>", edgeInbox + ".>", "_INBOX.>", "$LDS.>",
 		}},
 	}
+}
+
+// replies are the subjects of a consumer of stream's acknowledgements
+// (kind ACK) or flow control answers (FC), in both of the server's formats:
+// $JS.<kind>.<stream>.… and $JS.<kind>.<domain>.<account hash>.<stream>.….
+func replies(kind, stream string) []string {
+	return []string{"$JS." + kind + "." + stream + ".>", "$JS." + kind + ".*.*." + stream + ".>"}
 }
 
 // apiPrefixes are the JetStream API's subjects in a server: $JS.API, and
