@@ -13,7 +13,9 @@ import (
 
 // Defaults of a Verifier.
 const (
-	// DefaultLeeway is the clock skew allowed on exp and nbf.
+	// DefaultLeeway is the clock skew allowed on nbf and iat (exp has
+	// none: a token is refused from its exp on, when the sessions it
+	// admitted end).
 	DefaultLeeway = 10 * time.Second
 	// MaxTokenLen bounds a token: a longer one is refused unread.
 	MaxTokenLen = 8 << 10
@@ -34,7 +36,8 @@ type Config struct {
 	// token's kid header names the key.
 	JWKSURL string
 	Client  *http.Client
-	// Leeway is the clock skew allowed on exp and nbf; 0 means DefaultLeeway.
+	// Leeway is the clock skew allowed on nbf and iat; 0 means
+	// DefaultLeeway.
 	Leeway time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -117,7 +120,8 @@ func (v *Verifier) RecheckKeySet(ctx context.Context) (failing bool, since time.
 	return v.set.recheck(ctx)
 }
 
-// Verify checks raw's signature, alg, exp and nbf and returns its grant.
+// Verify checks raw's signature, alg, crit, exp, nbf (and aud and iss when
+// Config names them) and returns its grant.
 // The error says why a token is refused, in words fit for an RFC 6750
 // error_description.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
