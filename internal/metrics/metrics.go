@@ -3,6 +3,8 @@
 // histograms, subscriptions by delivery state, backlog and dead letters
 // of each subscription in trouble, adaptive concurrency of each callback host), WebSocket connections and log size. It implements hub.Observer and the delivery
 // engine's observer, and reads gauges from the engines at scrape time.
+// Handler serves every series; HandlerHiding leaves out those of channels
+// a door may not name (private ones, on an unprotected /metrics).
 package metrics
 
 import (
