@@ -58,7 +58,7 @@ func TestSession_EndBeforeReplayNamesTheClientsCursor(t *testing.T) {
 	k := accesstest.NewSecret(t)
 	chans := &channelSet{m: map[string]hub.Channel{"secret": {Name: "secret", Topic: topicOf("secret"), Private: true}}}
 	var view *gatedBounds
-	e := newWSEnv(t, wsEnvOpts{ws: live.Config{Channels: chans, Readers: k.Verifier(t), PingInterval: time.Hour},
+	e := newWSEnv(t, wsEnvOpts{ws: live.Config{Channels: chans, Readers: laggingVerifier(t, k), PingInterval: time.Hour},
 		over: func(l hub.Log) hub.Log { view = &gatedBounds{Log: l}; return view }})
 	last := e.append(hubtest.Record("secret", 1))
 	e.append(hubtest.Record("secret", 2))
