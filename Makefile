@@ -13,7 +13,7 @@ run:
 # origin.
 run-edge:
 	go run ./cmd/hub --demo --listen 127.0.0.1:8081 --data-dir ./data-edge --nats-listen off \
-		--upstream http://127.0.0.1:8080/ --upstream-leaf nats-leaf://127.0.0.1:7422
+		--upstream http://127.0.0.1:8080/ --upstream-leaf nats-leaf://127.0.0.1:7422 --leaf-password-file examples/demo/leaf-password
 
 # Runs every check and test, installing what the tests need.
 test:

@@ -13,6 +13,13 @@
 // the missing claim, 404 for a caller who shows no token at all (a private
 // channel is then indistinguishable from none).
 //
+// A token means exactly what it says: one with a crit header is refused
+// (RFC 7515 §4.1.11), exp has no leeway (a token is refused from the moment
+// the sessions it admitted end), and aud and iss are checked when
+// Config names them.
+//
 // Everything but the JWKS fetch is pure; the fetch goes through the HTTP
-// client the caller gives (the SSRF-guarded one).
+// client the caller gives (the SSRF-guarded one). A failed fetch goes to
+// the operator (Config.OnKeySetError, KeySetState, RecheckKeySet); the
+// caller is told only ErrKeySetUnavailable.
 package access

@@ -39,11 +39,25 @@ type jwks struct {
 	timeout time.Duration
 	now     func() time.Time
 
+	// failed, when set, is told every failed read of the set, with the
+	// URL and the cause (for the operator's logs and metrics, never for
+	// callers).
+	failed func(error)
+
 	mu      sync.Mutex
 	keys    map[string]key
 	fetched time.Time // when keys were read; zero before the first success
 	tried   time.Time // the last attempt, successful or not
+	// failingSince is when the reads began to fail, zero while the last
+	// succeeded; lastErr is the last failure's cause.
+	failingSince time.Time
+	lastErr      error
 }
+
+// ErrKeySetUnavailable is what a caller is told when the key set cannot be
+// read: never its URL or the cause, which go to the operator (Config.
+// OnKeySetError).
+var ErrKeySetUnavailable = errors.New("the key set is unavailable")
 
 // lookup returns the key named kid, fetching the set when it is stale or
 // lacks kid.
@@ -60,12 +74,14 @@ func (j *jwks) lookup(ctx context.Context, kid string) (key, error) {
 		j.tried = now
 		keys, err := j.fetch(ctx)
 		if err != nil {
+			j.fail(now, err)
 			if ok { // keep verifying with the keys known, the set's server is down
 				return k, nil
 			}
-			return key{}, fmt.Errorf("the key set could not be read: %w", err)
+			return key{}, ErrKeySetUnavailable
 		}
 		j.keys, j.fetched = keys, now
+		j.failingSince, j.lastErr = time.Time{}, nil
 		if k, ok = keys[kid]; ok {
 			return k, nil
 		}
@@ -74,6 +90,44 @@ func (j *jwks) lookup(ctx context.Context, kid string) (key, error) {
 		return k, nil
 	}
 	return key{}, fmt.Errorf("no key %q in the key set", clip(kid))
+}
+
+// fail records a failed read at now.
+func (j *jwks) fail(now time.Time, err error) {
+	err = fmt.Errorf("key set %s: %w", j.url, err)
+	if j.failingSince.IsZero() {
+		j.failingSince = now
+	}
+	j.lastErr = err
+	if j.failed != nil {
+		j.failed(err)
+	}
+}
+
+// state reports whether the last read of the set failed, since when, and
+// why.
+func (j *jwks) state() (failing bool, since time.Time, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.failingSince.IsZero(), j.failingSince, j.lastErr
+}
+
+// recheck reads the set again when its last read failed and the refetch
+// interval has passed, and reports whether reads still fail.
+func (j *jwks) recheck(ctx context.Context) (failing bool, since time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	now := j.now()
+	if !j.failingSince.IsZero() && now.Sub(j.tried) >= j.refetch {
+		j.tried = now
+		if keys, err := j.fetch(ctx); err != nil {
+			j.fail(now, err)
+		} else {
+			j.keys, j.fetched = keys, now
+			j.failingSince, j.lastErr = time.Time{}, nil
+		}
+	}
+	return !j.failingSince.IsZero(), j.failingSince
 }
 
 // fetch reads and parses the key set.
@@ -92,6 +146,11 @@ func (j *jwks) fetch(ctx context.Context) (map[string]key, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the key set URL answered %d", resp.StatusCode)
+	}
+	if resp.Request != nil && resp.Request.URL.String() != req.URL.String() {
+		// a key set is read where the operator said, never where its
+		// server sends the hub (a client that follows redirects)
+		return nil, fmt.Errorf("the key set URL redirected to %s", resp.Request.URL.Redacted())
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
 	if err != nil {

@@ -13,7 +13,9 @@ import (
 
 // Defaults of a Verifier.
 const (
-	// DefaultLeeway is the clock skew allowed on exp and nbf.
+	// DefaultLeeway is the clock skew allowed on nbf and iat (exp has
+	// none: a token is refused from its exp on, when the sessions it
+	// admitted end).
 	DefaultLeeway = 10 * time.Second
 	// MaxTokenLen bounds a token: a longer one is refused unread.
 	MaxTokenLen = 8 << 10
@@ -34,10 +36,18 @@ type Config struct {
 	// token's kid header names the key.
 	JWKSURL string
 	Client  *http.Client
-	// Leeway is the clock skew allowed on exp and nbf; 0 means DefaultLeeway.
+	// Leeway is the clock skew allowed on nbf and iat; 0 means
+	// DefaultLeeway.
 	Leeway time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Audience and Issuer, when set, are the aud a token must name and the
+	// iss it must have.
+	Audience, Issuer string
+	// OnKeySetError, when set, is told every failed read of the key set
+	// at JWKSURL (naming the URL and the cause); callers are told only
+	// ErrKeySetUnavailable.
+	OnKeySetError func(error)
 }
 
 // Verifier verifies tokens and reads their grants. A nil *Verifier
@@ -46,6 +56,7 @@ type Verifier struct {
 	static *key
 	set    *jwks
 	parser *jwt.Parser
+	now    func() time.Time
 }
 
 // New returns the Verifier of cfg, or nil when cfg names no key.
@@ -57,7 +68,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Leeway = cmp.Or(cfg.Leeway, DefaultLeeway)
-	v := &Verifier{}
+	v := &Verifier{now: cfg.Now}
 	algs := []string{}
 	if cfg.Key != "" {
 		k, err := parseKey(cfg.Key)
@@ -71,18 +82,46 @@ func New(cfg Config) (*Verifier, error) {
 		if cfg.Client == nil {
 			return nil, errors.New("a JWKS URL needs an HTTP client")
 		}
-		v.set = &jwks{url: cfg.JWKSURL, client: cfg.Client, ttl: JWKSTTL, refetch: JWKSRefetch, timeout: JWKSTimeout, now: cfg.Now}
+		v.set = &jwks{url: cfg.JWKSURL, client: cfg.Client, ttl: JWKSTTL, refetch: JWKSRefetch, timeout: JWKSTimeout, now: cfg.Now, failed: cfg.OnKeySetError}
 		algs = append(algs, "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 	}
-	v.parser = jwt.NewParser(
+	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(algs), // never "none", never an algorithm no key verifies
-		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithLeeway(cfg.Leeway), // on nbf and iat; exp has none (Verify)
 		jwt.WithTimeFunc(cfg.Now),
-	)
+	}
+	if cfg.Audience != "" {
+		opts = append(opts, jwt.WithAudience(cfg.Audience))
+	}
+	if cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	}
+	v.parser = jwt.NewParser(opts...)
 	return v, nil
 }
 
-// Verify checks raw's signature, alg, exp and nbf and returns its grant.
+// KeySetState reports whether the last read of the verifier's key set
+// failed, since when and why (for readiness); false without a key set.
+func (v *Verifier) KeySetState() (failing bool, since time.Time, err error) {
+	if v == nil || v.set == nil {
+		return false, time.Time{}, nil
+	}
+	return v.set.state()
+}
+
+// RecheckKeySet reads the key set again when its last read failed (at most
+// once per JWKSRefetch), and reports whether reads still fail and since
+// when: readiness probes call it, so a set that mends shows without a
+// token arriving.
+func (v *Verifier) RecheckKeySet(ctx context.Context) (failing bool, since time.Time) {
+	if v == nil || v.set == nil {
+		return false, time.Time{}
+	}
+	return v.set.recheck(ctx)
+}
+
+// Verify checks raw's signature, alg, crit, exp, nbf (and aud and iss when
+// Config names them) and returns its grant.
 // The error says why a token is refused, in words fit for an RFC 6750
 // error_description.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
@@ -94,10 +133,21 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
 	}
 	var claims Claims
 	_, err := v.parser.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok {
+			// RFC 7515 §4.1.11: a token whose critical extensions the
+			// recipient does not understand is refused; this hub
+			// understands none
+			return nil, errCrit
+		}
 		return v.keyFor(ctx, t)
 	})
 	if err != nil {
 		return Grant{}, describe(err)
+	}
+	// one rule at both ends: a token is refused from its exp on, the
+	// moment a session it admitted ends (no leeway past exp)
+	if claims.ExpiresAt != nil && !v.now().Before(claims.ExpiresAt.Time) {
+		return Grant{}, errors.New("the token has expired")
 	}
 	g, err := GrantOf(&claims)
 	if err != nil {
@@ -125,10 +175,21 @@ func (v *Verifier) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
 	return v.static.verifies(alg)
 }
 
+// errCrit refuses a token with a crit header.
+var errCrit = errors.New("the token names critical header parameters (crit), which this hub does not understand")
+
 // describe turns a parse error into a short reason that repeats nothing
 // of the token but its algorithm and kid (clipped).
 func describe(err error) error {
 	switch {
+	case errors.Is(err, ErrKeySetUnavailable):
+		return ErrKeySetUnavailable
+	case errors.Is(err, errCrit):
+		return errCrit
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return errors.New("the token's aud does not name this hub's audience")
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return errors.New("the token's iss is not this hub's issuer")
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return errors.New("the token has expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

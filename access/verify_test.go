@@ -91,17 +91,75 @@ func TestVerify_RefusesHostileTokens(t *testing.T) {
 	}
 }
 
-func TestVerify_LeewayOnExpAndNbf(t *testing.T) {
+// One exp rule at the handshake and at a session's end: a token is
+// refused from its exp on, without leeway (a session it admitted ends at
+// exp); nbf keeps the leeway for clock skew.
+func TestVerify_NoLeewayPastExpLeewayOnNbf(t *testing.T) {
 	k := accesstest.NewSecret(t)
 	now := time.Now()
 	v := verifier(t, k.Secret)
-	for name, c := range map[string]map[string]any{
-		"expired within the leeway": accesstest.Mercure([]string{"*"}, nil, now.Add(-2*time.Second).Unix(), 0),
-		"nbf within the leeway":     accesstest.Mercure([]string{"*"}, nil, 0, now.Add(2*time.Second).Unix()),
-	} {
-		if _, err := v.Verify(context.Background(), k.Mint(t, "HS256", nil, c)); err != nil {
-			t.Errorf("%s: %v", name, err)
+	if _, err := v.Verify(context.Background(), k.Mint(t, "HS256", nil, accesstest.Mercure([]string{"*"}, nil, now.Add(-2*time.Second).Unix(), 0))); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("a token 2 s past exp: %v, want refused as expired", err)
+	}
+	if _, err := v.Verify(context.Background(), k.Mint(t, "HS256", nil, accesstest.Mercure([]string{"*"}, nil, 0, now.Add(2*time.Second).Unix()))); err != nil {
+		t.Errorf("nbf within the leeway: %v", err)
+	}
+}
+
+// RFC 7515 §4.1.11: a token with a crit header this hub does not
+// understand (it understands none) is refused, whatever it names.
+func TestVerify_RefusesUnknownCrit(t *testing.T) {
+	k := accesstest.NewSecret(t)
+	v := verifier(t, k.Secret)
+	claims := accesstest.Mercure([]string{"*"}, nil, time.Now().Add(time.Hour).Unix(), 0)
+	for _, crit := range []any{[]string{"exp"}, []string{"http://example.com/ext"}, []string{}} {
+		raw := k.Mint(t, "HS256", map[string]any{"crit": crit, "http://example.com/ext": true}, claims)
+		if _, err := v.Verify(context.Background(), raw); err == nil || !strings.Contains(err.Error(), "crit") {
+			t.Errorf("crit %v: %v, want refused naming crit", crit, err)
 		}
+	}
+	if _, err := v.Verify(context.Background(), k.Mint(t, "HS256", nil, claims)); err != nil {
+		t.Fatalf("the same token without crit: %v", err)
+	}
+}
+
+// With Audience and Issuer set, a token must name the audience and have
+// the issuer; without them, neither is looked at.
+func TestVerify_AudienceAndIssuerWhenSet(t *testing.T) {
+	k := accesstest.NewSecret(t)
+	v, err := access.New(access.Config{Key: k.Secret, Audience: "https://hub.example/", Issuer: "https://idp.example/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	mint := func(aud, iss any) string {
+		c := accesstest.Mercure([]string{"*"}, nil, exp, 0)
+		if aud != nil {
+			c["aud"] = aud
+		}
+		if iss != nil {
+			c["iss"] = iss
+		}
+		return k.Mint(t, "HS256", nil, c)
+	}
+	for name, c := range map[string]struct {
+		raw string
+		ok  bool
+	}{
+		"both":              {mint("https://hub.example/", "https://idp.example/"), true},
+		"aud among several": {mint([]string{"other", "https://hub.example/"}, "https://idp.example/"), true},
+		"no aud":            {mint(nil, "https://idp.example/"), false},
+		"other aud":         {mint("https://other.example/", "https://idp.example/"), false},
+		"no iss":            {mint("https://hub.example/", nil), false},
+		"other iss":         {mint("https://hub.example/", "https://evil.example/"), false},
+	} {
+		if _, err := v.Verify(context.Background(), c.raw); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", name, err, c.ok)
+		}
+	}
+	open := verifier(t, k.Secret)
+	if _, err := open.Verify(context.Background(), mint("https://other.example/", "https://evil.example/")); err != nil {
+		t.Errorf("without Audience and Issuer, aud and iss are not looked at: %v", err)
 	}
 }
 

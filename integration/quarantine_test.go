@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -23,17 +22,14 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// withNATSListener makes the hub's embedded NATS server listen on a free
-// loopback port, so the test can reach the log itself, and returns its URL.
+// withNATSListener gives the hub an external NATS server of the test's,
+// whose clients may do everything (the hub's embedded server lets no one
+// but the hub write the log), and returns its URL, so the test can write
+// the log past the hub's writer.
 func withNATSListener(t *testing.T) (func(*server.Config), string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return func(c *server.Config) { c.NATSListen = addr }, "nats://" + addr
+	ns := testenv.RestartableNATS(t)
+	return func(c *server.Config) { c.NATSURL = ns.URL() }, ns.URL()
 }
 
 // wsFrames dials a WebSocket session on the hub and returns a reader of its

@@ -70,10 +70,14 @@ type session struct {
 
 func newSession(ls *Sessions, parent context.Context, counter *atomic.Int64, req wsRequest) *session {
 	ctx, cancel := context.WithCancel(parent)
-	return &session{
+	s := &session{
 		ls: ls, req: req, counter: counter, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1),
 	}
+	if req.hasSince { // a session ended before its replay starts tells the client the cursor it came with
+		s.pos = req.since
+	}
+	return s
 }
 
 // close ends the session; the first caller chooses the close frame (code 0

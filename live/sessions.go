@@ -275,6 +275,22 @@ func (ls *Sessions) originAllowed(r *http.Request) bool {
 	return false
 }
 
+// originNamed reports whether the request's Origin is one AllowedOrigins
+// names (not one "*" lets in): only such an origin's page may send the
+// browser's credentials (the mercureAuthorization cookie) across origins.
+func (ls *Sessions) originNamed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	for _, o := range ls.cfg.AllowedOrigins {
+		if o != "*" && strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
 // authorized checks the token from the query or the Authorization header.
 func (ls *Sessions) authorized(r *http.Request) bool {
 	if ls.cfg.Token == "" {

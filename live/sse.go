@@ -51,7 +51,11 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 	s := newSession(ls, r.Context(), &ls.sseCount, req)
 	s.out = c
 	if !ls.add(s) {
-		c.end(wire.CloseGoingAway, "hub shutting down; resume with since="+strconv.FormatUint(req.since, 10), req.since)
+		reason := "hub shutting down" // as the WebSocket close: a session that asked for no cursor has none to resume from
+		if req.hasSince {
+			reason += "; resume with since=" + strconv.FormatUint(req.since, 10)
+		}
+		c.end(wire.CloseGoingAway, reason, req.since)
 		return
 	}
 	s.run()
@@ -81,6 +85,9 @@ func (ls *Sessions) allowOrigin(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Access-Control-Allow-Origin", origin)
 	w.Header().Add("Vary", "Origin")
+	if ls.originNamed(r) { // an EventSource withCredentials sends the mercureAuthorization cookie; never for "*"
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+	}
 }
 
 // sseConn writes a session to a Server-Sent Events response: a frame is an

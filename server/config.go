@@ -9,6 +9,7 @@ import (
 
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/gcgov"
 	"github.com/rshub/rshub/wire"
 )
@@ -111,6 +112,28 @@ type Config struct {
 	// stops the periodic one (gcgov.Idle by default, at most
 	// gcgov.MaxIdle).
 	GCIdle time.Duration
+	// NATSUser and NATSPasswordFile are the embedded NATS server's read
+	// user (natsaccess.go): it may read the log, never write it; without a
+	// password file there is none. NATSAnonymousRead lets clients without
+	// credentials read as it does. LeafPasswordFile holds the password of
+	// leaf links: the one edges present to --leaf-listen, and the one an
+	// edge presents to --upstream-leaf.
+	NATSUser          string
+	NATSPasswordFile  string
+	NATSAnonymousRead bool
+	LeafPasswordFile  string
+	// MetricsToken, when set, is the bearer token /metrics needs;
+	// MetricsListen, when set, serves /metrics on a listener of its own
+	// (metricsdoor.go).
+	MetricsToken  string
+	MetricsListen string
+	// SubscriberJWTAudience and SubscriberJWTIssuer, when set, are the aud
+	// subscriber tokens must name and the iss they must have; the
+	// Publisher ones the same of publisher tokens.
+	SubscriberJWTAudience string
+	SubscriberJWTIssuer   string
+	PublisherJWTAudience  string
+	PublisherJWTIssuer    string
 }
 
 // The values of Config.GC.
@@ -157,6 +180,7 @@ func Defaults() Config {
 		OTelSample:              1,
 		GC:                      GCHeap,
 		GCIdle:                  gcgov.Idle,
+		NATSUser:                embednats.DefaultReadUser,
 	}
 }
 
@@ -176,6 +200,7 @@ func (s Config) withDefaults() Config {
 	s.UpstreamDomain = cmp.Or(s.UpstreamDomain, d.UpstreamDomain)
 	s.GC = cmp.Or(s.GC, d.GC)
 	s.GCIdle = cmp.Or(s.GCIdle, d.GCIdle)
+	s.NATSUser = cmp.Or(s.NATSUser, d.NATSUser)
 	return s
 }
 
@@ -232,10 +257,13 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	if _, _, err := s.verifiers(http.DefaultClient); err != nil { // the keys, refused before anything starts
+	if _, _, err := s.verifiers(http.DefaultClient, nil); err != nil { // the keys, refused before anything starts
 		return err
 	}
-	return s.checkEdge()
+	if err := s.checkEdge(); err != nil {
+		return err
+	}
+	return s.checkNATSAccess()
 }
 
 // badRate reports whether r is neither 0 (no limit) nor a rate a

@@ -15,7 +15,7 @@ import (
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
 	edge := func(edit func(*Config)) Config {
 		c := Defaults()
-		c.Upstream, c.UpstreamLeaf = "http://origin.example/", "nats-leaf://origin.example:7422"
+		c.Upstream, c.UpstreamLeaf, c.LeafPasswordFile = "http://origin.example/", "nats-leaf://origin.example:7422", "leaf-password"
 		edit(&c)
 		return c
 	}
@@ -24,8 +24,8 @@ func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
 		want string // "" accepted
 	}{
 		"an edge":                      {edge(func(*Config) {}), ""},
-		"an edge on external NATS":     {edge(func(c *Config) { c.NATSURL, c.UpstreamLeaf = "nats://n:4222", "" }), ""},
-		"an origin":                    {func() Config { c := Defaults(); c.LeafListen = "127.0.0.1:7422"; return c }(), ""},
+		"an edge on external NATS":     {edge(func(c *Config) { c.NATSURL, c.UpstreamLeaf, c.LeafPasswordFile = "nats://n:4222", "", "" }), ""},
+		"an origin":                    {func() Config { c := Defaults(); c.LeafListen, c.LeafPasswordFile = "127.0.0.1:7422", "p"; return c }(), ""},
 		"upstream not http":            {edge(func(c *Config) { c.Upstream = "nats://origin" }), "--upstream"},
 		"upstream with user info":      {edge(func(c *Config) { c.Upstream = "http://u:p@origin/" }), "--upstream"},
 		"no leaf with embedded NATS":   {edge(func(c *Config) { c.UpstreamLeaf = "" }), "--upstream-leaf"},

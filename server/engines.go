@@ -104,10 +104,12 @@ func (p *process) buildDelivery(context.Context) error {
 // buildHub makes the WebSub hub and creates the configured channels.
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
-	subscribers, publishers, err := s.verifiers(p.client)
+	failures := newKeySetFailures(p.metrics.KeySetFailed, p.logger.With("component", "access"))
+	subscribers, publishers, err := s.verifiers(p.client, failures.reporter)
 	if err != nil {
 		return err
 	}
+	p.subscribers, p.publishers = subscribers, publishers
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
 		Store:                   p.store,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/natsconn"
+	"github.com/rshub/rshub/wire"
 )
 
 // connectNATS starts the embedded server or connects to --nats-url. The
@@ -32,9 +33,11 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	opts := []nats.Option{nats.Name("rshub")}
 	connLog := logger.With("component", "nats-conn")
 	if s.NATSURL != "" {
+		// readers of an external server may subscribe to _INBOX.> too
+		opts = append(opts, embednats.HubInbox(s.isEdge()))
 		c, err := natsconn.New(context.WithoutCancel(ctx), natsconn.Config{Dial: natsconn.URL(s.NATSURL, opts...), Logger: connLog})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connect to NATS %s: %w", s.NATSURL, err)
+			return nil, nil, fmt.Errorf("connect to NATS %s: %w", wire.RedactURLs(s.NATSURL), err)
 		}
 		return c, c.Close, nil
 	}
@@ -42,8 +45,12 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("--sync: %w", err)
 	}
+	access, err := s.natsAccess()
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := embednats.Config{DataDir: s.DataDir, Sync: pol, MaxPayload: int32(min(s.MaxBody+64<<10, 64<<20)), Logger: natsLogger(logger),
-		Domain: s.natsDomain(), LeafRemote: s.UpstreamLeaf}
+		Domain: s.natsDomain(), LeafRemote: s.UpstreamLeaf, Access: access}
 	if s.LeafListen != "off" {
 		cfg.LeafListen = s.LeafListen
 	}
@@ -75,7 +82,7 @@ func dialNATS(ctx context.Context, s Config, logger *slog.Logger) (*natsconn.Con
 		return nil, nil, err
 	}
 	if u := ns.ClientURL(); u != "" {
-		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String())
+		logger.Info("embedded NATS", "url", u, "data_dir", s.DataDir, "sync", pol.String(), "readers", s.natsReaders())
 	}
 	if u := ns.LeafURL(); u != "" {
 		logger.Info("embedded NATS takes edge hubs", "leaf_url", u, "domain", cfg.Domain)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/dashboard"
 	"github.com/rshub/rshub/delivery"
@@ -31,6 +32,8 @@ import (
 type Started struct {
 	Addr   string
 	HubURL string
+	// MetricsAddr is where --metrics-listen serves, "" without it.
+	MetricsAddr string
 }
 
 // Run starts a hub with settings s and blocks until ctx ends, then shuts
@@ -57,6 +60,7 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 		p.buildPull,
 		p.buildLive,
 		p.buildRoutes,
+		p.serveMetrics,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -69,12 +73,16 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 // the next ones need; serve runs what they built until the context ends
 // and shuts it down; close releases what the steps opened, in reverse.
 type process struct {
-	cfg       Config
-	logger    *slog.Logger
-	closers   []func() // run in reverse by close
-	ln        net.Listener
-	hubURL    string
-	demoToken bool // cfg.AdminToken was generated for the demo
+	cfg     Config
+	logger  *slog.Logger
+	closers []func() // run in reverse by close
+	ln      net.Listener
+	hubURL  string
+	// metricsAddr is where --metrics-listen serves (metricsdoor.go).
+	metricsAddr string
+	// subscribers and publishers verify private channels' tokens (access.go).
+	subscribers, publishers *access.Verifier
+	demoToken               bool // cfg.AdminToken was generated for the demo
 
 	nc            *natsconn.Conn
 	notifications *jslog.Log // the notification log
@@ -156,7 +164,7 @@ func (p *process) serve(ctx context.Context, ready func(Started)) error {
 		case <-p.health.checked:
 		case <-ctx.Done():
 		}
-		ready(Started{Addr: p.ln.Addr().String(), HubURL: p.hubURL})
+		ready(Started{Addr: p.ln.Addr().String(), HubURL: p.hubURL, MetricsAddr: p.metricsAddr})
 	}
 
 	var failed error
@@ -246,8 +254,8 @@ func (p *process) buildRoutes(context.Context) error {
 	}
 	p.pull.Register(mux)
 	mux.Handle("GET /ws", p.live)
-	mux.Handle("/events", p.live.Events()) // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
-	mux.Handle("GET /metrics", p.metrics.Handler())
+	mux.Handle("/events", p.live.Events())         // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
+	mux.Handle("GET /metrics", p.metricsHandler()) // metricsdoor.go
 	if p.dash != nil {
 		p.dash.Register(mux)
 	} else {
@@ -282,6 +290,12 @@ func (p *process) buildHealth() *health {
 	}
 	if p.cfg.isEdge() {
 		probes = append(probes, p.linkProbe())
+	}
+	if p.cfg.SubscriberJWKSURL != "" {
+		probes = append(probes, keySetProbe("subscriber", "--subscriber-jwks-url", p.subscribers))
+	}
+	if p.cfg.PublisherJWKSURL != "" {
+		probes = append(probes, keySetProbe("publisher", "--publisher-jwks-url", p.publishers))
 	}
 	return newHealth(probes, p.cfg.UnhealthyAfter, p.logger.With("component", "health"))
 }

@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // The NATS scheme of the log: every stored record is one message of the
 // JetStream stream Stream on the subject <SubjectPrefix>.<channel>.
@@ -28,4 +31,23 @@ func Subject(prefix, channel string) string {
 // token (channel names hold no ".").
 func SubjectChannel(subject string) string {
 	return subject[strings.LastIndexByte(subject, '.')+1:]
+}
+
+// RedactURLs returns urls, NATS server URLs separated by commas (a
+// client's --nats-url, nats://user:password@host:4222), with every
+// password replaced by "xxxxx" (and a user without a password, which
+// NATS takes as a token), for error messages and logs.
+func RedactURLs(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			if _, ok := u.User.Password(); !ok {
+				u.User = url.User("xxxxx")
+			}
+			parts[i] = u.Redacted()
+		} else if err != nil && strings.Contains(p, "@") {
+			parts[i] = "(a URL that does not parse)"
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -50,7 +50,7 @@ func (m *Mirror) RunNATS(ctx context.Context, cfg NATSConfig) error {
 	}
 	nc, err := nats.Connect(cfg.URL, nats.Name("rshub-subscriber"), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
-		return fmt.Errorf("mirror: connect to NATS %s: %w", cfg.URL, err)
+		return fmt.Errorf("mirror: connect to NATS %s: %w", wire.RedactURLs(cfg.URL), err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

@@ -156,13 +156,19 @@ func hubConfig(dir, token string) server.Config {
 	if !free(cfg.Listen) {
 		cfg.Listen = "127.0.0.1:0"
 	}
-	if free("127.0.0.1:7422") {
-		cfg.LeafListen = "127.0.0.1:7422"
+	// the demo's leaf link password, shared with `make run-edge` (run from
+	// the repository's root): a loopback demo's, never a production one's
+	if _, err := os.Stat(demoLeafPassword); err == nil && free("127.0.0.1:7422") {
+		cfg.LeafListen, cfg.LeafPasswordFile = "127.0.0.1:7422", demoLeafPassword
 	}
 	cfg.DataDir, cfg.NATSListen, cfg.Demo, cfg.AdminToken = dir, "off", true, token
 	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "error", 5*time.Second, 30*time.Second
 	return cfg
 }
+
+// demoLeafPassword is the file of the password edge hubs of the demo
+// (`make run-edge`) link with.
+const demoLeafPassword = "examples/demo/leaf-password"
 
 // free reports whether addr can be listened on.
 func free(addr string) bool {

@@ -5,10 +5,15 @@
 // XML with encoding/xml). Of rshub it needs only package wire, the
 // protocol: the stream, the subjects and the headers.
 //
-// With `go run ./cmd/hub --demo` (embedded NATS on 127.0.0.1:4222):
+// The hub's NATS server lets a client read only with the read user's
+// credentials (docs/usage.md, "NATS and /metrics"). With
+// `go run ./cmd/hub --demo --nats-password-file pw` (embedded NATS on
+// 127.0.0.1:4222, the read user's password in the file pw):
 //
-//	go run ./examples/natsconsumer --channel demo
-//	go run ./examples/natsconsumer --channel demo --since 42
+//	go run ./examples/natsconsumer --nats-url "nats://reader:$(cat pw)@127.0.0.1:4222" --channel demo
+//	go run ./examples/natsconsumer --nats-url "nats://reader:$(cat pw)@127.0.0.1:4222" --channel demo --since 42
+//
+// or, with `--nats-anonymous-read` on the hub, without credentials.
 package main
 
 import (
@@ -47,7 +52,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	url := flag.String("nats-url", nats.DefaultURL, "NATS server of the hub")
+	url := flag.String("nats-url", nats.DefaultURL, "NATS server of the hub, with the read user's credentials: nats://reader:<password>@host:4222")
 	stream := flag.String("stream", wire.Stream, "the hub's JetStream stream")
 	channel := flag.String("channel", "demo", "channel name")
 	since := flag.Uint64("since", 0, "replay after this log sequence (0: from the start)")

@@ -126,8 +126,12 @@ func endToEnd(t *testing.T, transport string) {
 	if err := os.WriteFile(channels, []byte(ch), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	natsPW := filepath.Join(root, "nats-password") // the subscriber reads the log as the hub's read user
+	if err := os.WriteFile(natsPW, []byte("reader-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.hub = testproc.Start(t, "hub", bins.hub, "--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--data-dir", filepath.Join(root, "hubdata"),
-		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--channels", channels, "--allow-networks", "127.0.0.0/8",
+		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--nats-password-file", natsPW, "--channels", channels, "--allow-networks", "127.0.0.0/8",
 		"--retry", "100ms,x2,max=400ms,attempts=4,jitter=0.1", "--rotate-entries", "25", "--log-level", "warn", "--shutdown-timeout", "5s")
 	testproc.WaitHTTP(t, w.hub, w.hubURL+"readyz", 30*time.Second)
 	w.src = testproc.Start(t, "datasetsource", bins.source, "--dir", filepath.Join(root, "source"), "--listen", fmt.Sprintf("127.0.0.1:%d", srcPort),
@@ -136,7 +140,7 @@ func endToEnd(t *testing.T, transport string) {
 	w.waitPublished(10, 60*time.Second)
 
 	subArgs := []string{"--source", w.srcURL + "/", "--dataset", w.dir, "--transport", transport, "--listen", fmt.Sprintf("127.0.0.1:%d", cbPort),
-		"--lease", "1h", "--resync", "0", "--json", "--log-level", "info", "--nats-url", fmt.Sprintf("nats://127.0.0.1:%d", natsPort)}
+		"--lease", "1h", "--resync", "0", "--json", "--log-level", "info", "--nats-url", fmt.Sprintf("nats://reader:reader-secret@127.0.0.1:%d", natsPort)}
 	w.sub = testproc.Start(t, "subscriber", bins.subscriber, subArgs...)
 	w.subs = append(w.subs, w.sub)
 	w.waitApplied(25, 60*time.Second)

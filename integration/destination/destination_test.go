@@ -55,8 +55,12 @@ func newWorld(t *testing.T, transport, redisURL string) *world {
 	if err := os.WriteFile(channels, []byte(ch), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	natsPW := filepath.Join(root, "nats-password") // the subscriber reads the log as the hub's read user
+	if err := os.WriteFile(natsPW, []byte("reader-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.hubArgs = []string{"--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--data-dir", filepath.Join(root, "hubdata"),
-		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--channels", channels, "--allow-networks", "127.0.0.0/8",
+		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--nats-password-file", natsPW, "--channels", channels, "--allow-networks", "127.0.0.0/8",
 		"--retry", "100ms,x2,max=400ms,attempts=4,jitter=0.1", "--rotate-entries", "7", "--log-level", "warn", "--shutdown-timeout", "5s"}
 	if redisURL != "" {
 		w.hubArgs = append(w.hubArgs, "--redis-url", redisURL)
@@ -67,7 +71,7 @@ func newWorld(t *testing.T, transport, redisURL string) *world {
 	waitHTTP(t, w.src, w.srcURL+"/status")
 	w.subArgs = []string{"--source", w.srcURL + "/", "--mirror", w.mirrorDir, "--base-url", w.srcURL + "/files/",
 		"--transport", transport, "--listen", fmt.Sprintf("127.0.0.1:%d", cbPort), "--lease", "1h", "--resync", "0",
-		"--json", "--log-level", "info", "--nats-url", fmt.Sprintf("nats://127.0.0.1:%d", natsPort)}
+		"--json", "--log-level", "info", "--nats-url", fmt.Sprintf("nats://reader:reader-secret@127.0.0.1:%d", natsPort)}
 	return w
 }
 

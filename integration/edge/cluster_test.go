@@ -13,21 +13,25 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
+	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/wire"
 )
 
 // natsNodeConf is a node of the origin's NATS cluster as an operator
 // configures it for edges: a JetStream domain (the edges' --upstream-domain)
 // and a leafnodes listener that advertises nothing, so that an edge dials
-// only the URLs it was given (here the test's proxies).
+// only the URLs it was given (here the test's proxies); its users are the
+// ones docs/usage.md gives (embednats.AuthorizationConf), the passwords
+// from the environment.
 const natsNodeConf = `server_name: n%d
 listen: 127.0.0.1:%d
 jetstream { store_dir: %q, domain: rshub }
 cluster { name: origin, listen: 127.0.0.1:%d, routes: [%s] }
 leafnodes { listen: 127.0.0.1:%d, no_advertise: true }
-`
+%s`
 
 // active is how many connections the proxy carries.
 func (p *linkProxy) active() int {
@@ -53,17 +57,21 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("RSHUB_HUB_PASSWORD", "hub-secret") // the nodes' passwords (natsNodeConf)
+	t.Setenv("RSHUB_READ_PASSWORD", "read-secret")
+	t.Setenv("RSHUB_LEAF_PASSWORD", "edge-link-secret")
 	var client, route, leaf [3]int
 	var routes, natsURLs []string
 	for i := range 3 {
 		client[i], route[i], leaf[i] = testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", route[i]))
-		natsURLs = append(natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+		natsURLs = append(natsURLs, fmt.Sprintf("nats://%s:hub-secret@127.0.0.1:%d", embednats.HubUser, client[i]))
 	}
 	var nodes [3]*testproc.Proc
 	for i := range 3 {
 		conf := filepath.Join(dir, fmt.Sprintf("n%d.conf", i))
-		text := fmt.Sprintf(natsNodeConf, i, client[i], filepath.Join(dir, fmt.Sprintf("n%d", i)), route[i], strings.Join(routes, ", "), leaf[i])
+		text := fmt.Sprintf(natsNodeConf, i, client[i], filepath.Join(dir, fmt.Sprintf("n%d", i)), route[i], strings.Join(routes, ", "), leaf[i],
+			embednats.AuthorizationConf(wire.Stream, wire.SubjectPrefix, server.DefaultDomain, embednats.DefaultReadUser))
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +100,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 		proxies[i] = newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf[i]))
 		leafURLs = append(leafURLs, proxies[i].URL())
 	}
-	edge := startHub("edge", "--upstream", origin.url, "--upstream-leaf", strings.Join(leafURLs, ","), "--nats-domain", "edge")
+	edge := startHub("edge", "--upstream", origin.url, "--upstream-leaf", strings.Join(leafURLs, ","), "--nats-domain", "edge", "--leaf-password-file", leafPasswordFile(t))
 	r := newReceiver(t)
 	r.subscribe(t, edge, topic)
 	sse := openEvents(t, edge, channel)

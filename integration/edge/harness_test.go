@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,16 +46,31 @@ func newHub(t *testing.T, name string, edit func(*server.Config)) *hubProc {
 	cfg.Listen, cfg.DataDir, cfg.NATSListen = fmt.Sprintf("127.0.0.1:%d", port), t.TempDir(), "off"
 	cfg.AllowNetworks, cfg.Retry, cfg.CoalesceThreshold = "127.0.0.0/8", "50ms,x2,max=1s,attempts=1000", 0
 	cfg.Reconcile, cfg.LogLevel, cfg.StartupTimeout, cfg.ShutdownTimeout = 500*time.Millisecond, "warn", 30*time.Second, 5*time.Second
+	cfg.LeafPasswordFile = leafPasswordFile(t) // the origin's and every edge's
 	edit(&cfg)
 	h := &hubProc{t: t, name: name, cfg: cfg, logs: &testenv.Buffer{}, url: fmt.Sprintf("http://127.0.0.1:%d/", port)}
 	h.Start()
 	t.Cleanup(h.Stop)
 	t.Cleanup(func() {
+		if v := "Violation"; strings.Contains(h.logs.String(), v) { // the leaf link needs nothing LeafPermissions refuses
+			t.Errorf("%s: the NATS server refused a subject: %s", name, tail(h.logs.String()[strings.Index(h.logs.String(), v):], 600))
+		}
 		if t.Failed() {
 			t.Logf("---- %s ----\n%s", name, tail(h.logs.String(), 4000))
 		}
 	})
 	return h
+}
+
+// leafPasswordFile writes the password of the test's leaf links to a file
+// and returns its path.
+func leafPasswordFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "leaf-password")
+	if err := os.WriteFile(path, []byte("edge-link-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }

@@ -50,7 +50,8 @@ type target struct {
 
 // startTarget runs a hub with default settings except: an admin token,
 // --open-topics with a small channel bound, and the embedded NATS server
-// listening on loopback so the test can read the log itself.
+// listening on loopback so the test can read the log itself (anonymous
+// read).
 func startTarget(t *testing.T, options ...func(*server.Config)) *target {
 	t.Helper()
 	natsPort := testenv.FreePort(t)
@@ -59,6 +60,7 @@ func startTarget(t *testing.T, options ...func(*server.Config)) *target {
 		c.OpenTopics = true
 		c.MaxOpenChannels = 40
 		c.NATSListen = "127.0.0.1:" + strconv.Itoa(natsPort)
+		c.NATSAnonymousRead = true // the test reads the log (never writes it)
 	}}, options...)...)
 	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {

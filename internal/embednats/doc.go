@@ -1,6 +1,18 @@
 // Package embednats runs a NATS server with JetStream inside the hub's own
 // process, so the embedded default needs nothing else installed.
 //
+// # Access
+//
+// A server started with Config.Access has users and nothing else gets in:
+// the hub's own (HubUser, in process only, Connect presents it) may do
+// everything and is the only writer of the log and the key-value buckets;
+// the read user (ReadPermissions) may read the log's stream and subjects
+// over TCP; edges link to the leaf listener as LeafUser (LeafPermissions).
+// The permissions list what is allowed, never what is refused. The hub's
+// own answers arrive on an inbox of its own (HubInbox), not on _INBOX,
+// which readers may subscribe to. AuthorizationConf gives an external
+// nats-server the same users.
+//
 // # Durability
 //
 // The JetStream file store (nats-server v2.15, server/filestore.go) writes

@@ -79,6 +79,10 @@ type Config struct {
 	// listener, dialling again (the next URL) whenever the link fails. ""
 	// links to none.
 	LeafRemote string
+	// Access, when set, gives the server users and permissions (Access):
+	// the hub's own connections (Connect) may do everything, others read
+	// at most. Nil lets every connection do everything (tests only).
+	Access *Access
 }
 
 // Server is a running embedded NATS server with JetStream.
@@ -86,6 +90,7 @@ type Server struct {
 	ns     *server.Server
 	listen bool
 	opts   *server.Options             // as the server resolved them (a random leaf port)
+	auth   []nats.Option               // the hub user's credentials and inbox, with Config.Access
 	lock   interface{ Unlock() error } // the data directory's, released at Shutdown
 }
 
@@ -130,6 +135,10 @@ func Start(cfg Config) (_ *Server, err error) {
 	if err := leafOptions(opts, cfg); err != nil {
 		return nil, err
 	}
+	auth, err := accessOptions(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
 	switch cfg.Sync {
 	case SyncDefault:
 	case SyncAlways:
@@ -162,13 +171,15 @@ func Start(cfg Config) (_ *Server, err error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("embednats: JetStream did not start on %s", cfg.DataDir)
 	}
-	return &Server{ns: ns, listen: !opts.DontListen, opts: opts, lock: lock}, nil
+	return &Server{ns: ns, listen: !opts.DontListen, opts: opts, auth: auth, lock: lock}, nil
 }
 
-// Connect opens an in-process client connection; opts are applied after
-// the in-process option.
+// Connect opens an in-process client connection, as the hub's own user
+// when the server has Config.Access; opts are applied after the in-process
+// option.
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
-	all := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name("rshub")}, opts...)
+	all := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name("rshub")}, s.auth...)
+	all = append(all, opts...)
 	nc, err := nats.Connect("", all...)
 	if err != nil {
 		return nil, fmt.Errorf("embednats: connect: %w", err)

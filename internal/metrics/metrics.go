@@ -3,6 +3,8 @@
 // histograms, subscriptions by delivery state, backlog and dead letters
 // of each subscription in trouble, adaptive concurrency of each callback host), WebSocket connections and log size. It implements hub.Observer and the delivery
 // engine's observer, and reads gauges from the engines at scrape time.
+// Handler serves every series; HandlerHiding leaves out those of channels
+// a door may not name (private ones, on an unprotected /metrics).
 package metrics
 
 import (
@@ -92,6 +94,7 @@ type Metrics struct {
 	deliveryLag  prometheus.Histogram
 	gauges       *gauges
 	follow       follow
+	keySets      *prometheus.CounterVec
 }
 
 // New registers every collector, including the Go runtime and process
@@ -117,6 +120,7 @@ func New(src Sources) *Metrics {
 	m.gauges = newGauges(src)
 	f(m.gauges)
 	m.follow = newFollow(m.reg)
+	m.keySets = newKeySets(m.reg)
 	return m
 }
 

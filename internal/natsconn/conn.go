@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/rshub/rshub/wire"
 )
 
 var (
@@ -45,7 +47,7 @@ func URL(url string, opts ...nats.Option) DialFunc {
 	return func(_ context.Context, extra ...nats.Option) (*nats.Conn, error) {
 		nc, err := nats.Connect(url, append(slices.Clip(opts), extra...)...)
 		if err != nil {
-			return nil, fmt.Errorf("natsconn: connect %s: %w", url, err)
+			return nil, fmt.Errorf("natsconn: connect %s: %w", wire.RedactURLs(url), err)
 		}
 		return nc, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -14,10 +15,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/wire"
 )
 
-// Subjects of the NATS ceilings, on the hub's own embedded server.
+// Subjects of the NATS ceilings, on an embedded server of their own (the
+// hub's lets no client but the hub write).
 const (
 	rawJSStream    = "RSHUB_BENCH_RAW"
 	rawJSSubject   = "rshub-bench.raw.js"
@@ -28,17 +31,23 @@ const (
 // natsBench is the NATS scenario: fat pings to the hub read by a plain
 // nats.go subscriber on rshub.notify.<channel>, against raw JetStream
 // publish (acknowledged, file storage) and raw core NATS publish (flushed)
-// of the same bodies to a subscriber on the same embedded server.
+// of the same bodies to a subscriber on an embedded server of the same
+// settings (its own: the hub's lets no client but the hub write). The
+// hub's subscriber reads with --nats-anonymous-read.
 type natsBench struct {
-	cfg     Config
-	lg      *slog.Logger
-	hub     *hubProc
-	pub     *publisher
-	pubNC   *nats.Conn
-	subNC   *nats.Conn
-	js      jetstream.JetStream
-	current atomic.Pointer[receipts]
-	nextID  int
+	cfg   Config
+	lg    *slog.Logger
+	hub   *hubProc
+	pub   *publisher
+	pubNC *nats.Conn
+	subNC *nats.Conn // the hub's subscriber
+	// ceiling is the raw ceilings' server, ceilSubNC their subscriber.
+	ceiling    *embednats.Server
+	ceilingDir string
+	ceilSubNC  *nats.Conn
+	js         jetstream.JetStream
+	current    atomic.Pointer[receipts]
+	nextID     int
 	// relay is the HTTP ceiling: a loopback server whose handler publishes
 	// the POSTed body to JetStream and answers 200 once acknowledged.
 	relay     *http.Server
@@ -57,19 +66,30 @@ func newNATSBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *natsBenc
 		return nil, err
 	}
 	b.pub = newPublisher(b.hub)
+	if b.ceilingDir, err = os.MkdirTemp("", "rshub-bench-ceiling-*"); err != nil {
+		return nil, fmt.Errorf("nats: ceiling data dir: %w", err)
+	}
+	if b.ceiling, err = embednats.Start(embednats.Config{DataDir: b.ceilingDir, Port: -1}); err != nil {
+		return nil, fmt.Errorf("nats: ceiling server: %w", err)
+	}
 	if b.subNC, err = nats.Connect(b.hub.NATSURL, nats.Name("rshub-bench-sub")); err != nil {
 		return nil, fmt.Errorf("nats: connect subscriber: %w", err)
 	}
-	if b.pubNC, err = nats.Connect(b.hub.NATSURL, nats.Name("rshub-bench-pub")); err != nil {
+	if b.ceilSubNC, err = nats.Connect(b.ceiling.ClientURL(), nats.Name("rshub-bench-ceiling-sub")); err != nil {
+		return nil, fmt.Errorf("nats: connect ceiling subscriber: %w", err)
+	}
+	if b.pubNC, err = nats.Connect(b.ceiling.ClientURL(), nats.Name("rshub-bench-pub")); err != nil {
 		return nil, fmt.Errorf("nats: connect raw publisher: %w", err)
 	}
-	for _, subj := range []string{wire.Subject(wire.SubjectPrefix, demoChannel), rawJSSubject, rawCoreSubject, rawHTTPSubject} {
-		if _, err := b.subNC.Subscribe(subj, b.receive); err != nil {
-			return nil, fmt.Errorf("nats: subscribe %s: %w", subj, err)
+	for nc, subjects := range map[*nats.Conn][]string{b.subNC: {wire.Subject(wire.SubjectPrefix, demoChannel)}, b.ceilSubNC: {rawJSSubject, rawCoreSubject, rawHTTPSubject}} {
+		for _, subj := range subjects {
+			if _, err := nc.Subscribe(subj, b.receive); err != nil {
+				return nil, fmt.Errorf("nats: subscribe %s: %w", subj, err)
+			}
 		}
-	}
-	if err := b.subNC.Flush(); err != nil {
-		return nil, fmt.Errorf("nats: subscribe: %w", err)
+		if err := nc.Flush(); err != nil {
+			return nil, fmt.Errorf("nats: subscribe: %w", err)
+		}
 	}
 	if b.js, err = jetstream.New(b.pubNC); err != nil {
 		return nil, fmt.Errorf("nats: jetstream: %w", err)
@@ -136,7 +156,7 @@ func (b *natsBench) publishRelay(ctx context.Context, id int) (time.Time, error)
 
 func natsNotes() []string {
 	return []string{
-		"nats: hub = fat-ping POST → plain nats.go subscriber on rshub.notify.demo; ceiling = the same bodies with the rshub headers published on the same embedded server as JetStream publish (file storage, like the hub's log) and as core NATS publish + flush; all closed-loop: one publisher, each publish waits for its 200 / ack / flush before the next",
+		"nats: hub = fat-ping POST → plain nats.go subscriber on rshub.notify.demo; ceiling = the same bodies with the rshub headers published on an embedded server of the same settings (its own: the hub's lets no client but the hub write) as JetStream publish (file storage, like the hub's log) and as core NATS publish + flush; all closed-loop: one publisher, each publish waits for its 200 / ack / flush before the next",
 		"nats: HTTP→JetStream = the same fat-ping POST to a bare loopback handler that publishes the body to JetStream and answers 200 once acked: the hub's intake minus parsing, validation, continuity and state",
 		"nats: msgs/s = messages received / (last receipt − first publish sent); latency (p50/p99) = receipt at the subscriber − publish sent",
 	}
@@ -151,6 +171,15 @@ func (b *natsBench) close() {
 	}
 	if b.subNC != nil {
 		b.subNC.Close()
+	}
+	if b.ceilSubNC != nil {
+		b.ceilSubNC.Close()
+	}
+	if b.ceiling != nil {
+		b.ceiling.Shutdown()
+	}
+	if b.ceilingDir != "" {
+		_ = os.RemoveAll(b.ceilingDir)
 	}
 	if b.hub != nil {
 		b.hub.close()
