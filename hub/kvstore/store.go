@@ -68,13 +68,13 @@ const maxCASAttempts = 1000
 
 // Config configures the buckets. Open creates them or updates them to match.
 type Config struct {
-	Replicas int          // default 1 (3 on a cluster)
-	Prefix   string       // bucket name prefix; default "rshub"
+	Replicas int    // default 1 (3 on a cluster)
+	Prefix   string // bucket name prefix; default "rshub"
 	// Origin, the JetStream domain of an origin hub's NATS server reached
 	// over a leaf node link, makes the channels the origin's: an edge
 	// hub's store (origin.go).
 	Origin string
-	Logger   *slog.Logger // migration and reconnection events; default: none
+	Logger *slog.Logger // migration and reconnection events; default: none
 }
 
 // Store is a hub.Store on JetStream key-value buckets.
