@@ -142,7 +142,19 @@ func (a *API) listChannels(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// readOnlyChannels is the refusal of a channel write on a hub whose
+// channels are another's (Config.ChannelsReadOnly), nil elsewhere.
+func (a *API) readOnlyChannels() error {
+	if a.cfg.ChannelsReadOnly == "" {
+		return nil
+	}
+	return &apiError{http.StatusConflict, a.cfg.ChannelsReadOnly}
+}
+
 func (a *API) putChannel(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	var c hub.Channel
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxChannelBody))
 	dec.DisallowUnknownFields()
@@ -170,6 +182,9 @@ func (a *API) getChannel(r *http.Request) (any, error) {
 }
 
 func (a *API) deleteChannel(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	c, err := a.pathChannel(r)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/wire"
 )
@@ -89,6 +88,10 @@ func (s Config) checkEdge() error {
 		return errors.New("--upstream-leaf applies to the embedded NATS server; link the external server to the origin in its own leafnodes configuration")
 	case s.natsDomain() == s.UpstreamDomain:
 		return fmt.Errorf("--nats-domain %q is the origin's (--upstream-domain): an edge needs a JetStream domain of its own", s.UpstreamDomain)
+	case s.ChannelsFile != "":
+		return fmt.Errorf("--channels %s: an edge hub takes its channels from its origin (%s) and has none of its own: give the file to the origin hub, and start the edge without --channels", s.ChannelsFile, s.Upstream)
+	case s.RedisURL != "":
+		return errors.New("--redis-url: an edge hub keeps its state in its NATS server, beside its mirrors of the origin's log and channels; start the edge without --redis-url")
 	}
 	if s.UpstreamLeaf == "" {
 		return nil
@@ -115,20 +118,13 @@ func validDomain(d string) bool {
 	return true
 }
 
-// atOrigin gives a hosted channel of an edge the topic the origin hosts it
-// at: one channel has one topic at every hub, so a Source publishing
-// through an edge and a subscriber subscribing at one name the same.
-func atOrigin(ch hub.Channel, upstream string) hub.Channel {
-	if !ch.Hosted || ch.Topic != "" {
-		return ch
+// edgeChannelsRefusal is what the admin API answers an edge's channel
+// writes: the channels are the origin's, changed at the origin.
+func (s Config) edgeChannelsRefusal() string {
+	if !s.isEdge() {
+		return ""
 	}
-	u, err := url.Parse(upstream)
-	if err != nil {
-		return ch // Check refused it
-	}
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
-	ch.Topic = u.String() + wire.TopicPath(ch.Name)
-	return ch
+	return "this is an edge hub: its channels are its origin's, mirrored from " + s.Upstream + "; create, change and delete them through the origin's admin API"
 }
 
 // linkProbe is the readiness of an edge's link to its origin: degraded,
@@ -244,4 +240,13 @@ func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		u.next.ServeHTTP(w, r)
 	}
+}
+
+// originDomain is the origin's JetStream domain at an edge (whose
+// channels are the origin's), "" at any other hub.
+func (s Config) originDomain() string {
+	if !s.isEdge() {
+		return ""
+	}
+	return s.UpstreamDomain
 }

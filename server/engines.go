@@ -223,10 +223,10 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) error {
 	if s.Demo {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
+	if s.isEdge() { // the origin's channels, the demo's among them (Check refuses --channels)
+		return nil
+	}
 	for i, c := range chs {
-		if s.isEdge() {
-			c = atOrigin(c, s.Upstream)
-		}
 		if _, err := h.PutChannel(ctx, c); err != nil {
 			return fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}

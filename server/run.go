@@ -238,6 +238,8 @@ func (p *process) buildRoutes(context.Context) error {
 			Follows:    p.follow,
 			Quarantine: p.notifications,
 			Logger:     p.logger.With("component", "admin"),
+
+			ChannelsReadOnly: p.cfg.edgeChannelsRefusal(),
 		})
 		if err != nil {
 			return err

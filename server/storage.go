@@ -54,7 +54,7 @@ func (p *process) openStore(ctx context.Context) error {
 	var ks *kvstore.Store
 	deadline := time.Now().Add(s.StartupTimeout)
 	err := untilReady(ctx, s.StartupTimeout, p.logger, "KV store", func(ctx context.Context) (err error) {
-		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Logger: p.logger.With("component", "store")})
+		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Origin: s.originDomain(), Logger: p.logger.With("component", "store")})
 		return err
 	})
 	if err == nil {
