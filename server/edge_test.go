@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rshub/rshub/hub"
 )
 
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
