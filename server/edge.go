@@ -14,9 +14,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -127,32 +129,61 @@ func (s Config) edgeChannelsRefusal() string {
 	return "this is an edge hub: its channels are its origin's, mirrored from " + s.Upstream + "; create, change and delete them through the origin's admin API"
 }
 
+// originChannels is an edge's store: its channels are a mirror of the
+// origin's (kvstore.Config.Origin).
+type originChannels interface {
+	OriginChannels(ctx context.Context) (kvstore.OriginState, error)
+}
+
 // linkProbe is the readiness of an edge's link to its origin: degraded,
-// with since when the mirror is stale, while the origin is not heard from.
+// with since when the mirror is stale, while the origin is not heard from;
+// not ready either until the origin's channels were mirrored once since
+// the edge started (an edge answers subscriptions from them).
 func (p *process) linkProbe() probe {
+	var channelsHeard atomic.Bool
 	return probe{"upstream", func(ctx context.Context) error {
 		st, err := p.notifications.Link(ctx)
 		if err != nil {
 			return err
 		}
-		if st.Up {
-			return nil
+		oc, ok := p.store.(originChannels)
+		if !ok {
+			return errors.New("the store does not mirror the origin's channels")
 		}
-		return degradedError{staleReason(st, p.cfg.UpstreamDomain)}
+		cs, err := oc.OriginChannels(ctx)
+		if err != nil {
+			return err
+		}
+		if cs.Heard {
+			channelsHeard.Store(true)
+		}
+		switch {
+		case !st.Up:
+			return degradedError{staleReason(st, p.cfg.UpstreamDomain, cs.Channels)}
+		case !channelsHeard.Load():
+			why := ""
+			if cs.Err != "" {
+				why = " (" + cs.Err + "; the origin keeps its channels in JetStream KV, not with --redis-url)"
+			}
+			return degradedError{fmt.Errorf("starting: the origin's channels (JetStream domain %s) not mirrored yet%s", p.cfg.UpstreamDomain, why)}
+		}
+		return nil
 	}}
 }
 
-// staleReason says how stale the mirror is and why.
-func staleReason(st jslog.LinkState, domain string) error {
+// staleReason says how stale the mirror is and why; channels is how many
+// entries the mirror of the origin's channels holds.
+func staleReason(st jslog.LinkState, domain string, channels uint64) error {
 	why := ""
 	if st.Err != "" {
 		why = " (" + st.Err + ")"
 	}
+	serving := fmt.Sprintf("serving the log up to sequence %d and the origin's channels as last mirrored (%d entries)", st.Last, channels)
 	if st.Since.IsZero() {
-		return fmt.Errorf("stale: the origin (JetStream domain %s) not reached since this edge's NATS server started%s; serving the log up to sequence %d", domain, why, st.Last)
+		return fmt.Errorf("stale: the origin (JetStream domain %s) not reached since this edge's NATS server started%s; %s", domain, why, serving)
 	}
-	return fmt.Errorf("stale since %s: the link to the origin (JetStream domain %s) is down%s; serving the log up to sequence %d",
-		st.Since.UTC().Format(time.RFC3339), domain, why, st.Last)
+	return fmt.Errorf("stale since %s: the link to the origin (JetStream domain %s) is down%s; %s",
+		st.Since.UTC().Format(time.RFC3339), domain, why, serving)
 }
 
 // upstreamIntake is an edge's hub URL: publishes (fat pings, publish

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -97,4 +98,49 @@ func (s *Store) RebuildOriginChannels(ctx context.Context) error {
 		return fmt.Errorf("kvstore: rebuild origin channels: %w", err)
 	}
 	return nil
+}
+
+// OriginState is what an edge's store knows of its mirror of the origin's
+// channels.
+type OriginState struct {
+	// Heard is true once the origin's server answered the mirror since
+	// the edge's server started: the channels are the origin's as of then
+	// (or later).
+	Heard bool
+	// Active is how long ago the origin was last heard from; negative
+	// when it was not since the edge's server started.
+	Active time.Duration
+	// Channels is how many entries the mirror holds (deleted channels'
+	// markers included).
+	Channels uint64
+	// Err is the mirror's last error, "" when none.
+	Err string
+}
+
+// OriginChannels reports the state of the mirror of the origin's
+// channels. It fails on a store that is not an edge's.
+func (s *Store) OriginChannels(ctx context.Context) (OriginState, error) {
+	if s.cfg.Origin == "" {
+		return OriginState{}, errors.New("kvstore: origin channels: the store is not an edge's")
+	}
+	var st OriginState
+	err := s.do(ctx, func(ctx context.Context, b *buckets) error {
+		js, err := b.js.Stream(ctx, OriginChannelsStream(s.cfg.Prefix))
+		if err != nil {
+			return err
+		}
+		info := js.CachedInfo()
+		st = OriginState{Active: -1, Channels: info.State.Msgs}
+		if m := info.Mirror; m != nil {
+			st.Active, st.Heard = m.Active, m.Active >= 0
+			if m.Error != nil {
+				st.Err = m.Error.Error()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return OriginState{}, fmt.Errorf("kvstore: origin channels: %w", err)
+	}
+	return st, nil
 }
