@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
 )
 
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
