@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rshub/rshub/admin"
@@ -78,6 +79,10 @@ type process struct {
 
 	nc            *natsconn.Conn
 	notifications *jslog.Log // the notification log
+	// watched is the log as the engines use it: its outcomes go to
+	// readiness (logHealth, set once the routes are built).
+	watched   watchedLog
+	logHealth atomic.Pointer[health]
 	store         hub.Store
 	policy        netguard.Policy
 	client        *http.Client
@@ -254,6 +259,7 @@ func (p *process) buildRoutes(context.Context) error {
 		p.dash.Register(mux)
 	}
 	p.health = p.buildHealth()
+	p.logHealth.Store(p.health)
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	var handler http.Handler = mux
@@ -273,7 +279,7 @@ func (p *process) buildRoutes(context.Context) error {
 func (p *process) buildHealth() *health {
 	probes := []probe{
 		{"NATS", func(context.Context) error { return p.nc.Err() }},
-		{"log", func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
+		{logProbe, func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
 		{"store", p.store.Ping},
 		{"log cache", engineHealth(p.tail.Health)},
 		{"pull mode", engineHealth(p.pull.Health)},

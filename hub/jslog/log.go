@@ -60,8 +60,9 @@ type Log struct {
 	changed chan struct{} // closed at the next append
 
 	closeOnce sync.Once
-	stop      context.CancelFunc // ends follow
+	stop      context.CancelFunc // ends follow (and a mirror's standIn)
 	done      chan struct{}
+	standDone chan struct{} // closed when standIn returned; nil but for a mirror
 
 	mu        sync.Mutex
 	first     uint64    // cached first sequence
@@ -129,6 +130,10 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 	fctx, stop := context.WithCancel(context.Background())
 	l.stop = stop
 	go l.follow(fctx)
+	if cfg.Upstream != "" {
+		l.standDone = make(chan struct{})
+		go l.standIn(fctx, l.standDone)
+	}
 	return l, nil
 }
 
@@ -138,6 +143,9 @@ func (l *Log) Close() error {
 	l.closeOnce.Do(func() {
 		l.stop()
 		<-l.done
+		if l.standDone != nil {
+			<-l.standDone
+		}
 		l.hmu.Lock()
 		if l.h != nil {
 			l.h.watch.stop()
