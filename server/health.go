@@ -43,6 +43,7 @@ type health struct {
 	now            func() time.Time
 
 	checked chan struct{} // closed once every probe has answered (or timed out) once
+	ctx     context.Context // run's, for the rounds observe starts; nil before run
 
 	mu           sync.Mutex
 	state        []probeState // by probe
@@ -73,6 +74,9 @@ func newHealth(probes []probe, unhealthyAfter time.Duration, logger *slog.Logger
 // /healthz answer from state at most that old, and /healthz knows how long
 // the hub has been unready even when nobody asks /readyz.
 func (h *health) run(ctx context.Context) {
+	h.mu.Lock()
+	h.ctx = ctx
+	h.mu.Unlock()
 	t := time.NewTicker(h.every)
 	defer t.Stop()
 	for {
@@ -184,6 +188,12 @@ func (h *health) observe(name string, err error) {
 		}
 		h.observedOK[i].Store(err == nil)
 		h.record(i, err)
+		h.mu.Lock()
+		ctx := h.ctx
+		h.mu.Unlock()
+		if err == nil && ctx != nil {
+			h.round(ctx) // the engines that depend on it: look again now, not at the next tick
+		}
 		return
 	}
 }

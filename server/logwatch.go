@@ -15,8 +15,9 @@ import (
 )
 
 // watchedLog is the notification log as the hub's engines use it (intake,
-// the log cache): every append and read tells readiness at once whether
-// the log answered, so /readyz turns 503 with the first publish the log
+// the log cache): every append and every read of a record tells readiness
+// at once whether the log answered (not Bounds, which may answer from
+// memory), so /readyz turns 503 with the first publish the log
 // does not take and 200 with the first it takes again, instead of waiting
 // for its next probe (health.observe).
 type watchedLog struct {
@@ -59,13 +60,6 @@ func (l watchedLog) Next(ctx context.Context, channel string, seq uint64) (wire.
 	rec, err := l.Log.Next(ctx, channel, seq)
 	l.tell(ctx, err)
 	return rec, err
-}
-
-// Bounds is jslog.Log.Bounds, told to readiness.
-func (l watchedLog) Bounds(ctx context.Context) (uint64, uint64, error) {
-	first, last, err := l.Log.Bounds(ctx)
-	l.tell(ctx, err)
-	return first, last, err
 }
 
 // outcome is what an operation on the log says of the log.
