@@ -330,10 +330,10 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 			case <-ctx.Done():
 				return 0, 0, fmt.Errorf("jslog: bounds: %w", ctx.Err())
 			}
-			if call.err != nil {
+			if call.err != nil && !initiatorEnded(call.err) {
 				return 0, 0, call.err
 			}
-			continue
+			continue // answered, or the asker's own context ended first: ask again under this one
 		}
 		call := &boundsCall{done: make(chan struct{})}
 		l.refreshing = call
@@ -358,6 +358,14 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 		}
 		return first, last, nil
 	}
+}
+
+// initiatorEnded reports whether err, a shared Bounds request's error, is
+// the end of the context of the caller that made it (a probe's short
+// bound, a reader that went away), which is no answer for the callers
+// that waited on it.
+func initiatorEnded(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // Size returns how many records and bytes the stream holds.

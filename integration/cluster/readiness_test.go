@@ -31,8 +31,9 @@ type step struct {
 // the other (the same one again until it is acknowledged), and asks the
 // hub's /readyz after each answer.
 type prober struct {
-	hub   string
-	topic string
+	hub    string // the hub's own URL
+	hubURL string // the hub URL Sources name (every hub's)
+	topic  string
 	mu    sync.Mutex
 	steps []step
 }
@@ -42,7 +43,7 @@ func (p *prober) run(ctx context.Context) {
 	for n := 0; ctx.Err() == nil; {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.hub, strings.NewReader(series.Notification(n)))
 		req.Header.Set("Content-Type", "application/xml")
-		req.Header.Set("Link", "<"+p.topic+`>; rel="self", <`+p.hub+`>; rel="hub"`)
+		req.Header.Set("Link", "<"+p.topic+`>; rel="self", <`+p.hubURL+`>; rel="hub"`)
 		var s step
 		if resp, err := client.Do(req); err == nil {
 			b, _ := io.ReadAll(resp.Body)
@@ -77,16 +78,20 @@ func (p *prober) snapshot() []step {
 	return append([]step(nil), p.steps...)
 }
 
-// recovered reports whether the prober saw a failed publish and then
-// at least n acknowledged ones after its last failure.
-func recovered(steps []step, n int) bool {
-	lastFail := -1
-	for i, s := range steps {
-		if s.published != http.StatusOK {
-			lastFail = i
+// settled reports whether the prober has n acknowledged publishes in a
+// row after since (the kill), after its last failure if any.
+func settled(steps []step, since time.Time, n int) bool {
+	run := 0
+	for _, s := range steps {
+		switch {
+		case s.at.Before(since):
+		case s.published == http.StatusOK:
+			run++
+		default:
+			run = 0
 		}
 	}
-	return lastFail >= 0 && len(steps)-1-lastFail >= n
+	return run >= n
 }
 
 // Readiness follows the log within a second both ways through a kill -9
@@ -117,7 +122,7 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 			t.Fatalf("create channel ready%d: %v %v", i, resp, err)
 		}
 		resp.Body.Close()
-		probers[i] = &prober{hub: c.hubURLs[i], topic: topic}
+		probers[i] = &prober{hub: c.hubURLs[i], hubURL: c.hubURL, topic: topic}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -127,8 +132,9 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 	testproc.WaitFor(t, 60*time.Second, "publishes taken at every hub", func() (bool, string) {
 		for i, p := range probers {
-			if n := len(p.snapshot()); n < 10 {
-				return false, fmt.Sprintf("hub %d: %d steps", i, n)
+			steps := p.snapshot()
+			if n := len(steps); n < 10 || steps[n-1].published != http.StatusOK {
+				return false, fmt.Sprintf("hub %d: %d steps, %+v", i, n, steps[max(n-1, 0):])
 			}
 		}
 		return true, ""
@@ -140,8 +146,9 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 	c.nats[leader].Kill()
 	testproc.WaitFor(t, 3*time.Minute, "every hub publishing again after the kill", func() (bool, string) {
 		for i, p := range probers {
-			if !recovered(p.snapshot(), 20) {
-				return false, fmt.Sprintf("hub %d not recovered", i)
+			if steps := p.snapshot(); !settled(steps, killed, 20) {
+				last := steps[len(steps)-1]
+				return false, fmt.Sprintf("hub %d not settled: last publish %d %q, /readyz %d %q", i, last.published, last.body, last.ready, last.readyReason)
 			}
 		}
 		return true, ""
