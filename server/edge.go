@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -141,10 +142,28 @@ type originChannels interface {
 // the edge started (an edge answers subscriptions from them).
 func (p *process) linkProbe() probe {
 	var channelsHeard atomic.Bool
+	var epochMu sync.Mutex
+	var epochAsked time.Time // zero: ask at once
+	wasUp := false
 	return probe{"upstream", func(ctx context.Context) error {
 		st, err := p.notifications.Link(ctx)
 		if err != nil {
 			return err
+		}
+		epochMu.Lock()
+		if st.Up && !wasUp {
+			epochAsked = time.Time{} // the link is back: the origin may be another since
+		}
+		wasUp = st.Up
+		epochMu.Unlock()
+		if st.Up {
+			epochMu.Lock()
+			news := p.checkOriginEpoch(ctx, time.Now(), &epochAsked)
+			epochMu.Unlock()
+			if news != nil {
+				p.restart(news)
+				return degradedError{news}
+			}
 		}
 		oc, ok := p.store.(originChannels)
 		if !ok {

@@ -37,12 +37,34 @@ type Started struct {
 // Run starts a hub with settings s and blocks until ctx ends, then shuts
 // down gracefully. ready, when not nil, is called once the hub serves and
 // its health checks have answered once.
+//
+// An edge whose origin's log was created again (newOriginLog) starts
+// again within Run on the origin's new log.
 func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
 	s = s.withDefaults()
 	if err := s.Check(); err != nil {
 		return err
 	}
-	p := &process{cfg: s, logger: logger}
+	former := ""
+	for {
+		err := runOnce(ctx, s, logger, ready, former)
+		var again *newOriginLog
+		if !errors.As(err, &again) || ctx.Err() != nil {
+			return err
+		}
+		logger.Error("the origin's log was created again (its data lost): this edge starts again on the new log; live sessions get a reset, webhook deliveries start again at the new log's start",
+			"former_epoch", again.former, "epoch", again.epoch)
+		former, ready = again.former, nil // ready is told once
+	}
+}
+
+// runOnce runs one hub process until ctx ends; former is the epoch of the
+// origin's log an edge was serving before it started again on a new one
+// ("" at the first start).
+func runOnce(ctx context.Context, s Config, logger *slog.Logger, ready func(Started), former string) error {
+	ctx, restart := context.WithCancelCause(ctx)
+	defer restart(nil)
+	p := &process{cfg: s, logger: logger, former: former, restart: restart}
 	defer p.close()
 	for _, step := range []func(context.Context) error{
 		p.paceGC,
@@ -63,7 +85,11 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 			return err
 		}
 	}
-	return p.serve(ctx, ready)
+	err := p.serve(ctx, ready)
+	if cause := context.Cause(ctx); errors.As(cause, new(*newOriginLog)) {
+		return cause
+	}
+	return err
 }
 
 // process is one hub process. Each build step of Run fills in the fields
@@ -76,6 +102,14 @@ type process struct {
 	ln        net.Listener
 	hubURL    string
 	demoToken bool // cfg.AdminToken was generated for the demo
+	// former is the epoch of the origin's log an edge served before it
+	// started again on a new one (neworigin.go); restart ends this
+	// process's run with a cause.
+	former  string
+	restart context.CancelCauseFunc
+	// startReplaced is the mirror the log replaced when it opened
+	// (jslog.Log.Replaced): a later replacement is news.
+	startReplaced string
 
 	nc            *natsconn.Conn
 	notifications *jslog.Log // the notification log
@@ -83,9 +117,9 @@ type process struct {
 	// readiness (logHealth, set once the routes are built).
 	watched   watchedLog
 	logHealth atomic.Pointer[health]
-	store         hub.Store
-	policy        netguard.Policy
-	client        *http.Client
+	store     hub.Store
+	policy    netguard.Policy
+	client    *http.Client
 
 	tail    *logcache.Cache
 	metrics *metrics.Metrics

@@ -67,6 +67,9 @@ func (p *process) openStore(ctx context.Context) error {
 		// left of the startup timeout.
 		err = retryUntil(ctx, deadline, 0, p.logger, "KV store upgrade", ks.Upgrade)
 	}
+	if err == nil && s.isEdge() {
+		err = p.startOnNewOriginLog(ctx, ks)
+	}
 	if err != nil {
 		return fmt.Errorf("open KV store: %w", err)
 	}

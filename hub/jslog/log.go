@@ -76,6 +76,8 @@ type Log struct {
 
 	linkMu sync.Mutex
 	heard  time.Time // a mirror's: when Link last found the origin heard from
+	// replaced is the epoch of the mirror replaced on opening (Replaced).
+	replaced string
 
 	// appended is told each record this process appends (OnAppend).
 	appended atomic.Pointer[func(wire.Record)]
