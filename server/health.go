@@ -42,17 +42,17 @@ type health struct {
 	logger         *slog.Logger
 	now            func() time.Time
 
-	checked chan struct{} // closed once every probe has answered (or timed out) once
+	checked chan struct{}   // closed once every probe has answered (or timed out) once
 	ctx     context.Context // run's, for the rounds observe starts; nil before run
 
-	mu           sync.Mutex
-	state        []probeState // by probe
+	mu    sync.Mutex
+	state []probeState // by probe
 	// observedOK, by probe, is set while the last outcome observe
 	// recorded was a success and no check has failed since.
-	observedOK []atomic.Bool
-	badSince     time.Time    // since when a probe that is not degraded fails; zero while none does
-	unreadySince time.Time    // since when /readyz fails (for the logs); zero while ready or starting
-	reason       string       // why not ready; "" when ready
+	observedOK   []atomic.Bool
+	badSince     time.Time // since when a probe that is not degraded fails; zero while none does
+	unreadySince time.Time // since when /readyz fails (for the logs); zero while ready or starting
+	reason       string    // why not ready; "" when ready
 }
 
 // probeState is what the last check of a probe found.

@@ -34,8 +34,8 @@ type prober struct {
 	hub    string // the hub's own URL
 	hubURL string // the hub URL Sources name (every hub's)
 	topic  string
-	mu    sync.Mutex
-	steps []step
+	mu     sync.Mutex
+	steps  []step
 }
 
 func (p *prober) run(ctx context.Context) {
