@@ -294,16 +294,28 @@ func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
 	awaitSubscribable(t, edge.hubProc, topicC, false, "C, deleted at the origin, gone at the edge")
 
 	// while the link is cut: the edge answers what it mirrored
+	const topicE = "http://127.0.0.1:1/edge/e"
+	if code, body := origin.adminDo(http.MethodPost, "/admin/channels", `{"name":"chE","topic":"`+topicE+`","trust":"open"}`); code/100 != 2 {
+		t.Fatalf("create E at the origin: %d %s", code, body)
+	}
+	awaitSubscribable(t, edge.hubProc, topicE, true, "E at the edge before the cut")
 	p.Cut()
 	edge.awaitReadyz(503, "stale", 60*time.Second)
 	if code, body := origin.adminDo(http.MethodPost, "/admin/channels", `{"name":"chD","topic":"`+topicD+`","trust":"open"}`); code/100 != 2 {
 		t.Fatalf("create D at the origin: %d %s", code, body)
 	}
+	if code, body := origin.adminDo(http.MethodDelete, "/admin/channels/chE", ""); code/100 != 2 {
+		t.Fatalf("delete E at the origin: %d %s", code, body)
+	}
 	if o := subscribeOutcome(t, edge.hubProc, topicD); o == "verified" {
 		t.Fatalf("D at the edge while its link is cut: %s", o)
 	}
+	if o := subscribeOutcome(t, edge.hubProc, topicE); o != "verified" {
+		t.Fatalf("E, mirrored before the cut, at the edge while its link is cut: %s", o)
+	}
 	p.Restore()
 	awaitSubscribable(t, edge.hubProc, topicD, true, "D, created at the origin during the cut, at the edge once the link returned")
+	awaitSubscribable(t, edge.hubProc, topicE, false, "E, deleted at the origin during the cut, gone at the edge once the link returned")
 	edge.awaitReadyz(200, "ready", 60*time.Second)
 }
 
