@@ -340,7 +340,7 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 		call := &boundsCall{done: make(chan struct{})}
 		l.refreshing = call
 		l.mu.Unlock()
-		info, err := l.info(ctx)
+		info, err := l.infoOrAgain(ctx)
 		l.mu.Lock()
 		l.refreshing = nil
 		if err != nil {
@@ -368,6 +368,46 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 // that waited on it.
 func initiatorEnded(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// staleInfoAfter is how long a stream info request of Bounds may go
+// unanswered before an append the log took meanwhile makes Bounds ask
+// again (infoOrAgain).
+const staleInfoAfter = time.Second
+
+// infoOrAgain is info, asked again when the request has gone unanswered
+// for staleInfoAfter and the log has taken an append since it was made: a
+// request made while the stream had no leader (a NATS node lost) is never
+// answered, and waiting out its timeout would hold every reader of the
+// bounds (and their readiness) seconds after the log is back. The request
+// given up ends by its own timeout.
+func (l *Log) infoOrAgain(ctx context.Context) (*jetstream.StreamInfo, error) {
+	type result struct {
+		info *jetstream.StreamInfo
+		err  error
+	}
+	for {
+		changed := l.Changed()
+		res := make(chan result, 1)
+		go func() {
+			info, err := l.info(ctx)
+			res <- result{info, err}
+		}()
+		t := time.NewTimer(staleInfoAfter)
+		select {
+		case r := <-res:
+			t.Stop()
+			return r.info, r.err
+		case <-t.C:
+		}
+		select {
+		case r := <-res:
+			return r.info, r.err
+		case <-changed: // the log answers appends: ask again
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // Size returns how many records and bytes the stream holds.
