@@ -121,7 +121,11 @@ type Config struct {
 	// Quarantine is the log's list of messages that never decode; without
 	// it GET /admin/quarantine answers an empty list.
 	Quarantine Quarantine
-	Logger     *slog.Logger
+	// ChannelsReadOnly, when set, is why channels cannot be created,
+	// changed or deleted here (an edge hub's are its origin's): PUT and
+	// DELETE of a channel answer 409 with it.
+	ChannelsReadOnly string
+	Logger           *slog.Logger
 }
 
 // API is the admin API.

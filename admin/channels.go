@@ -142,9 +142,21 @@ func (a *API) listChannels(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// readOnlyChannels is the refusal of a channel write on a hub whose
+// channels are another's (Config.ChannelsReadOnly), nil elsewhere.
+func (a *API) readOnlyChannels() error {
+	if a.cfg.ChannelsReadOnly == "" {
+		return nil
+	}
+	return &apiError{http.StatusConflict, a.cfg.ChannelsReadOnly}
+}
+
 // createChannel answers POST /admin/channels: a new channel (201), or 409
 // naming the channel that has its name or topic already (PUT replaces it).
 func (a *API) createChannel(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	c, err := decodeChannel(r)
 	if err != nil {
 		return nil, err
@@ -160,6 +172,9 @@ func (a *API) createChannel(r *http.Request) (any, error) {
 // putChannel answers PUT /admin/channels/{name}: the channel named so,
 // created (201) or replaced (200); a body naming another channel is a 400.
 func (a *API) putChannel(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	name := r.PathValue("name")
 	if !hub.ValidChannelName(name) {
 		return nil, badRequest("channel name %q: names are 1-%d characters of A-Z a-z 0-9 - _", wire.Clip(name), hub.MaxChannelNameLen)
@@ -224,6 +239,9 @@ func (a *API) getChannel(r *http.Request) (any, error) {
 }
 
 func (a *API) deleteChannel(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	c, err := a.pathChannel(r)
 	if err != nil {
 		return nil, err

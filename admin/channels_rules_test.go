@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rshub/rshub/admin"
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/edgetest"
 )
 
@@ -62,5 +64,32 @@ func TestChannels_CreateExistingIsConflictPutReplaces(t *testing.T) {
 	}
 	if status, body := f.adminDo(http.MethodPut, "/admin/channels/fresh", `{"name": "other", "hosted": true, "trust": "open"}`); status != http.StatusBadRequest {
 		t.Fatalf("PUT with another name in the body: %d %s, want 400", status, body)
+	}
+}
+
+// A hub whose channels are another's (an edge hub's are its origin's)
+// refuses to create, change or delete one, or to reset its continuity,
+// with 409 and the reason, and changes nothing; it still lists and shows
+// them.
+func TestChannels_ReadOnlyRefusesWrites(t *testing.T) {
+	const why = "this is an edge hub: its channels are its origin's"
+	f := newFixture(t, func(_ *hub.Config, a *admin.Config) { a.ChannelsReadOnly = why })
+	ch := f.Channel(hub.Channel{Topic: "http://127.0.0.1:1/t", Trust: hub.TrustOpen})
+	for _, req := range []struct{ method, path, body string }{
+		{http.MethodPost, "/admin/channels", `{"name":"new","hosted":true,"trust":"open"}`},
+		{http.MethodPost, "/admin/channels", `{"name":"` + ch.Name + `","topic":"` + ch.Topic + `","trust":"token","token":"x"}`},
+		{http.MethodDelete, "/admin/channels/" + ch.Name, ""},
+		{http.MethodPost, "/admin/channels/" + ch.Name + "/continuity/reset", ""},
+	} {
+		if status, body := f.adminDo(req.method, req.path, req.body); status != http.StatusConflict || !strings.Contains(body, why) {
+			t.Errorf("%s %s: %d %.200s, want 409 with the reason", req.method, req.path, status, body)
+		}
+	}
+	chs, err := f.Store.Channels(context.Background())
+	if err != nil || len(chs) != 1 || chs[0].Trust != hub.TrustOpen {
+		t.Fatalf("store holds %+v (%v), want the one channel unchanged", chs, err)
+	}
+	if status, body := f.adminDo(http.MethodGet, "/admin/channels/"+ch.Name, ""); status != 200 {
+		t.Fatalf("GET of a channel: %d %.200s", status, body)
 	}
 }

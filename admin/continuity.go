@@ -66,6 +66,9 @@ const maxResetBody = 4 << 10
 // resetContinuity sets the channel's continuity anchor to the body's
 // "until" (RFC 3339), or clears it when the body is empty or has none.
 func (a *API) resetContinuity(r *http.Request) (any, error) {
+	if err := a.readOnlyChannels(); err != nil {
+		return nil, err
+	}
 	c, err := a.pathChannel(r)
 	if err != nil {
 		return nil, err

@@ -14,10 +14,12 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -89,6 +91,10 @@ func (s Config) checkEdge() error {
 		return errors.New("--upstream-leaf applies to the embedded NATS server; link the external server to the origin in its own leafnodes configuration")
 	case s.natsDomain() == s.UpstreamDomain:
 		return fmt.Errorf("--nats-domain %q is the origin's (--upstream-domain): an edge needs a JetStream domain of its own", s.UpstreamDomain)
+	case s.ChannelsFile != "":
+		return fmt.Errorf("--channels %s: an edge hub takes its channels from its origin (%s) and has none of its own: give the file to the origin hub, and start the edge without --channels", s.ChannelsFile, s.Upstream)
+	case s.RedisURL != "":
+		return errors.New("--redis-url: an edge hub keeps its state in its NATS server, beside its mirrors of the origin's log and channels; start the edge without --redis-url")
 	}
 	if s.UpstreamLeaf == "" {
 		return nil
@@ -115,48 +121,88 @@ func validDomain(d string) bool {
 	return true
 }
 
-// atOrigin gives a hosted channel of an edge the topic the origin hosts it
-// at: one channel has one topic at every hub, so a Source publishing
-// through an edge and a subscriber subscribing at one name the same.
-func atOrigin(ch hub.Channel, upstream string) hub.Channel {
-	if !ch.Hosted || ch.Topic != "" {
-		return ch
+// edgeChannelsRefusal is what the admin API answers an edge's channel
+// writes: the channels are the origin's, changed at the origin.
+func (s Config) edgeChannelsRefusal() string {
+	if !s.isEdge() {
+		return ""
 	}
-	u, err := url.Parse(upstream)
-	if err != nil {
-		return ch // Check refused it
-	}
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
-	ch.Topic = u.String() + wire.TopicPath(ch.Name)
-	return ch
+	return "this is an edge hub: its channels are its origin's, mirrored from " + s.Upstream + "; create, change and delete them through the origin's admin API"
+}
+
+// originChannels is an edge's store: its channels are a mirror of the
+// origin's (kvstore.Config.Origin).
+type originChannels interface {
+	OriginChannels(ctx context.Context) (kvstore.OriginState, error)
 }
 
 // linkProbe is the readiness of an edge's link to its origin: degraded,
-// with since when the mirror is stale, while the origin is not heard from.
+// with since when the mirror is stale, while the origin is not heard from;
+// not ready either until the origin's channels were mirrored once since
+// the edge started (an edge answers subscriptions from them).
 func (p *process) linkProbe() probe {
+	var channelsHeard atomic.Bool
+	var epochMu sync.Mutex
+	var epochAsked time.Time // zero: ask at once
+	wasUp := false
 	return probe{"upstream", func(ctx context.Context) error {
 		st, err := p.notifications.Link(ctx)
 		if err != nil {
 			return err
 		}
-		if st.Up {
-			return nil
+		epochMu.Lock()
+		if st.Up && !wasUp {
+			epochAsked = time.Time{} // the link is back: the origin may be another since
 		}
-		return degradedError{staleReason(st, p.cfg.UpstreamDomain)}
+		wasUp = st.Up
+		epochMu.Unlock()
+		if st.Up {
+			epochMu.Lock()
+			news := p.checkOriginEpoch(ctx, time.Now(), &epochAsked)
+			epochMu.Unlock()
+			if news != nil {
+				p.restart(news)
+				return degradedError{news}
+			}
+		}
+		oc, ok := p.store.(originChannels)
+		if !ok {
+			return errors.New("the store does not mirror the origin's channels")
+		}
+		cs, err := oc.OriginChannels(ctx)
+		if err != nil {
+			return err
+		}
+		if cs.Heard {
+			channelsHeard.Store(true)
+		}
+		switch {
+		case !st.Up:
+			return degradedError{staleReason(st, p.cfg.UpstreamDomain, cs.Channels)}
+		case !channelsHeard.Load():
+			why := ""
+			if cs.Err != "" {
+				why = " (" + cs.Err + "; the origin keeps its channels in JetStream KV, not with --redis-url)"
+			}
+			return degradedError{fmt.Errorf("starting: the origin's channels (JetStream domain %s) not mirrored yet%s", p.cfg.UpstreamDomain, why)}
+		}
+		return nil
 	}}
 }
 
-// staleReason says how stale the mirror is and why.
-func staleReason(st jslog.LinkState, domain string) error {
+// staleReason says how stale the mirror is and why; channels is how many
+// entries the mirror of the origin's channels holds.
+func staleReason(st jslog.LinkState, domain string, channels uint64) error {
 	why := ""
 	if st.Err != "" {
 		why = " (" + st.Err + ")"
 	}
+	serving := fmt.Sprintf("serving the log up to sequence %d and the origin's channels as last mirrored (%d entries)", st.Last, channels)
 	if st.Since.IsZero() {
-		return fmt.Errorf("stale: the origin (JetStream domain %s) not reached since this edge's NATS server started%s; serving the log up to sequence %d", domain, why, st.Last)
+		return fmt.Errorf("stale: the origin (JetStream domain %s) not reached since this edge's NATS server started%s; %s", domain, why, serving)
 	}
-	return fmt.Errorf("stale since %s: the link to the origin (JetStream domain %s) is down%s; serving the log up to sequence %d",
-		st.Since.UTC().Format(time.RFC3339), domain, why, st.Last)
+	return fmt.Errorf("stale since %s: the link to the origin (JetStream domain %s) is down%s; %s",
+		st.Since.UTC().Format(time.RFC3339), domain, why, serving)
 }
 
 // upstreamIntake is an edge's hub URL: publishes (fat pings, publish
@@ -244,4 +290,13 @@ func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		u.next.ServeHTTP(w, r)
 	}
+}
+
+// originDomain is the origin's JetStream domain at an edge (whose
+// channels are the origin's), "" at any other hub.
+func (s Config) originDomain() string {
+	if !s.isEdge() {
+		return ""
+	}
+	return s.UpstreamDomain
 }

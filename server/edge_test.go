@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/rshub/rshub/hub"
 )
 
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
@@ -37,25 +35,14 @@ func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
 		"the origin's domain":          {edge(func(c *Config) { c.NATSDomain = DefaultDomain }), "domain of its own"},
 		"domain with a dot":            {edge(func(c *Config) { c.NATSDomain = "a.b" }), "--nats-domain"},
 		"upstream domain wildcard":     {edge(func(c *Config) { c.UpstreamDomain = ">" }), "--upstream-domain"},
+		"channels file at an edge":     {edge(func(c *Config) { c.ChannelsFile = "channels.json" }), "takes its channels from its origin"},
+		"redis at an edge":             {edge(func(c *Config) { c.RedisURL = "redis://r:6379" }), "--redis-url"},
 		"leaf listener, external NATS": {func() Config { c := Defaults(); c.LeafListen, c.NATSURL = ":7422", "nats://n"; return c }(), "--leaf-listen"},
 	} {
 		err := tc.cfg.Check()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: Check = %v, want %q", name, err, tc.want)
 		}
-	}
-}
-
-// A hosted channel of an edge has the topic the origin hosts it at; a
-// channel with its own topic keeps it.
-func TestAtOrigin_HostedTopicIsTheOrigins(t *testing.T) {
-	got := atOrigin(hub.Channel{Name: "demo", Hosted: true}, "https://origin.example/hub")
-	if got.Topic != "https://origin.example/topics/demo" {
-		t.Fatalf("hosted topic at an edge = %q", got.Topic)
-	}
-	own := hub.Channel{Name: "x", Topic: "https://src.example/cl.xml"}
-	if got := atOrigin(own, "https://origin.example/"); got != own {
-		t.Fatalf("a channel with a topic changed: %+v", got)
 	}
 }
 

@@ -68,7 +68,8 @@ func (p *process) buildDelivery(context.Context) error {
 	// the newest records preloaded: queues that start with the hub (a
 	// restart, a hub joining a cluster, shards taken over) mostly resume
 	// within them and read them from memory, not each from the log at once
-	p.tail = logcache.New(p.notifications, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
+	p.watched = watchedLog{Log: p.notifications, health: &p.logHealth}
+	p.tail = logcache.New(p.watched, logcache.Config{Preload: tailPreload, Logger: p.logger.With("component", "logcache")})
 	// this hub's own appends reach its readers without a read of the log
 	p.notifications.OnAppend(p.tail.Offer)
 	p.metrics = metrics.New(metrics.Sources{LogSize: p.notifications.Size, LogQuarantined: p.notifications.QuarantinedTotal})
@@ -113,7 +114,7 @@ func (p *process) buildHub(ctx context.Context) error {
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
 		Store:                   p.store,
-		Log:                     p.notifications,
+		Log:                     p.watched,
 		Client:                  p.client,
 		Leases:                  hub.LeasePolicy{Min: s.LeaseMin, Default: s.LeaseDefault, Max: s.LeaseMax},
 		MaxBody:                 s.MaxBody,
@@ -233,10 +234,10 @@ func loadChannels(ctx context.Context, h *hub.Hub, s Config) (int, error) {
 	if s.Demo {
 		chs = append(chs, hub.Channel{Name: "demo", Hosted: true, Trust: hub.TrustOpen})
 	}
+	if s.isEdge() { // the origin's channels, the demo's among them (Check refuses --channels)
+		return 0, nil
+	}
 	for i, c := range chs {
-		if s.isEdge() {
-			c = atOrigin(c, s.Upstream)
-		}
 		if _, err := h.PutChannel(ctx, c); err != nil {
 			return 0, fmt.Errorf("--channels: channel %d (name %q, topic %q): %w", i+1, wire.Clip(c.Name), wire.Clip(c.Topic), err)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,13 +42,17 @@ type health struct {
 	logger         *slog.Logger
 	now            func() time.Time
 
-	checked chan struct{} // closed once every probe has answered (or timed out) once
+	checked chan struct{}   // closed once every probe has answered (or timed out) once
+	ctx     context.Context // run's, for the rounds observe starts; nil before run
 
-	mu           sync.Mutex
-	state        []probeState // by probe
-	badSince     time.Time    // since when a probe that is not degraded fails; zero while none does
-	unreadySince time.Time    // since when /readyz fails (for the logs); zero while ready or starting
-	reason       string       // why not ready; "" when ready
+	mu    sync.Mutex
+	state []probeState // by probe
+	// observedOK, by probe, is set while the last outcome observe
+	// recorded was a success and no check has failed since.
+	observedOK   []atomic.Bool
+	badSince     time.Time // since when a probe that is not degraded fails; zero while none does
+	unreadySince time.Time // since when /readyz fails (for the logs); zero while ready or starting
+	reason       string    // why not ready; "" when ready
 }
 
 // probeState is what the last check of a probe found.
@@ -62,13 +67,16 @@ const notAnswered = "starting: dependencies not checked yet"
 
 func newHealth(probes []probe, unhealthyAfter time.Duration, logger *slog.Logger) *health {
 	return &health{probes: probes, unhealthyAfter: unhealthyAfter, every: time.Second, logger: logger, now: time.Now,
-		state: make([]probeState, len(probes)), reason: notAnswered, checked: make(chan struct{})}
+		state: make([]probeState, len(probes)), observedOK: make([]atomic.Bool, len(probes)), reason: notAnswered, checked: make(chan struct{})}
 }
 
 // run checks every probe every h.every until ctx ends, so that /readyz and
 // /healthz answer from state at most that old, and /healthz knows how long
 // the hub has been unready even when nobody asks /readyz.
 func (h *health) run(ctx context.Context) {
+	h.mu.Lock()
+	h.ctx = ctx
+	h.mu.Unlock()
 	t := time.NewTicker(h.every)
 	defer t.Stop()
 	for {
@@ -127,6 +135,9 @@ func (h *health) record(i int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.state[i].answered, h.state[i].err = true, err
+	if err != nil {
+		h.observedOK[i].Store(false)
+	}
 	var failing []string
 	starting, faulty := false, false
 	for j, st := range h.state {
@@ -161,6 +172,30 @@ func (h *health) record(i int, err error) {
 		h.unreadySince = time.Time{}
 	}
 	h.reason = reason
+}
+
+// observe records err as the outcome of probe name (see probe.name) at
+// once, as if a check had just returned it: the hub's own use of a
+// dependency is a check (watchedLog). An unknown name is ignored. A
+// success after a success costs one atomic load.
+func (h *health) observe(name string, err error) {
+	for i, p := range h.probes {
+		if p.name != name {
+			continue
+		}
+		if err == nil && h.observedOK[i].Load() {
+			return
+		}
+		h.observedOK[i].Store(err == nil)
+		h.record(i, err)
+		h.mu.Lock()
+		ctx := h.ctx
+		h.mu.Unlock()
+		if err == nil && ctx != nil {
+			h.round(ctx) // the engines that depend on it: look again now, not at the next tick
+		}
+		return
+	}
 }
 
 // serveReady is /readyz: 200 when every dependency answered the last

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rshub/rshub/access"
@@ -39,12 +40,34 @@ type Started struct {
 // Run starts a hub with settings s and blocks until ctx ends, then shuts
 // down gracefully. ready, when not nil, is called once the hub serves and
 // its health checks have answered once.
+//
+// An edge whose origin's log was created again (newOriginLog) starts
+// again within Run on the origin's new log.
 func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)) error {
 	s = s.withDefaults()
 	if err := s.Check(); err != nil {
 		return err
 	}
-	p := &process{cfg: s, logger: logger}
+	former := ""
+	for {
+		err := runOnce(ctx, s, logger, ready, former)
+		var again *newOriginLog
+		if !errors.As(err, &again) || ctx.Err() != nil {
+			return err
+		}
+		logger.Error("the origin's log was created again (its data lost): this edge starts again on the new log; live sessions get a reset, webhook deliveries start again at the new log's start",
+			"former_epoch", again.former, "epoch", again.epoch)
+		former, ready = again.former, nil // ready is told once
+	}
+}
+
+// runOnce runs one hub process until ctx ends; former is the epoch of the
+// origin's log an edge was serving before it started again on a new one
+// ("" at the first start).
+func runOnce(ctx context.Context, s Config, logger *slog.Logger, ready func(Started), former string) error {
+	ctx, restart := context.WithCancelCause(ctx)
+	defer restart(nil)
+	p := &process{cfg: s, logger: logger, former: former, restart: restart}
 	defer p.close()
 	for _, step := range []func(context.Context) error{
 		p.paceGC,
@@ -66,7 +89,11 @@ func Run(ctx context.Context, s Config, logger *slog.Logger, ready func(Started)
 			return err
 		}
 	}
-	return p.serve(ctx, ready)
+	err := p.serve(ctx, ready)
+	if cause := context.Cause(ctx); errors.As(cause, new(*newOriginLog)) {
+		return cause
+	}
+	return err
 }
 
 // process is one hub process. Each build step of Run fills in the fields
@@ -83,12 +110,24 @@ type process struct {
 	// subscribers and publishers verify private channels' tokens (access.go).
 	subscribers, publishers *access.Verifier
 	demoToken               bool // cfg.AdminToken was generated for the demo
+	// former is the epoch of the origin's log an edge served before it
+	// started again on a new one (neworigin.go); restart ends this
+	// process's run with a cause.
+	former  string
+	restart context.CancelCauseFunc
+	// startReplaced is the mirror the log replaced when it opened
+	// (jslog.Log.Replaced): a later replacement is news.
+	startReplaced string
 
 	nc            *natsconn.Conn
 	notifications *jslog.Log // the notification log
-	store         hub.Store
-	policy        netguard.Policy
-	client        *http.Client
+	// watched is the log as the engines use it: its outcomes go to
+	// readiness (logHealth, set once the routes are built).
+	watched   watchedLog
+	logHealth atomic.Pointer[health]
+	store     hub.Store
+	policy    netguard.Policy
+	client    *http.Client
 
 	tail    *logcache.Cache
 	metrics *metrics.Metrics
@@ -246,6 +285,8 @@ func (p *process) buildRoutes(context.Context) error {
 			Follows:    p.follow,
 			Quarantine: p.notifications,
 			Logger:     p.logger.With("component", "admin"),
+
+			ChannelsReadOnly: p.cfg.edgeChannelsRefusal(),
 		})
 		if err != nil {
 			return err
@@ -262,6 +303,7 @@ func (p *process) buildRoutes(context.Context) error {
 		registerAdminOff(mux)
 	}
 	p.health = p.buildHealth()
+	p.logHealth.Store(p.health)
 	mux.HandleFunc("GET /healthz", p.health.serveHealth)
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	var handler http.Handler = mux
@@ -281,7 +323,7 @@ func (p *process) buildRoutes(context.Context) error {
 func (p *process) buildHealth() *health {
 	probes := []probe{
 		{"NATS", func(context.Context) error { return p.nc.Err() }},
-		{"log", func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
+		{logProbe, func(ctx context.Context) error { _, _, err := p.notifications.Bounds(ctx); return err }},
 		{"store", p.store.Ping},
 		{"log cache", engineHealth(p.tail.Health)},
 		{"pull mode", engineHealth(p.pull.Health)},

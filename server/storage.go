@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -21,9 +22,10 @@ func (p *process) openLog(ctx context.Context) error {
 	if s.isEdge() { // a mirror of the origin's log (edge.go)
 		cfg.Upstream, what = s.UpstreamDomain, "the origin's log (JetStream domain "+s.UpstreamDomain+") to mirror"
 	}
+	link := newLinkCheck(s, time.Now())
 	err := untilReady(ctx, s.StartupTimeout, p.logger, what, func(ctx context.Context) (err error) {
 		p.notifications, err = jslog.OpenConn(ctx, p.nc, cfg)
-		return err
+		return link.explain(ctx, err, time.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
@@ -54,7 +56,7 @@ func (p *process) openStore(ctx context.Context) error {
 	var ks *kvstore.Store
 	deadline := time.Now().Add(s.StartupTimeout)
 	err := untilReady(ctx, s.StartupTimeout, p.logger, "KV store", func(ctx context.Context) (err error) {
-		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Logger: p.logger.With("component", "store")})
+		ks, err = kvstore.OpenConn(ctx, p.nc, kvstore.Config{Replicas: s.NATSReplicas, Origin: s.originDomain(), Logger: p.logger.With("component", "store")})
 		return err
 	})
 	if err == nil {
@@ -64,6 +66,9 @@ func (p *process) openStore(ctx context.Context) error {
 		// would never end at 1,000,000), so each attempt may take what is
 		// left of the startup timeout.
 		err = retryUntil(ctx, deadline, 0, p.logger, "KV store upgrade", ks.Upgrade)
+	}
+	if err == nil && s.isEdge() {
+		err = p.startOnNewOriginLog(ctx, ks)
 	}
 	if err != nil {
 		return fmt.Errorf("open KV store: %w", err)
@@ -108,7 +113,7 @@ func retryUntil(ctx context.Context, deadline time.Time, attempt time.Duration, 
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+		if ctx.Err() != nil || errors.As(err, new(giveUp)) || time.Now().Add(wait).After(deadline) {
 			return err
 		}
 		logger.Warn("waiting for "+what, "err", err, "retry_in", wait)
@@ -122,6 +127,12 @@ func retryUntil(ctx context.Context, deadline time.Time, attempt time.Duration, 
 		wait = min(wait*2, 5*time.Second)
 	}
 }
+
+// giveUp is an error of an attempt of retryUntil that retrying cannot
+// mend: it returns it at once.
+type giveUp struct{ error }
+
+func (g giveUp) Unwrap() error { return g.error }
 
 // redactURL hides a password in a URL for logs.
 func redactURL(raw string) string {

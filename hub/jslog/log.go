@@ -60,8 +60,9 @@ type Log struct {
 	changed chan struct{} // closed at the next append
 
 	closeOnce sync.Once
-	stop      context.CancelFunc // ends follow
+	stop      context.CancelFunc // ends follow (and a mirror's standIn)
 	done      chan struct{}
+	standDone chan struct{} // closed when standIn returned; nil but for a mirror
 
 	mu        sync.Mutex
 	first     uint64    // cached first sequence
@@ -75,6 +76,8 @@ type Log struct {
 
 	linkMu sync.Mutex
 	heard  time.Time // a mirror's: when Link last found the origin heard from
+	// replaced is the epoch of the mirror replaced on opening (Replaced).
+	replaced string
 
 	// appended is told each record this process appends (OnAppend).
 	appended atomic.Pointer[func(wire.Record)]
@@ -129,6 +132,10 @@ func OpenConn(ctx context.Context, c *natsconn.Conn, cfg Config) (*Log, error) {
 	fctx, stop := context.WithCancel(context.Background())
 	l.stop = stop
 	go l.follow(fctx)
+	if cfg.Upstream != "" {
+		l.standDone = make(chan struct{})
+		go l.standIn(fctx, l.standDone)
+	}
 	return l, nil
 }
 
@@ -138,6 +145,9 @@ func (l *Log) Close() error {
 	l.closeOnce.Do(func() {
 		l.stop()
 		<-l.done
+		if l.standDone != nil {
+			<-l.standDone
+		}
 		l.hmu.Lock()
 		if l.h != nil {
 			l.h.watch.stop()
@@ -322,15 +332,15 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 			case <-ctx.Done():
 				return 0, 0, fmt.Errorf("jslog: bounds: %w", ctx.Err())
 			}
-			if call.err != nil {
+			if call.err != nil && !initiatorEnded(call.err) {
 				return 0, 0, call.err
 			}
-			continue
+			continue // answered, or the asker's own context ended first: ask again under this one
 		}
 		call := &boundsCall{done: make(chan struct{})}
 		l.refreshing = call
 		l.mu.Unlock()
-		info, err := l.info(ctx)
+		info, err := l.infoOrAgain(ctx)
 		l.mu.Lock()
 		l.refreshing = nil
 		if err != nil {
@@ -349,6 +359,54 @@ func (l *Log) Bounds(ctx context.Context) (uint64, uint64, error) {
 			return 0, 0, nil
 		}
 		return first, last, nil
+	}
+}
+
+// initiatorEnded reports whether err, a shared Bounds request's error, is
+// the end of the context of the caller that made it (a probe's short
+// bound, a reader that went away), which is no answer for the callers
+// that waited on it.
+func initiatorEnded(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// staleInfoAfter is how long a stream info request of Bounds may go
+// unanswered before an append the log took meanwhile makes Bounds ask
+// again (infoOrAgain).
+const staleInfoAfter = time.Second
+
+// infoOrAgain is info, asked again when the request has gone unanswered
+// for staleInfoAfter and the log has taken an append since it was made: a
+// request made while the stream had no leader (a NATS node lost) is never
+// answered, and waiting out its timeout would hold every reader of the
+// bounds (and their readiness) seconds after the log is back. The request
+// given up ends by its own timeout.
+func (l *Log) infoOrAgain(ctx context.Context) (*jetstream.StreamInfo, error) {
+	type result struct {
+		info *jetstream.StreamInfo
+		err  error
+	}
+	for {
+		changed := l.Changed()
+		res := make(chan result, 1)
+		go func() {
+			info, err := l.info(ctx)
+			res <- result{info, err}
+		}()
+		t := time.NewTimer(staleInfoAfter)
+		select {
+		case r := <-res:
+			t.Stop()
+			return r.info, r.err
+		case <-t.C:
+		}
+		select {
+		case r := <-res:
+			return r.info, r.err
+		case <-changed: // the log answers appends: ask again
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 	}
 }
 

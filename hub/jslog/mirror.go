@@ -93,27 +93,43 @@ func linkState(info *jetstream.StreamInfo, now, heard time.Time) LinkState {
 // keeps its own (the origin may be unreachable). A stream of that name
 // that is not a mirror is refused: a data directory holding a hub's own
 // log cannot become an edge's.
-func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg jetstream.StreamConfig, upstream string) (jetstream.Stream, string, error) {
-	st, err := js.Stream(ctx, cfg.Name)
+//
+// An existing mirror whose origin answers with another epoch (the
+// origin's log was created again: its data lost) is deleted and created
+// anew from the origin's new log, and replaced names the epoch it had: a
+// mirror keeps the sequences it holds and would take none of the new
+// log's below them, and serve the rest under the old epoch.
+func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg jetstream.StreamConfig, upstream string) (st jetstream.Stream, epoch, replaced string, err error) {
+	st, err = js.Stream(ctx, cfg.Name)
 	if err == nil {
 		info := st.CachedInfo()
 		if info.Config.Mirror == nil {
-			return nil, "", fmt.Errorf("stream %s exists and is not a mirror: an edge hub needs its own data directory (or NATS server)", cfg.Name)
+			return nil, "", "", fmt.Errorf("stream %s exists and is not a mirror: an edge hub needs its own data directory (or NATS server)", cfg.Name)
 		}
-		return st, storedEpoch(cfg.Name, info), nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, "", err
+		held := storedEpoch(cfg.Name, info)
+		octx, cancel := context.WithTimeout(ctx, originEpochTimeout)
+		now, oerr := originEpoch(octx, nc, upstream, cfg.Name)
+		cancel()
+		if oerr != nil || now == held {
+			return st, held, "", nil // the origin unreachable: serve what the mirror holds
+		}
+		if err := js.DeleteStream(ctx, cfg.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, "", "", fmt.Errorf("deleting the mirror of the origin's former log (epoch %s; the origin's is %s now): %w", held, now, err)
+		}
+		st, epoch, _, err = ensureMirror(ctx, nc, js, cfg, upstream)
+		return st, epoch, held, err
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, "", "", err
 	}
 	origin, err := jetstream.NewWithDomain(nc, upstream)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	ost, err := origin.Stream(ctx, cfg.Name)
 	if err != nil {
-		return nil, "", fmt.Errorf("the origin's log in JetStream domain %q: %w", upstream, err)
+		return nil, "", "", fmt.Errorf("the origin's log in JetStream domain %q: %w", upstream, err)
 	}
-	epoch := storedEpoch(cfg.Name, ost.CachedInfo())
+	epoch = storedEpoch(cfg.Name, ost.CachedInfo())
 	cfg.Description = "rshub notification log, a mirror of the origin's in JetStream domain " + upstream
 	cfg.Subjects, cfg.Duplicates = nil, 0
 	cfg.Mirror = &jetstream.StreamSource{Name: cfg.Name, External: &jetstream.ExternalStream{APIPrefix: APIPrefix(upstream)}}
@@ -123,7 +139,55 @@ func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cf
 		return ensureMirror(ctx, nc, js, cfg, upstream) // another hub of this edge created it meanwhile
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return st, epoch, nil
+	return st, epoch, "", nil
+}
+
+// originEpochTimeout bounds the look at the origin's epoch when a mirror
+// opens: an origin that does not answer by then is taken as unreachable.
+const originEpochTimeout = 3 * time.Second
+
+// originEpoch returns the epoch of the origin's stream name in domain
+// upstream.
+func originEpoch(ctx context.Context, nc *nats.Conn, upstream, name string) (string, error) {
+	origin, err := jetstream.NewWithDomain(nc, upstream)
+	if err != nil {
+		return "", err
+	}
+	ost, err := origin.Stream(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return storedEpoch(name, ost.CachedInfo()), nil
+}
+
+// OriginEpoch returns the epoch of the origin's log as the origin answers
+// now, for a mirror to tell whether the origin's log was created again
+// (it then differs from Epoch, and the mirror must be opened again: see
+// Replaced). It fails on a log that is not a mirror, and when the origin
+// does not answer.
+func (l *Log) OriginEpoch(ctx context.Context) (string, error) {
+	if l.cfg.Upstream == "" {
+		return "", errors.New("jslog: origin epoch: the log is not a mirror")
+	}
+	var epoch string
+	err := l.conn.Do(ctx, func(ctx context.Context, nc *nats.Conn, _ uint64) (err error) {
+		epoch, err = originEpoch(ctx, nc, l.cfg.Upstream, l.cfg.Stream)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("jslog: origin epoch: %w", err)
+	}
+	return epoch, nil
+}
+
+// Replaced returns the epoch of the mirror this log replaced when it
+// opened, because the origin's log had been created again since ("" when
+// it replaced none): what was positioned in that epoch (webhook cursors,
+// the edge's mirror of the origin's channels) must start again.
+func (l *Log) Replaced() string {
+	l.linkMu.Lock()
+	defer l.linkMu.Unlock()
+	return l.replaced
 }

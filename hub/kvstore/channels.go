@@ -97,8 +97,8 @@ func listChannels(ctx context.Context, b *buckets) ([]hub.Channel, error) {
 }
 
 // ChannelsVersion returns a version that moves with every channel put and
-// delete: the generation of the connection's buckets and the channels
-// bucket stream's last sequence, in one status request. "" when the
+// delete: the generation of the connection's buckets, the channels
+// bucket stream's creation and its last sequence, in one status request. "" when the
 // server does not tell.
 func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
 	var ver string
@@ -134,7 +134,10 @@ func channelsVersion(ctx context.Context, b *buckets) (string, error) {
 		return "", err
 	}
 	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
-		return fmt.Sprint(b.gen, ".", bs.StreamInfo().State.LastSeq), nil
+		// the stream's creation too: a bucket created again (an edge's
+		// mirror of its origin's, rebuilt) starts its sequences again
+		info := bs.StreamInfo()
+		return fmt.Sprint(b.gen, ".", info.Created.UnixNano(), ".", info.State.LastSeq), nil
 	}
 	return "", nil
 }

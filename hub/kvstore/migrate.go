@@ -43,6 +43,9 @@ type migration struct {
 // million entries it read before.
 func (s *Store) migrate(ctx context.Context, b *buckets) error {
 	for _, m := range migrations(b) {
+		if m.kind == "channels" && s.cfg.Origin != "" {
+			continue // the origin's bucket: the origin migrates it
+		}
 		bs, err := openBucketStream(ctx, b.js, m.kv)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", m.kind, err)

@@ -68,9 +68,13 @@ const maxCASAttempts = 1000
 
 // Config configures the buckets. Open creates them or updates them to match.
 type Config struct {
-	Replicas int          // default 1 (3 on a cluster)
-	Prefix   string       // bucket name prefix; default "rshub"
-	Logger   *slog.Logger // migration and reconnection events; default: none
+	Replicas int    // default 1 (3 on a cluster)
+	Prefix   string // bucket name prefix; default "rshub"
+	// Origin, the JetStream domain of an origin hub's NATS server reached
+	// over a leaf node link, makes the channels the origin's: an edge
+	// hub's store (origin.go).
+	Origin string
+	Logger *slog.Logger // migration and reconnection events; default: none
 }
 
 // Store is a hub.Store on JetStream key-value buckets.
@@ -233,6 +237,14 @@ func openBuckets(ctx context.Context, nc *nats.Conn, gen uint64, cfg Config) (*b
 		{"follow", &b.follow}, {"attempts", &b.attempts},
 	} {
 		name := cfg.Prefix + "_" + k.kind
+		if k.kind == "channels" && cfg.Origin != "" {
+			kv, err := openOriginChannels(ctx, js, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("the origin's channels (JetStream domain %s): %w", cfg.Origin, err)
+			}
+			*k.kv = kv
+			continue
+		}
 		var ttl time.Duration
 		history := uint8(1)
 		if k.kind == "attempts" {

@@ -47,9 +47,17 @@ func (c *Cache) Run(ctx context.Context) error {
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
 		if c.h.Report(ctx, opFollow, c.catchUp(ctx)) != nil {
-			if !c.h.Backoff(ctx, opFollow, loophealth.EngineRetry) {
+			// an append (the log answers again) ends the wait: readiness
+			// follows the log, not the retry's pace
+			t := time.NewTimer(c.h.RetryIn(opFollow, loophealth.EngineRetry))
+			select {
+			case <-ctx.Done():
+				t.Stop()
 				return ctx.Err()
+			case <-changed:
+			case <-t.C:
 			}
+			t.Stop()
 			continue
 		}
 		select {

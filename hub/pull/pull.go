@@ -174,7 +174,14 @@ func (p *Pull) Run(ctx context.Context) error {
 	defer poll.Stop()
 	for {
 		if err := p.Sync(ctx); err != nil {
-			if !p.h.Backoff(ctx, opSync, loophealth.EngineRetry) {
+			// the retry's wait, cut short by an append (the log answers
+			// again): readiness follows the log, not the retry's pace
+			asked := false
+			if _, err := logcache.Await(ctx, p.log, p.h.RetryIn(opSync, loophealth.EngineRetry), nil, func(bool) (bool, error) {
+				again := asked
+				asked = true
+				return again, nil
+			}); err != nil || ctx.Err() != nil {
 				return ctx.Err()
 			}
 			continue

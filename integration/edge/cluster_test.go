@@ -49,14 +49,7 @@ func (p *linkProxy) active() int {
 // sequences.
 func TestEdge_OriginClusterProcesses(t *testing.T) {
 	dir := t.TempDir()
-	hubBin, err := testproc.Build(dir, "hub", "./cmd/hub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	natsBin, err := testproc.Build(dir, "nats-server", "github.com/nats-io/nats-server/v2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hubBin, natsBin := bins.hub, bins.natsServer
 	t.Setenv("RSHUB_HUB_PASSWORD", "hub-secret") // the nodes' passwords (natsNodeConf)
 	t.Setenv("RSHUB_READ_PASSWORD", "read-secret")
 	t.Setenv("RSHUB_LEAF_PASSWORD", "edge-link-secret")
@@ -82,7 +75,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 	}
 
 	chans := channelsFile(t)
-	common := []string{"--nats-listen", "off", "--channels", chans, "--allow-networks", "127.0.0.0/8",
+	common := []string{"--nats-listen", "off", "--allow-networks", "127.0.0.0/8",
 		"--retry", "50ms,x2,max=1s,attempts=1000", "--coalesce-threshold", "0", "--reconcile", "500ms",
 		"--startup-timeout", "30s", "--log-level", "warn"}
 	startHub := func(name string, args ...string) *hubProc {
@@ -93,7 +86,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 		testproc.WaitHTTP(t, p, h.url+"readyz", 60*time.Second)
 		return h
 	}
-	origin := startHub("origin", "--nats-url", strings.Join(natsURLs, ","), "--nats-replicas", "3")
+	origin := startHub("origin", "--channels", chans, "--nats-url", strings.Join(natsURLs, ","), "--nats-replicas", "3")
 	var proxies [3]*linkProxy
 	var leafURLs []string
 	for i := range 3 {

@@ -182,7 +182,7 @@ func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
 	p1, p2 := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leafPort)), newProxy(t, fmt.Sprintf("127.0.0.1:%d", leafPort))
 	edge := func(name string, p *linkProxy) *hubProc {
 		return newHub(t, name, func(c *server.Config) {
-			c.ChannelsFile, c.Upstream, c.UpstreamLeaf, c.NATSDomain = chans, origin.url, p.URL(), name
+			c.Upstream, c.UpstreamLeaf, c.NATSDomain = origin.url, p.URL(), name // the channels are the origin's
 		})
 	}
 	e1, e2 := edge("edge1", p1), edge("edge2", p2)

@@ -1,0 +1,76 @@
+package jslog_test
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rshub/rshub/hub/jslog"
+	"github.com/rshub/rshub/internal/embednats"
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+var outage = flag.Duration("jslog.outage", 40*time.Second, "how long the origin stays down in TestMirror_ResumesAsTheOriginReturns")
+
+// A mirror resumes as soon as its origin is back after an outage longer
+// than the NATS server's wait for its mirror consumer request (30 s): the
+// stand-in answered the requests the origin could not, so the mirror's
+// server had none in flight when the leaf link returned and restarted the
+// mirror then, instead of after the wait and its backoff. The resume is
+// measured from the moment the origin's JetStream answers over the link
+// again, not from a wall-clock origin: the check is that the mirror holds
+// the records appended after the outage within a few seconds of that.
+func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out an outage of the origin")
+	}
+	originDir := t.TempDir()
+	origin := startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: "127.0.0.1:0"})
+	leaf := origin.LeafURL()
+	src := openLog(t, connect(t, origin), jslog.Config{})
+	first := mustAppend(t, src, record("a", 0))
+	edge := startServer(t, embednats.Config{Domain: "edge", LeafRemote: leaf})
+	enc := connect(t, edge)
+	awaitOriginAPI(t, enc)
+	m := openLog(t, enc, jslog.Config{Upstream: "origin"})
+	waitLast(t, m, first)
+
+	origin.Shutdown()
+	testenv.Eventually(t, 30*time.Second, func() bool { st, err := m.Link(ctxT(t)); return err == nil && !st.Up }, "link down")
+	time.Sleep(*outage) // the outage itself, not a synchronisation
+	origin = startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: strings.TrimPrefix(leaf, "nats-leaf://")})
+	src = openLog(t, connect(t, origin), jslog.Config{})
+	after := mustAppend(t, src, record("a", 1))
+	answered := awaitOriginAPI(t, enc)
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		_, last, err := m.Bounds(ctxT(t))
+		return err == nil && last >= after
+	}, "the mirror resumes")
+	resumed := time.Since(answered)
+	t.Logf("the mirror resumed %v after the origin answered over the link again (outage %v)", resumed.Round(time.Millisecond), *outage)
+	if resumed > 5*time.Second {
+		t.Fatalf("the mirror resumed %v after the origin answered again; want within 5 s", resumed)
+	}
+}
+
+// awaitOriginAPI waits until the origin's JetStream answers over nc's
+// leaf link and returns when it did.
+func awaitOriginAPI(t *testing.T, nc *nats.Conn) time.Time {
+	t.Helper()
+	up, err := jetstream.NewWithDomain(nc, "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := up.AccountInfo(ctx)
+		return err == nil
+	}, "the origin's JetStream over the link")
+	return time.Now()
+}
