@@ -96,6 +96,9 @@ type Config struct {
 type Hub struct {
 	cfg     Config
 	hubURL  *url.URL
+	// originURL is the hub URL's scheme and authority, normalised
+	// (wire.NormalizeURL): where the paths of the wire layout start.
+	originURL string
 	logger  *slog.Logger // the slog logger; the notification log is cfg.Log
 	verifyq chan verifyJob
 	obs     Observer
@@ -171,6 +174,7 @@ func New(cfg Config) (*Hub, error) {
 	return &Hub{
 		cfg:       cfg,
 		hubURL:    u,
+		originURL: originOf(cfg.HubURL),
 		logger:    cfg.Logger,
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),

@@ -43,12 +43,15 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if len(selfs) != 1 {
 		return PublishResult{}, refuse(reasonLinks, "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
-	topic := selfs[0]
+	topic, err := normalTopic("Link rel=\"self\"", selfs[0])
+	if err != nil {
+		return PublishResult{}, err
+	}
 	hubs := wire.LinksRel(links, wire.RelHub)
 	if len(hubs) == 0 {
 		return PublishResult{}, refuse(reasonLinks, "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
-	if !contains(hubs, h.cfg.HubURL) {
+	if !containsURL(hubs, h.cfg.HubURL) {
 		return PublishResult{}, refuse(reasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
@@ -172,7 +175,7 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	}
 	resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
-	if resp.StatusCode/100 != 2 || !contains(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !contains(wire.LinksRel(links, wire.RelSelf), topic) {
+	if resp.StatusCode/100 != 2 || !containsURL(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !containsURL(wire.LinksRel(links, wire.RelSelf), topic) {
 		return refuse(reasonUnverifiedTopic,
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			wire.Clip(topic), h.cfg.HubURL, resp.StatusCode, wire.Clip(strings.Join(resp.Header.Values("Link"), ", ")))
@@ -223,13 +226,4 @@ func writePublishResult(w http.ResponseWriter, res PublishResult) {
 	default:
 		fmt.Fprintf(w, "stored seq %d\n", res.Seq)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -35,6 +35,9 @@ type verifyJob struct {
 	// authorized: the subscriber showed a token covering a private
 	// channel's topic (the lease then ends with the token)
 	authorized bool
+	// givenID is the SubscriptionID of the request's own spelling of the
+	// topic and callback (subscriptionRequest.GivenID)
+	givenID string
 }
 
 // subscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
@@ -48,6 +51,10 @@ type subscriptionRequest struct {
 	Filter   *changefeed.Filter // wire.ParamFilterPrefix, wire.ParamFilterChange; nil: every entry
 	Coalesce string             // wire.ParamCoalesce; "" is the hub's setting
 	Rate     float64            // wire.ParamRate; 0 is the hub's default
+	// GivenID is the SubscriptionID of the topic and callback as the
+	// request spelled them: a subscription stored before topics and
+	// callbacks were normalised has it.
+	GivenID string
 }
 
 // parseSubscription checks a subscribe or unsubscribe form against WebSub
@@ -71,14 +78,20 @@ func parseSubscription(form url.Values, leases LeasePolicy) (subscriptionRequest
 	if err := checkLen("hub.topic", r.Topic, MaxTopicLen); err != nil {
 		return r, err
 	}
+	// one spelling of each URL from here on (WebSub §5.1.1, RFC 3986 §6.2.2)
+	callback, err := wire.NormalizeURL(r.Callback)
+	if err != nil {
+		return r, fmt.Errorf("hub.callback: %w", err)
+	}
+	r.GivenID, r.Callback = SubscriptionID(r.Topic, r.Callback), callback
 	if err := checkHTTPURL(r.Callback); err != nil {
 		return r, fmt.Errorf("hub.callback: %w", err)
 	}
 	if r.Topic == "" {
 		return r, errors.New("hub.topic is required")
 	}
-	if err := checkHTTPURL(r.Topic); err != nil {
-		return r, fmt.Errorf("hub.topic: %w", err)
+	if r.Topic, err = topicOf("hub.topic", r.Topic); err != nil {
+		return r, err
 	}
 	if len(r.Secret) >= maxSecret {
 		return r, fmt.Errorf("hub.secret must be less than %d bytes, got %d", maxSecret, len(r.Secret))
@@ -155,7 +168,11 @@ func checkHTTPURL(raw string) error {
 func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form url.Values) {
 	req, err := parseSubscription(form, h.cfg.Leases)
 	if err != nil {
-		h.writeRefusal(w, refuse(reasonSubscription, "%v", err))
+		var pe *PublishError
+		if !errors.As(err, &pe) {
+			pe = refuse(reasonSubscription, "%v", err)
+		}
+		h.writeRefusal(w, pe)
 		return
 	}
 	if h.cfg.CallbackCheck != nil {
@@ -170,7 +187,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		h.writeRefusal(w, unavailable("the state store", err))
 		return
 	}
-	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate}
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate, givenID: req.GivenID}
 	if req.Mode == "subscribe" {
 		authorized, until, ref := h.admitSubscriber(r.Context(), r, req.Topic)
 		if ref != nil {
@@ -232,12 +249,13 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	}
 	id := SubscriptionID(j.topic, j.callback)
 	if j.mode == "unsubscribe" {
-		if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := h.dropSubscription(ctx, id); err != nil {
 			logger.Error("unsubscribe", "err", err)
 			return
 		}
-		if h.cfg.Activator != nil {
-			h.cfg.Activator.Deactivate(id)
+		if err := h.dropLegacy(ctx, j.givenID, id); err != nil {
+			logger.Error("unsubscribe", "err", err)
+			return
 		}
 		logger.Info("unsubscribed")
 		return
@@ -270,7 +288,34 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Activate(sub)
 	}
+	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
+		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
+	}
 	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+}
+
+// dropSubscription deletes the subscription id, if it exists, and stops
+// its deliveries.
+func (h *Hub) dropSubscription(ctx context.Context, id string) error {
+	if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if h.cfg.Activator != nil {
+		h.cfg.Activator.Deactivate(id)
+	}
+	return nil
+}
+
+// dropLegacy deletes the subscription stored under givenID, the
+// SubscriptionID of a request's own spelling of its topic and callback,
+// when that is not id, the one of their normal spelling: a subscription
+// made before topics and callbacks were normalised, which a request in
+// the same spelling unsubscribes or replaces.
+func (h *Hub) dropLegacy(ctx context.Context, givenID, id string) error {
+	if givenID == "" || givenID == id {
+		return nil
+	}
+	return h.dropSubscription(ctx, givenID)
 }
 
 // verifyIntent sends the verification GET and checks that the callback

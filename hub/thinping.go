@@ -26,11 +26,21 @@ type fetchMemo struct {
 // handlePublishPing takes hub.mode=publish with hub.url or hub.topic
 // (repeatable): the hub fetches each topic and distributes what is new.
 func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url.Values) {
-	topics := dedupe(append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...))
-	if len(topics) == 0 {
+	given := append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...)
+	if len(given) == 0 {
 		h.writeRefusal(w, refuse(reasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
 		return
 	}
+	topics := make([]string, 0, len(given))
+	for _, raw := range given {
+		topic, err := topicOf("the topic", raw)
+		if err != nil {
+			h.writeRefusal(w, err)
+			return
+		}
+		topics = append(topics, topic)
+	}
+	topics = dedupe(topics)
 	ctx, span := h.startIntake(r, "thin")
 	var failed error
 	defer func() { endSpan(span, failed) }()
@@ -61,9 +71,6 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 }
 
 func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (PublishResult, error) {
-	if err := checkHTTPURL(topic); err != nil {
-		return PublishResult{}, refuse(reasonTopic, "%v", err)
-	}
 	ch, err := h.channelFor(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
 		return PublishResult{}, h.noChannel(ctx, r, topic)
