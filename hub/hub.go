@@ -94,15 +94,15 @@ type Config struct {
 // Hub is the WebSub hub: it takes subscriptions and publishes, stores
 // notifications in the Log and keeps state in the Store.
 type Hub struct {
-	cfg     Config
-	hubURL  *url.URL
+	cfg    Config
+	hubURL *url.URL
 	// originURL is the hub URL's scheme and authority, normalised
 	// (wire.NormalizeURL): where the paths of the wire layout start.
 	originURL string
-	logger  *slog.Logger // the slog logger; the notification log is cfg.Log
-	verifyq chan verifyJob
-	obs     Observer
-	denials sync.WaitGroup // denials sent in the background, joined by Run
+	logger    *slog.Logger // the slog logger; the notification log is cfg.Log
+	verifyq   chan verifyJob
+	obs       Observer
+	denials   sync.WaitGroup // denials sent in the background, joined by Run
 
 	mu        sync.Mutex
 	chanLocks keyedLocks[lockKey]      // serialises intake per channel, see chanlock.go
