@@ -81,6 +81,10 @@ type Config struct {
 	// private channel is then served to no one and takes publishes only
 	// with its own token.
 	Subscribers, Publishers *access.Verifier
+	// CookieOrigins are the origins, besides the hub's own, whose pages may
+	// send a request to the hub URL that the mercureAuthorization cookie
+	// authorises (--ws-origins; "*" is not one: see door.go).
+	CookieOrigins []string
 	// Observer receives intake and subscription events (metrics); optional.
 	Observer Observer
 	// Tracer makes the intake spans (trace.go); default a no-op tracer,

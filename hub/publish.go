@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -54,14 +54,15 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if !containsURL(hubs, h.cfg.HubURL) {
 		return PublishResult{}, refuse(reasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
-	ch, err := h.lookupChannel(ctx, topic)
-	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, h.noChannel(ctx, r, topic)
-	}
+	d, err := h.enter(ctx, r, access.Publish, topic)
 	if err != nil {
-		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+		return PublishResult{}, err
 	}
-	if err := h.checkPublisher(ctx, r, ch); err != nil {
+	if !d.found { // a private channel without a grant too: a fat ping never creates one
+		return PublishResult{}, unknownChannel(topic)
+	}
+	ch := d.ch
+	if err := h.checkPublisher(ctx, r, d); err != nil {
 		return PublishResult{}, err
 	}
 	body, err := readLimited(r.Body, h.cfg.MaxBody)
@@ -124,11 +125,12 @@ func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, cont
 	}, nil
 }
 
-// checkPublisher applies the channel's publisher trust; a private
-// channel's is checkPrivatePublisher.
-func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) error {
-	if ch.Private {
-		return h.checkPrivatePublisher(ctx, r, ch)
+// checkPublisher applies the publisher trust of the channel d found; a
+// private channel's publisher was admitted by the door step (enter).
+func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d door) error {
+	ch := d.ch
+	if ch.Private && d.authorized {
+		return nil
 	}
 	switch ch.Trust {
 	case TrustOpen:

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/wire"
@@ -32,9 +33,10 @@ type verifyJob struct {
 	filter   *changefeed.Filter
 	coalesce string
 	rate     float64
-	// authorized: the subscriber showed a token covering a private
-	// channel's topic (the lease then ends with the token)
-	authorized bool
+	// door is what the door step resolved of a subscribe request
+	// (door.authorized: the subscriber showed a token covering a private
+	// channel's topic, and the lease ends with the token)
+	door door
 	// givenID is the SubscriptionID of the request's own spelling of the
 	// topic and callback (subscriptionRequest.GivenID)
 	givenID string
@@ -188,13 +190,13 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		return
 	}
 	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate, givenID: req.GivenID}
-	if req.Mode == "subscribe" {
-		authorized, until, ref := h.admitSubscriber(r.Context(), r, req.Topic)
-		if ref != nil {
-			h.writeRefusal(w, tokenRefusal(ref))
+	if req.Mode == "subscribe" { // an unsubscribe needs no grant: its verification of intent is its proof
+		d, err := h.enter(r.Context(), r, access.Subscribe, req.Topic)
+		if err != nil {
+			h.writeRefusal(w, err)
 			return
 		}
-		j.authorized, j.lease = authorized, leaseUntil(j.lease, h.cfg.Now(), until)
+		j.door, j.lease = d, leaseUntil(j.lease, h.cfg.Now(), d.grant.Expires)
 	}
 	select {
 	case h.verifyq <- j:
@@ -211,9 +213,10 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	logger := h.logger.With("mode", j.mode, "topic", wire.Clip(j.topic), "callback", wire.Clip(j.callback))
-	ch, format, err := h.resolveTopic(ctx, j.topic)
-	if err == nil && ch.Private && !j.authorized {
-		err = ErrNotFound // a private channel is a topic this hub does not serve, to a subscriber without a token
+	ch, format, err := h.subscriptionChannel(ctx, j)
+	if errors.Is(err, errPhantom) {
+		h.phantomVerify(ctx, logger, j)
+		return
 	}
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
@@ -224,6 +227,12 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 		case !errors.Is(err, ErrNotFound):
 			reason = "hub error; try again later"
 			logger.Error("channel lookup", "err", err)
+		}
+		if h.holdsActive(ctx, j) {
+			// deny only what the request asked: the callback's own
+			// subscription stays, and its owner is not told otherwise
+			logger.Info("denial not sent: the callback holds an active subscription to the topic that this request could not change", "reason", reason)
+			return
 		}
 		h.deny(ctx, j.callback, j.topic, reason)
 		return
@@ -276,7 +285,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Coalesce = j.coalesce
 	sub.Rate = j.rate
 	sub.Format = format
-	sub.Authorized = j.authorized
+	sub.Authorized = j.door.authorized
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)
