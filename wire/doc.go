@@ -343,7 +343,7 @@
 // with the original URL resumes where the last one ended.
 //
 // The response is 200 with Content-Type text/event-stream
-// (ContentTypeEventStream), Cache-Control no-cache and X-Accel-Buffering
+// (ContentTypeEventStream), Cache-Control "private, no-cache" and X-Accel-Buffering
 // no (proxies pass each event on at once), with an Access-Control-Allow-Origin
 // naming the request's Origin when there is one. It starts with
 // "retry: 2000" (EventsRetry); then every frame of a WebSocket session is
