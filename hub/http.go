@@ -115,7 +115,7 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		h.writeRefusal(w, err)
 		return
 	}
-	if !d.found {
+	if !d.Found {
 		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here"))
 		return
 	}

@@ -58,10 +58,10 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if err != nil {
 		return PublishResult{}, err
 	}
-	if !d.found { // a private channel without a grant too: a fat ping never creates one
+	if !d.Found { // a private channel without a grant too: a fat ping never creates one
 		return PublishResult{}, unknownChannel(topic)
 	}
-	ch := d.ch
+	ch := d.Channel
 	if err := h.checkPublisher(ctx, r, d); err != nil {
 		return PublishResult{}, err
 	}
@@ -74,9 +74,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		rs = v[0]
 	}
 	notification := h.notification
-	if fw, err := h.isFrameworkChannel(ctx, ch); err != nil {
-		return PublishResult{}, unavailable("the state store", err)
-	} else if fw {
+	if d.framework {
 		notification = h.frameworkNotification
 	}
 	_, span := h.cfg.Tracer.Start(ctx, spanValidate)
@@ -127,9 +125,9 @@ func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, cont
 
 // checkPublisher applies the publisher trust of the channel d found; a
 // private channel's publisher was admitted by the door step (enter).
-func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d door) error {
-	ch := d.ch
-	if ch.Private && d.authorized {
+func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d Door) error {
+	ch := d.Channel
+	if ch.Private && d.Authorized {
 		return nil
 	}
 	switch ch.Trust {

@@ -34,9 +34,9 @@ type verifyJob struct {
 	coalesce string
 	rate     float64
 	// door is what the door step resolved of a subscribe request
-	// (door.authorized: the subscriber showed a token covering a private
+	// (door.Authorized: the subscriber showed a token covering a private
 	// channel's topic, and the lease ends with the token)
-	door door
+	door Door
 	// givenID is the SubscriptionID of the request's own spelling of the
 	// topic and callback (subscriptionRequest.GivenID)
 	givenID string
@@ -196,7 +196,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 			h.writeRefusal(w, err)
 			return
 		}
-		j.door, j.lease = d, leaseUntil(j.lease, h.cfg.Now(), d.grant.Expires)
+		j.door, j.lease = d, leaseUntil(j.lease, h.cfg.Now(), d.Grant.Expires)
 	}
 	select {
 	case h.verifyq <- j:
@@ -285,7 +285,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Coalesce = j.coalesce
 	sub.Rate = j.rate
 	sub.Format = format
-	sub.Authorized = j.door.authorized
+	sub.Authorized = j.door.Authorized
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)

@@ -46,13 +46,13 @@ func (h *Hub) subscriptionChannel(ctx context.Context, j verifyJob) (Channel, st
 	switch {
 	case j.mode != "subscribe":
 		return Channel{}, "", nil
-	case d.found:
-		return d.ch, d.format, nil
-	case d.hidden:
+	case d.Found:
+		return d.Channel, d.Format, nil
+	case d.Hidden:
 		return Channel{}, "", hidden(h.feedChannel(j.topic) != "")
 	}
 	ch, format, err := h.resolveTopic(ctx, j.topic)
-	if err == nil && ch.Private && !d.authorized { // made private since the door step
+	if err == nil && ch.Private && !d.Authorized { // made private since the door step
 		return Channel{}, "", hidden(format != "")
 	}
 	return ch, format, err

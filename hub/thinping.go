@@ -80,19 +80,19 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 	if err != nil {
 		return PublishResult{}, err
 	}
-	ch := d.ch
+	ch := d.Channel
 	switch {
-	case d.hidden && h.cfg.OpenTopics:
+	case d.Hidden && h.cfg.OpenTopics:
 		return h.phantomPing(ctx, topic)
-	case !d.found && h.cfg.OpenTopics:
+	case !d.Found && h.cfg.OpenTopics:
 		if ch, err = h.channelFor(ctx, topic); err != nil {
 			return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 		}
 		if ch.Private { // made private since the door: the caller had no grant
 			return h.phantomPing(ctx, topic)
 		}
-		d = door{ch: ch, found: true}
-	case !d.found:
+		d = Door{Channel: ch, Found: true}
+	case !d.Found:
 		return PublishResult{}, unknownChannel(topic)
 	}
 	if ch.Follow != "" {
