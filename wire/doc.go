@@ -21,6 +21,12 @@
 // List (RelResourceSync). The hub answers 200 once its log holds the
 // notification, with the log sequence in HeaderSeq ("Rshub-Seq").
 //
+// Topics and callbacks are URLs, not bytes: the hub keeps and compares
+// each in the spelling NormalizeURL gives it (RFC 3986 §6.2.2, as WebSub
+// §5.1.1 asks), so "…/topic/%7Ealice" and "…/topic/~alice", or
+// "HTTP://HOST:80/x" and "http://host/x", name one channel, and a
+// callback is delivered to and unsubscribed in its normal spelling.
+//
 // # Webhooks (WebSub)
 //
 // Each notification arrives at a subscription's callback as a POST of the
