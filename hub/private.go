@@ -50,7 +50,11 @@ func (h *Hub) Subscribers() *access.Verifier { return h.cfg.Subscribers }
 // denyUnauthorized ends the subscriptions of ch made without a token
 // covering it, when ch has become private.
 func (h *Hub) denyUnauthorized(ctx context.Context, ch Channel) error {
-	for _, topic := range []string{ch.Topic, h.feedBase() + wire.FeedPath(ch.Name)} {
+	topics := []string{ch.Topic, h.feedBase() + wire.FeedPath(ch.Name)}
+	if n, ok := otherSpelling(ch.Topic); ok { // a channel stored in another spelling: subscribed in the normal one since
+		topics = append(topics, n)
+	}
+	for _, topic := range topics {
 		subs, err := h.cfg.Store.Subscriptions(ctx, topic)
 		if err != nil {
 			return err

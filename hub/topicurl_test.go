@@ -127,6 +127,22 @@ func TestTopics_StoredInAnotherSpellingStillFound(t *testing.T) {
 		_, err := f.Store.Subscription(ctx, old.ID)
 		return errors.Is(err, hub.ErrNotFound)
 	}, "the subscription stored under its own spelling stayed")
+
+	// subscribed since in the normal spelling, without a token: made
+	// private, the channel ends that subscription too
+	if status, resp := f.PostForm(hubtest.SubscribeForm("http://127.0.0.1:1/legacy/~bob", cb.URL("/new"))); status != 202 {
+		t.Fatalf("subscribe: %d %q", status, resp)
+	}
+	sub := f.WaitActive("http://127.0.0.1:1/legacy/~bob", cb.URL("/new"))
+	if sub.Channel != "legacy" {
+		t.Fatalf("subscription to channel %q, want legacy", sub.Channel)
+	}
+	legacy.Private = true
+	f.Channel(legacy)
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		_, err := f.Store.Subscription(ctx, sub.ID)
+		return errors.Is(err, hub.ErrNotFound)
+	}, "a subscription without a token stayed on the channel made private")
 }
 
 // A topic holding a byte that is not UTF-8 is the client's error: 400
