@@ -440,18 +440,37 @@ func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
-	n, err := h.channelCount(ctx)
-	if err != nil {
+	if err := h.checkOpenRoom(ctx); err != nil {
 		return Channel{}, err
-	}
-	if n >= h.cfg.MaxOpenChannels {
-		return Channel{}, refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
 	}
 	ch, err = h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
 	if err == nil {
 		h.openCount++
 	}
 	return ch, err
+}
+
+// checkOpenRoom refuses (channel_limit) a channel for a topic the hub does
+// not know when it holds MaxOpenChannels channels; the caller holds
+// openMu.
+func (h *Hub) checkOpenRoom(ctx context.Context) error {
+	n, err := h.channelCount(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= h.cfg.MaxOpenChannels {
+		return refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
+	}
+	return nil
+}
+
+// phantomRoom is checkOpenRoom for a request answered as one for a topic
+// the hub does not know, without creating its channel (see errPhantom):
+// it is refused when such a topic would be.
+func (h *Hub) phantomRoom(ctx context.Context) error {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	return h.checkOpenRoom(ctx)
 }
 
 // openCountTTL is how long the hub trusts its count of channels before

@@ -222,3 +222,17 @@ func TestPrivate_CookieAuthorisesOnlyFromAllowedOrigins(t *testing.T) {
 		t.Errorf("subscribe with the cookie from another site: %d %q, want 403 origin", status, resp)
 	}
 }
+
+// An --open-topics hub that holds --max-open-channels channels refuses a
+// thin ping to a topic it does not know, and so it refuses one to a private
+// channel from a caller without a grant: the same 503.
+func TestOpenTopics_PrivateChannelRefusedAsAnUnknownTopicWhenFull(t *testing.T) {
+	f, _ := privateFixture(t, func(c *hub.Config) { c.OpenTopics, c.MaxOpenChannels = true, 1 })
+	src := topicServer(t)
+	ch := f.Channel(hub.Channel{Topic: src.URL + "/private/", Trust: hub.TrustOpen, Private: true})
+	us, ub := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {src.URL + "/unknown/"}})
+	ps, pb := f.PostForm(url.Values{"hub.mode": {"publish"}, "hub.url": {ch.Topic}})
+	if us != 503 || ps != us || strings.ReplaceAll(pb, ch.Topic, "T") != strings.ReplaceAll(ub, src.URL+"/unknown/", "T") {
+		t.Fatalf("thin ping to a full hub: private %d %q, unknown %d %q: want the same 503", ps, pb, us, ub)
+	}
+}

@@ -38,10 +38,13 @@ var errPhantom = errors.New("a private channel, hidden as a new topic")
 func (h *Hub) subscriptionChannel(ctx context.Context, j verifyJob) (Channel, string, error) {
 	d := j.door
 	hidden := func(feed bool) error {
-		if h.cfg.OpenTopics && !feed {
-			return errPhantom
+		if !h.cfg.OpenTopics || feed {
+			return ErrNotFound
 		}
-		return ErrNotFound
+		if err := h.phantomRoom(ctx); err != nil {
+			return err // as a new topic's channel would be refused
+		}
+		return errPhantom
 	}
 	switch {
 	case j.mode != "subscribe":

@@ -122,6 +122,9 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 // nothing of the caller's but the topic, so nothing is lost; the
 // channel's publishers ping with their token.
 func (h *Hub) phantomPing(ctx context.Context, topic string) (PublishResult, error) {
+	if err := h.phantomRoom(ctx); err != nil {
+		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := h.fetch(ctx, topic, fetchMemo{}); err != nil {
