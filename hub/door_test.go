@@ -116,39 +116,42 @@ func TestOpenTopics_PrivateChannelAnswersAsAnUnknownTopic(t *testing.T) {
 // A subscribe request naming another subscriber's callback for a private
 // topic, without a grant, is denied only for what it asked: the callback,
 // which holds an active subscription to the topic, is sent no
-// hub.mode=denied, and its subscription stays.
+// hub.mode=denied (nor, on an --open-topics hub, a verification), and its
+// subscription stays.
 func TestSubscribe_DeniedOnlyWhatTheRequestAsked(t *testing.T) {
-	logs := &logLines{}
-	f, k := privateFixture(t, func(c *hub.Config) { c.Logger = slog.New(logs) })
-	ch := f.Channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
-	cb := hubtest.NewCallback(t)
-	tok := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{ch.Topic}, nil, hour(), 0))
-	if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/owner")), bearer(tok)...); status != 202 {
-		t.Fatalf("owner: %d %q", status, resp)
-	}
-	sub := f.WaitActive(ch.Topic, cb.URL("/owner"))
-	if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/owner"))); status != 202 {
-		t.Fatalf("someone else: %d %q", status, resp)
-	}
-	denied := func() bool {
-		for _, q := range cb.Requests() {
-			if q.Get("hub.mode") == "denied" {
-				return true
+	for _, open := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed hub", true: "open topics"}[open], func(t *testing.T) {
+			logs := &logLines{}
+			f, k := privateFixture(t, func(c *hub.Config) { c.Logger, c.OpenTopics = slog.New(logs), open })
+			ch := f.Channel(hub.Channel{Topic: privateTopic, Trust: hub.TrustOpen, Private: true})
+			cb := hubtest.NewCallback(t)
+			tok := k.Mint(t, "HS256", nil, accesstest.Mercure([]string{ch.Topic}, nil, hour(), 0))
+			if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/owner")), bearer(tok)...); status != 202 {
+				t.Fatalf("owner: %d %q", status, resp)
 			}
-		}
-		return false
+			sub := f.WaitActive(ch.Topic, cb.URL("/owner"))
+			if status, resp := f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/owner"))); status != 202 {
+				t.Fatalf("someone else: %d %q", status, resp)
+			}
+			testenv.Eventually(t, 30*time.Second, func() bool {
+				return cb.Count.Load() > 1 || logs.has("denial not sent") || logs.has("verification not sent")
+			},
+				"the request was neither answered nor dropped")
+			if n := cb.Count.Load(); n != 1 {
+				t.Fatalf("the owner's callback was sent %v after its own verification, while its subscription stays active", cb.Requests()[1:])
+			}
+			if got, err := f.Store.Subscription(context.Background(), sub.ID); err != nil || got.State != hub.SubActive || !got.Authorized {
+				t.Fatalf("owner's subscription: %+v, %v", got, err)
+			}
+			// a callback without a subscription to the topic is answered as before
+			want := map[bool]string{false: "denied", true: "subscribe"}[open]
+			f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/other")))
+			testenv.Eventually(t, 30*time.Second, func() bool {
+				q := cb.Requests()
+				return len(q) == 2 && q[1].Get("hub.mode") == want
+			}, "a request for a callback without a subscription was not answered %s", want)
+		})
 	}
-	testenv.Eventually(t, 30*time.Second, func() bool { return denied() || logs.has("denial not sent") },
-		"the request was neither denied nor dropped")
-	if denied() {
-		t.Fatal("the owner's callback was told hub.mode=denied while its subscription stays active")
-	}
-	if got, err := f.Store.Subscription(context.Background(), sub.ID); err != nil || got.State != hub.SubActive {
-		t.Fatalf("owner's subscription: %+v, %v", got, err)
-	}
-	// a callback without a subscription to the topic is denied as before
-	f.PostForm(hubtest.SubscribeForm(ch.Topic, cb.URL("/other")))
-	testenv.Eventually(t, 30*time.Second, denied, "a request for a callback without a subscription was not denied")
 }
 
 // Every answer of a private hosted topic is for its reader's cache only

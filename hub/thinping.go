@@ -120,7 +120,10 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 // such, and one that succeeds with the next sequence of the log, as a new
 // channel's first notification would be stored at. A thin ping carries
 // nothing of the caller's but the topic, so nothing is lost; the
-// channel's publishers ping with their token.
+// channel's publishers ping with their token. What it does not do is
+// judge the content fetched: a topic serving what a new channel's first
+// ping would be refused for (502 invalid_topic) is answered 200 here;
+// judging it would take the channel's state, which is the private one's.
 func (h *Hub) phantomPing(ctx context.Context, topic string) (PublishResult, error) {
 	if err := h.phantomRoom(ctx); err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
