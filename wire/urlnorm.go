@@ -24,7 +24,8 @@ import (
 // everything the rules above do not name. NormalizeURL is pure, never
 // panics, and is idempotent: NormalizeURL of its result is that result.
 // It refuses a URL holding a byte that is not UTF-8, a control character,
-// or a "%" not followed by two hex digits (a URL that is not one);
+// a "%" not followed by two hex digits, or a colon in its first segment
+// without a scheme (a URL that is not one);
 // whether the URL is an absolute http(s) URL is for the caller to check.
 func NormalizeURL(raw string) (string, error) {
 	if !utf8.ValidString(raw) {
@@ -36,6 +37,9 @@ func NormalizeURL(raw string) (string, error) {
 		}
 	}
 	scheme, rest := splitScheme(raw)
+	if i := strings.IndexAny(rest, ":/?#"); scheme == "" && i >= 0 && rest[i] == ':' {
+		return "", errors.New("the URL has a colon in its first segment but no scheme")
+	}
 	var b strings.Builder
 	b.Grow(len(raw))
 	if scheme != "" {
@@ -47,18 +51,18 @@ func NormalizeURL(raw string) (string, error) {
 		if end < 0 {
 			end = len(after)
 		}
-		auth, err := normAuthority(after[:end], strings.ToLower(scheme))
+		auth, host, err := normAuthority(after[:end], strings.ToLower(scheme))
 		if err != nil {
 			return "", err
 		}
 		b.WriteString("//")
 		b.WriteString(auth)
 		rest = after[end:]
-		if s := strings.ToLower(scheme); (s == "http" || s == "https") && auth != "" && (rest == "" || rest[0] != '/') {
+		if s := strings.ToLower(scheme); (s == "http" || s == "https") && host != "" && (rest == "" || rest[0] != '/') {
 			b.WriteByte('/')
 		}
 	}
-	if err := normPercent(&b, rest, false); err != nil {
+	if err := normPercent(&b, rest); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -81,15 +85,19 @@ func splitScheme(raw string) (scheme, rest string) {
 	return "", raw
 }
 
-// normAuthority normalises [userinfo@]host[:port]: the host in lower case,
-// the port without leading zeros, the scheme's default port and an empty
-// port removed.
-func normAuthority(auth, scheme string) (string, error) {
+// normAuthority normalises [userinfo@]host[:port]: its percent-encodings
+// (normPercent, first, so that what they decode to is split as given), the
+// host in lower case, the port without leading zeros, the scheme's default
+// port and an empty port removed. It returns the authority and its host.
+func normAuthority(auth, scheme string) (norm, host string, err error) {
+	var d strings.Builder
+	if err := normPercent(&d, auth); err != nil {
+		return "", "", err
+	}
+	auth = d.String()
 	var b strings.Builder
 	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
-		if err := normPercent(&b, auth[:i+1], false); err != nil {
-			return "", err
-		}
+		b.WriteString(auth[:i+1])
 		auth = auth[i+1:]
 	}
 	host, port, hasPort := auth, "", false
@@ -100,8 +108,16 @@ func normAuthority(auth, scheme string) (string, error) {
 			host, port, hasPort = h, trimZeros(auth[i+1:]), true
 		}
 	}
-	if err := normPercent(&b, host, true); err != nil {
-		return "", err
+	for i := 0; i < len(host); i++ { // lower case, but for the hex of a percent-encoding
+		switch c := host[i]; {
+		case c == '%' && i+2 < len(host):
+			b.WriteString(host[i : i+3])
+			i += 2
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		default:
+			b.WriteByte(c)
+		}
 	}
 	switch {
 	case !hasPort || port == "":
@@ -110,30 +126,22 @@ func normAuthority(auth, scheme string) (string, error) {
 		b.WriteByte(':')
 		b.WriteString(port)
 	}
-	return b.String(), nil
+	return b.String(), host, nil
 }
 
-// normPercent writes s with its percent-encodings normalised (unreserved
-// characters decoded, hex in upper case) and, when lower is set, its
-// ASCII letters in lower case (a host).
-func normPercent(b *strings.Builder, s string, lower bool) error {
+// normPercent writes s with its percent-encodings normalised: unreserved
+// characters decoded, the hex of the others in upper case.
+func normPercent(b *strings.Builder, s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '%' {
-			if lower && c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
 			b.WriteByte(c)
 			continue
 		}
 		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 			return fmt.Errorf("%q is not a percent-encoding (%% must be followed by two hex digits)", Clip(s[i:min(len(s), i+3)]))
 		}
-		d := unhex(s[i+1])<<4 | unhex(s[i+2])
-		if unreserved(d) {
-			if lower && d >= 'A' && d <= 'Z' {
-				d += 'a' - 'A'
-			}
+		if d := unhex(s[i+1])<<4 | unhex(s[i+2]); unreserved(d) {
 			b.WriteByte(d)
 		} else {
 			b.WriteByte('%')

@@ -33,6 +33,8 @@ func TestNormalizeURL_OneSpellingPerURL(t *testing.T) {
 		{"http://h/./a/../b", "http://h/./a/../b"}, // dot segments are left
 		{"mailto:A@B", "mailto:A@B"},
 		{"", ""},
+		{"HTTP://@", "http://@"},
+		{"http://u@:80", "http://u@"},
 	} {
 		got, err := NormalizeURL(c.in)
 		if err != nil || got != c.want {
@@ -45,7 +47,7 @@ func TestNormalizeURL_OneSpellingPerURL(t *testing.T) {
 // stray "%") is refused, not guessed at.
 func TestNormalizeURL_RefusesWhatIsNotAURL(t *testing.T) {
 	for _, in := range []string{
-		"http://h/\xff", "http://h/\xc3", "http://h/a\nb", "http://h/a\x00", "http://h/%", "http://h/%4", "http://h/%zz", "http://h%/",
+		"http://h/\xff", "http://h/\xc3", "http://h/a\nb", "http://h/a\x00", "http://h/%", "http://h/%4", "http://h/%zz", "http://h%/", "%41:", "1http://h/",
 	} {
 		if got, err := NormalizeURL(in); err == nil {
 			t.Errorf("NormalizeURL(%q) = %q, want an error", in, got)
@@ -74,7 +76,7 @@ func FuzzNormalizeURL(f *testing.F) {
 			t.Fatalf("NormalizeURL(%q) = %q, and again %q (%v): not idempotent", in, out, again, err)
 		}
 		u, err := url.Parse(in)
-		if err != nil || !strings.HasPrefix(strings.ToLower(in), "http") {
+		if err != nil || !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
 			return
 		}
 		v, err := url.Parse(out)
@@ -82,7 +84,7 @@ func FuzzNormalizeURL(f *testing.F) {
 			t.Fatalf("url.Parse(%q) ok, of its normal form %q: %v", in, out, err)
 		}
 		path := u.Path
-		if path == "" && u.Host != "" {
+		if path == "" && u.Hostname() != "" {
 			path = "/"
 		}
 		if !strings.EqualFold(u.Scheme, v.Scheme) || !strings.EqualFold(u.Hostname(), v.Hostname()) || path != v.Path {
