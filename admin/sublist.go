@@ -41,6 +41,7 @@ type SubscriptionView struct {
 // subQuery is a parsed GET /admin/subscriptions request.
 type subQuery struct {
 	topic  string
+	given  string // topic as the request spelled it, when that is not its normal spelling
 	q      string // lower case; matched against ID, callback, topic, channel
 	status string
 	limit  int
@@ -54,6 +55,16 @@ func parseSubQuery(r *http.Request, now time.Time) (subQuery, error) {
 	sq := subQuery{topic: v.Get("topic"), q: strings.ToLower(v.Get("q")), status: v.Get("status"), now: now}
 	if len(sq.topic) > hub.MaxTopicLen {
 		return sq, badRequest("topic is %d bytes; the limit is %d bytes", len(sq.topic), hub.MaxTopicLen)
+	}
+	if sq.topic != "" { // stored in its normal spelling (wire.NormalizeURL): found by any
+		n, err := wire.NormalizeURL(sq.topic)
+		if err != nil {
+			return sq, badRequest("topic: %v", err)
+		}
+		if n != sq.topic {
+			sq.given = sq.topic // a subscription stored before topics were normalised has it
+		}
+		sq.topic = n
 	}
 	if len(sq.q) > hub.MaxTopicLen {
 		return sq, badRequest("q is %d bytes; the limit is %d bytes", len(sq.q), hub.MaxTopicLen)
@@ -105,7 +116,7 @@ func (sq subQuery) matches(id, callback, topic, channel string) bool {
 
 // keep reports whether s passes every filter but the failing status.
 func (sq subQuery) keep(s hub.Subscription) bool {
-	if sq.topic != "" && s.Topic != sq.topic {
+	if sq.topic != "" && s.Topic != sq.topic && (sq.given == "" || s.Topic != sq.given) {
 		return false
 	}
 	if sq.status != "" && sq.status != StatusFailing && status(s, sq.now) != sq.status {
@@ -176,6 +187,14 @@ func (a *API) topicPage(ctx context.Context, sq subQuery) (page[hub.Subscription
 	subs, err := a.cfg.Store.Subscriptions(ctx, sq.topic)
 	if err != nil {
 		return page[hub.Subscription]{}, err
+	}
+	if sq.given != "" {
+		more, err := a.cfg.Store.Subscriptions(ctx, sq.given)
+		if err != nil {
+			return page[hub.Subscription]{}, err
+		}
+		subs = append(subs, more...)
+		slices.SortFunc(subs, func(x, y hub.Subscription) int { return strings.Compare(x.ID, y.ID) })
 	}
 	subs = slices.DeleteFunc(subs[afterID(subs, sq.cur.after, func(s hub.Subscription) string { return s.ID }):], func(s hub.Subscription) bool { return !sq.keep(s) })
 	return takePage(subs, sq.limit, func(s hub.Subscription) cursor { return cursor{kind: kindTopic, after: s.ID} }), nil

@@ -131,7 +131,8 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 // readChannel reads the channel of topic from the store: from its listing
 // of channels version ver when it holds one and topic is in it, else with
 // a read of its own (a channel missing from the listing may have been put
-// since; or topic is a framework channel's).
+// since; or topic is a framework channel's, or a channel's stored under
+// another spelling of topic).
 func (h *Hub) readChannel(ctx context.Context, topic, ver string) (Channel, error) {
 	if l, ok := h.cfg.Store.(listedChannels); ok {
 		if ch, ok := l.ListedChannel(ver, topic); ok {
@@ -141,6 +142,11 @@ func (h *Hub) readChannel(ctx context.Context, topic, ver string) (Channel, erro
 	ch, err := h.cfg.Store.Channel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {
 		ch, err = h.frameworkChannelForTopic(ctx, topic)
+	}
+	if errors.Is(err, ErrNotFound) {
+		// a channel stored before topics were normalised, under another
+		// spelling of topic: it keeps its spelling, and is found by this one
+		ch, err = h.storedChannelByNormalTopic(ctx, topic)
 	}
 	return ch, err
 }

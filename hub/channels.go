@@ -70,12 +70,10 @@ func (h *Hub) hostedTopic(name string) string {
 }
 
 // origin returns the hub URL without its path, query and fragment, where
-// the paths of the wire layout start.
-func (h *Hub) origin() string {
-	u := *h.hubURL
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
-	return u.String()
-}
+// the paths of the wire layout start, normalised as topics are
+// (wire.NormalizeURL) so that a topic the hub derives is spelled as one a
+// request names.
+func (h *Hub) origin() string { return h.originURL }
 
 // checkChannel normalises and validates a channel definition: the one
 // rule set of every door that creates a channel (the admin API, the
@@ -90,6 +88,13 @@ func (h *Hub) checkChannel(ch Channel) (Channel, error) {
 	ch, err := checkFollow(ch)
 	if err != nil {
 		return ch, err
+	}
+	if ch.Topic != "" {
+		n, err := wire.NormalizeURL(ch.Topic)
+		if err != nil {
+			return ch, fmt.Errorf("topic: %w", err)
+		}
+		ch.Topic = n
 	}
 	if ch.Name == "" && !ch.Hosted && ch.Topic != "" {
 		ch.Name = nameForTopic(ch.Topic)
@@ -171,13 +176,21 @@ func (h *Hub) PutChannel(ctx context.Context, ch Channel) (Channel, error) {
 		return ch, fmt.Errorf("channel: %w", err)
 	}
 	switch old, err := h.ChannelByName(ctx, ch.Name); {
-	case err == nil && old.Topic != ch.Topic:
+	case err == nil && old.Topic != ch.Topic && !sameURL(old.Topic, ch.Topic):
 		return ch, fmt.Errorf("channel: %w: name %q is taken by topic %s", ErrChannelTaken, ch.Name, old.Topic)
+	case err == nil:
+		ch.Topic = old.Topic // a channel stored under another spelling keeps it
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return ch, fmt.Errorf("channel: %w", err)
 	}
 	wasPublic := true
-	if old, err := h.cfg.Store.Channel(ctx, ch.Topic); err == nil {
+	old, err := h.cfg.Store.Channel(ctx, ch.Topic)
+	if errors.Is(err, ErrNotFound) {
+		if old, err = h.storedChannelByNormalTopic(ctx, ch.Topic); err == nil {
+			ch.Topic = old.Topic
+		}
+	}
+	if err == nil {
 		ch.Created, wasPublic = old.Created, !old.Private
 	} else if !errors.Is(err, ErrNotFound) {
 		return ch, fmt.Errorf("channel: %w", err)
@@ -226,7 +239,27 @@ func (h *Hub) ChannelByName(ctx context.Context, name string) (Channel, error) {
 // hub within channelCacheTTL): one listing serves every lookup meanwhile,
 // instead of one listing per lookup.
 func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, error) {
-	if ch, found, fresh := h.names.get(name, h.cfg.Now()); fresh {
+	return h.indexed(ctx, func(x *nameIndex) (Channel, bool) {
+		ch, ok := x.byName[name]
+		return ch, ok
+	})
+}
+
+// storedChannelByNormalTopic finds a channel of the store whose topic is
+// not spelled normally (stored before topics were normalised) by the
+// normal spelling of its topic (wire.NormalizeURL), in the index of
+// storedChannelByName.
+func (h *Hub) storedChannelByNormalTopic(ctx context.Context, topic string) (Channel, error) {
+	return h.indexed(ctx, func(x *nameIndex) (Channel, bool) {
+		ch, ok := x.byName[x.byNormal[topic]]
+		return ch, ok
+	})
+}
+
+// indexed answers find from the index of the store's channels, listing
+// the store again when the index is older than channelCacheTTL.
+func (h *Hub) indexed(ctx context.Context, find func(*nameIndex) (Channel, bool)) (Channel, error) {
+	if ch, found, fresh := h.names.get(find, h.cfg.Now()); fresh {
 		if !found {
 			return Channel{}, ErrNotFound
 		}
@@ -243,7 +276,7 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 		return Channel{}, err
 	}
 	defer release()
-	if ch, found, fresh := h.names.get(name, h.cfg.Now()); fresh {
+	if ch, found, fresh := h.names.get(find, h.cfg.Now()); fresh {
 		if !found {
 			return Channel{}, ErrNotFound
 		}
@@ -262,10 +295,8 @@ func (h *Hub) storedChannelByName(ctx context.Context, name string) (Channel, er
 		return Channel{}, err
 	}
 	h.names.reset(chs, h.cfg.Now())
-	for _, c := range chs {
-		if c.Name == name {
-			return c, nil
-		}
+	if ch, found, _ := h.names.get(find, h.cfg.Now()); found {
+		return ch, nil
 	}
 	return Channel{}, ErrNotFound
 }
@@ -281,18 +312,21 @@ type nameIndex struct {
 	retryAt time.Time
 	byName  map[string]Channel
 	byTopic map[string]string // topic to name, to move a renamed channel
-	listed  time.Time
+	// byNormal is the normal spelling (wire.NormalizeURL) of each topic
+	// stored spelled otherwise, to its channel's name
+	byNormal map[string]string
+	listed   time.Time
 }
 
-// get returns the channel named name; fresh is false when the index is
-// older than channelCacheTTL (or was never built) and must be listed again.
-func (x *nameIndex) get(name string, now time.Time) (ch Channel, found, fresh bool) {
+// get answers find from the index; fresh is false when the index is older
+// than channelCacheTTL (or was never built) and must be listed again.
+func (x *nameIndex) get(find func(*nameIndex) (Channel, bool), now time.Time) (ch Channel, found, fresh bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.byName == nil || now.Sub(x.listed) >= channelCacheTTL {
 		return Channel{}, false, false
 	}
-	ch, found = x.byName[name]
+	ch, found = find(x)
 	return ch, found, true
 }
 
@@ -342,12 +376,16 @@ func (x *nameIndex) failing(now time.Time) error {
 func (x *nameIndex) reset(chs []Channel, now time.Time) {
 	byName := make(map[string]Channel, len(chs))
 	byTopic := make(map[string]string, len(chs))
+	byNormal := map[string]string{}
 	for _, c := range chs {
 		byName[c.Name] = c
 		byTopic[c.Topic] = c.Name
+		if n, ok := otherSpelling(c.Topic); ok {
+			byNormal[n] = c.Name
+		}
 	}
 	x.mu.Lock()
-	x.byName, x.byTopic, x.listed = byName, byTopic, now
+	x.byName, x.byTopic, x.byNormal, x.listed = byName, byTopic, byNormal, now
 	x.lastErr = nil
 	x.mu.Unlock()
 }
@@ -364,6 +402,9 @@ func (x *nameIndex) put(ch Channel) {
 	}
 	x.byName[ch.Name] = ch
 	x.byTopic[ch.Topic] = ch.Name
+	if n, ok := otherSpelling(ch.Topic); ok {
+		x.byNormal[n] = ch.Name
+	}
 }
 
 // remove notes a channel just deleted.
@@ -374,6 +415,16 @@ func (x *nameIndex) remove(topic string) {
 		delete(x.byName, name)
 		delete(x.byTopic, topic)
 	}
+	if n, ok := otherSpelling(topic); ok {
+		delete(x.byNormal, n)
+	}
+}
+
+// otherSpelling returns the normal spelling of topic when it is not
+// spelled normally.
+func otherSpelling(topic string) (string, bool) {
+	n, err := wire.NormalizeURL(topic)
+	return n, err == nil && n != topic
 }
 
 // channelFor returns the channel of topic, creating an open one when the
@@ -392,18 +443,37 @@ func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
-	n, err := h.channelCount(ctx)
-	if err != nil {
+	if err := h.checkOpenRoom(ctx); err != nil {
 		return Channel{}, err
-	}
-	if n >= h.cfg.MaxOpenChannels {
-		return Channel{}, refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
 	}
 	ch, err = h.PutChannel(ctx, Channel{Topic: topic, Trust: TrustOpen})
 	if err == nil {
 		h.openCount++
 	}
 	return ch, err
+}
+
+// checkOpenRoom refuses (channel_limit) a channel for a topic the hub does
+// not know when it holds MaxOpenChannels channels; the caller holds
+// openMu.
+func (h *Hub) checkOpenRoom(ctx context.Context) error {
+	n, err := h.channelCount(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= h.cfg.MaxOpenChannels {
+		return refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
+	}
+	return nil
+}
+
+// phantomRoom is checkOpenRoom for a request answered as one for a topic
+// the hub does not know, without creating its channel (see errPhantom):
+// it is refused when such a topic would be.
+func (h *Hub) phantomRoom(ctx context.Context) error {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	return h.checkOpenRoom(ctx)
 }
 
 // openCountTTL is how long the hub trusts its count of channels before

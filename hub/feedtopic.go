@@ -22,15 +22,9 @@ import (
 const FormatAtom = "atom"
 
 // feedBase is the base the pull-mode documents are served under: the hub
-// URL without path, query or fragment, as the server configures hub/pull.
-func (h *Hub) feedBase() string {
-	u, err := url.Parse(h.cfg.HubURL)
-	if err != nil {
-		return ""
-	}
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
-	return u.String()
-}
+// URL without path, query or fragment, as the server configures hub/pull,
+// normalised (origin).
+func (h *Hub) feedBase() string { return h.origin() }
 
 // feedChannel returns the name of the channel whose Atom feed URL is
 // topic, or "" when topic is not a feed URL of this hub.

@@ -34,14 +34,17 @@ func FrameworkTopic(hubURL, name string) string {
 }
 
 // originOf returns raw without its path, query and fragment ("" when it
-// does not parse).
+// does not parse), normalised as topics are (wire.NormalizeURL).
 func originOf(raw string) string {
 	i := strings.Index(raw, "://")
 	if i < 0 {
 		return ""
 	}
 	if j := strings.IndexAny(raw[i+3:], "/?#"); j >= 0 {
-		return raw[:i+3+j]
+		raw = raw[:i+3+j]
+	}
+	if n, err := wire.NormalizeURL(raw); err == nil {
+		raw = strings.TrimSuffix(n, "/")
 	}
 	return raw
 }

@@ -110,14 +110,16 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := h.ChannelByName(r.Context(), name)
-	if _, ref := h.cfg.Subscribers.Door(r.Context(), r, access.Subscribe, err == nil && ch.Hosted, ch.Private, ch.Topic, ""); ref != nil {
-		if !ref.NotFound() {
-			h.writeRefusal(w, tokenRefusal(ref))
-			return
-		}
-		err = ErrNotFound
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		h.writeRefusal(w, unavailable("the state store", err))
+		return
 	}
-	if err != nil || !ch.Hosted {
+	d, err := h.enterChannel(r.Context(), r, access.Subscribe, ch, err == nil && ch.Hosted)
+	if err != nil {
+		h.writeRefusal(w, err)
+		return
+	}
+	if !d.Found {
 		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here"))
 		return
 	}
@@ -127,7 +129,13 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Link", links)
-	w.Header().Set("Cache-Control", "no-cache")
+	if ch.Private {
+		// for its reader only: a shared cache must not keep it (the token
+		// may ride in the query string or a cookie)
+		w.Header().Set("Cache-Control", "private, no-cache")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
 	var body []byte
 	if st, err := h.ChannelState(r.Context(), ch.Topic); err == nil && st.LastSeq > 0 {
 		if rec, err := h.cfg.Log.Next(r.Context(), ch.Name, st.LastSeq); err == nil && rec.Seq == st.LastSeq {

@@ -81,6 +81,10 @@ type Config struct {
 	// private channel is then served to no one and takes publishes only
 	// with its own token.
 	Subscribers, Publishers *access.Verifier
+	// CookieOrigins are the origins, besides the hub's own, whose pages may
+	// send a request to the hub URL that the mercureAuthorization cookie
+	// authorises (--ws-origins; "*" is not one: see door.go).
+	CookieOrigins []string
 	// Observer receives intake and subscription events (metrics); optional.
 	Observer Observer
 	// Tracer makes the intake spans (trace.go); default a no-op tracer,
@@ -94,12 +98,15 @@ type Config struct {
 // Hub is the WebSub hub: it takes subscriptions and publishes, stores
 // notifications in the Log and keeps state in the Store.
 type Hub struct {
-	cfg     Config
-	hubURL  *url.URL
-	logger  *slog.Logger // the slog logger; the notification log is cfg.Log
-	verifyq chan verifyJob
-	obs     Observer
-	denials sync.WaitGroup // denials sent in the background, joined by Run
+	cfg    Config
+	hubURL *url.URL
+	// originURL is the hub URL's scheme and authority, normalised
+	// (wire.NormalizeURL): where the paths of the wire layout start.
+	originURL string
+	logger    *slog.Logger // the slog logger; the notification log is cfg.Log
+	verifyq   chan verifyJob
+	obs       Observer
+	denials   sync.WaitGroup // denials sent in the background, joined by Run
 
 	mu        sync.Mutex
 	chanLocks keyedLocks[lockKey]      // serialises intake per channel, see chanlock.go
@@ -171,6 +178,7 @@ func New(cfg Config) (*Hub, error) {
 	return &Hub{
 		cfg:       cfg,
 		hubURL:    u,
+		originURL: originOf(cfg.HubURL),
 		logger:    cfg.Logger,
 		obs:       obs,
 		verifyq:   make(chan verifyJob, 4096),

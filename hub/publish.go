@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -43,22 +43,26 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	if len(selfs) != 1 {
 		return PublishResult{}, refuse(reasonLinks, "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
-	topic := selfs[0]
+	topic, err := normalTopic("Link rel=\"self\"", selfs[0])
+	if err != nil {
+		return PublishResult{}, err
+	}
 	hubs := wire.LinksRel(links, wire.RelHub)
 	if len(hubs) == 0 {
 		return PublishResult{}, refuse(reasonLinks, "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
-	if !contains(hubs, h.cfg.HubURL) {
+	if !containsURL(hubs, h.cfg.HubURL) {
 		return PublishResult{}, refuse(reasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
-	ch, err := h.lookupChannel(ctx, topic)
-	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, h.noChannel(ctx, r, topic)
-	}
+	d, err := h.enter(ctx, r, access.Publish, topic)
 	if err != nil {
-		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+		return PublishResult{}, err
 	}
-	if err := h.checkPublisher(ctx, r, ch); err != nil {
+	if !d.Found { // a private channel without a grant too: a fat ping never creates one
+		return PublishResult{}, unknownChannel(topic)
+	}
+	ch := d.Channel
+	if err := h.checkPublisher(ctx, r, d); err != nil {
 		return PublishResult{}, err
 	}
 	body, err := readLimited(r.Body, h.cfg.MaxBody)
@@ -70,9 +74,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 		rs = v[0]
 	}
 	notification := h.notification
-	if fw, err := h.isFrameworkChannel(ctx, ch); err != nil {
-		return PublishResult{}, unavailable("the state store", err)
-	} else if fw {
+	if d.framework {
 		notification = h.frameworkNotification
 	}
 	_, span := h.cfg.Tracer.Start(ctx, spanValidate)
@@ -121,11 +123,12 @@ func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, cont
 	}, nil
 }
 
-// checkPublisher applies the channel's publisher trust; a private
-// channel's is checkPrivatePublisher.
-func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, ch Channel) error {
-	if ch.Private {
-		return h.checkPrivatePublisher(ctx, r, ch)
+// checkPublisher applies the publisher trust of the channel d found; a
+// private channel's publisher was admitted by the door step (enter).
+func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d Door) error {
+	ch := d.Channel
+	if ch.Private && d.Authorized {
+		return nil
 	}
 	switch ch.Trust {
 	case TrustOpen:
@@ -172,7 +175,7 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	}
 	resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
-	if resp.StatusCode/100 != 2 || !contains(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !contains(wire.LinksRel(links, wire.RelSelf), topic) {
+	if resp.StatusCode/100 != 2 || !containsURL(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !containsURL(wire.LinksRel(links, wire.RelSelf), topic) {
 		return refuse(reasonUnverifiedTopic,
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			wire.Clip(topic), h.cfg.HubURL, resp.StatusCode, wire.Clip(strings.Join(resp.Header.Values("Link"), ", ")))
@@ -223,13 +226,4 @@ func writePublishResult(w http.ResponseWriter, res PublishResult) {
 	default:
 		fmt.Fprintf(w, "stored seq %d\n", res.Seq)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

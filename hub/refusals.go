@@ -36,6 +36,7 @@ const (
 	reasonForbidden         reason = "forbidden"
 	reasonInvalidToken      reason = "invalid_token"
 	reasonInsufficientScope reason = "insufficient_scope"
+	reasonOrigin            reason = "origin"
 	reasonUnverifiedTopic   reason = "unverified_topic"
 	reasonUnknownChannel    reason = "unknown_channel"
 	reasonContinuity        reason = "continuity"
@@ -81,6 +82,7 @@ func refusalTable() []refusalRow {
 		{reasonForbidden, http.StatusForbidden, "a wrong publisher token, or a channel with no publisher trust"},
 		{reasonInvalidToken, http.StatusUnauthorized, "a private channel's publisher or subscriber JWT that does not verify (expired, bad signature, wrong key); `WWW-Authenticate` says why"},
 		{reasonInsufficientScope, http.StatusForbidden, "a valid JWT whose `mercure.publish` or `mercure.subscribe` claim does not cover the topic"},
+		{reasonOrigin, http.StatusForbidden, "a request the `mercureAuthorization` cookie authorises, from a page whose origin is neither the hub's nor one of `--ws-origins`"},
 		{reasonUnverifiedTopic, http.StatusForbidden, "the topic's Link headers do not name it and this hub (verified-topic trust)"},
 		{reasonUnknownChannel, http.StatusNotFound, "no channel (or hosted topic) for this topic on this hub"},
 		{reasonContinuity, http.StatusConflict, "the notification overlaps or goes back before the channel's last one"},

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/wire"
@@ -32,9 +33,13 @@ type verifyJob struct {
 	filter   *changefeed.Filter
 	coalesce string
 	rate     float64
-	// authorized: the subscriber showed a token covering a private
-	// channel's topic (the lease then ends with the token)
-	authorized bool
+	// door is what the door step resolved of a subscribe request
+	// (door.Authorized: the subscriber showed a token covering a private
+	// channel's topic, and the lease ends with the token)
+	door Door
+	// givenID is the SubscriptionID of the request's own spelling of the
+	// topic and callback (subscriptionRequest.GivenID)
+	givenID string
 }
 
 // subscriptionRequest is a parsed hub.mode=subscribe|unsubscribe request.
@@ -48,6 +53,10 @@ type subscriptionRequest struct {
 	Filter   *changefeed.Filter // wire.ParamFilterPrefix, wire.ParamFilterChange; nil: every entry
 	Coalesce string             // wire.ParamCoalesce; "" is the hub's setting
 	Rate     float64            // wire.ParamRate; 0 is the hub's default
+	// GivenID is the SubscriptionID of the topic and callback as the
+	// request spelled them: a subscription stored before topics and
+	// callbacks were normalised has it.
+	GivenID string
 }
 
 // parseSubscription checks a subscribe or unsubscribe form against WebSub
@@ -71,14 +80,20 @@ func parseSubscription(form url.Values, leases LeasePolicy) (subscriptionRequest
 	if err := checkLen("hub.topic", r.Topic, MaxTopicLen); err != nil {
 		return r, err
 	}
+	// one spelling of each URL from here on (WebSub §5.1.1, RFC 3986 §6.2.2)
+	callback, err := wire.NormalizeURL(r.Callback)
+	if err != nil {
+		return r, fmt.Errorf("hub.callback: %w", err)
+	}
+	r.GivenID, r.Callback = SubscriptionID(r.Topic, r.Callback), callback
 	if err := checkHTTPURL(r.Callback); err != nil {
 		return r, fmt.Errorf("hub.callback: %w", err)
 	}
 	if r.Topic == "" {
 		return r, errors.New("hub.topic is required")
 	}
-	if err := checkHTTPURL(r.Topic); err != nil {
-		return r, fmt.Errorf("hub.topic: %w", err)
+	if r.Topic, err = topicOf("hub.topic", r.Topic); err != nil {
+		return r, err
 	}
 	if len(r.Secret) >= maxSecret {
 		return r, fmt.Errorf("hub.secret must be less than %d bytes, got %d", maxSecret, len(r.Secret))
@@ -155,7 +170,11 @@ func checkHTTPURL(raw string) error {
 func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form url.Values) {
 	req, err := parseSubscription(form, h.cfg.Leases)
 	if err != nil {
-		h.writeRefusal(w, refuse(reasonSubscription, "%v", err))
+		var pe *PublishError
+		if !errors.As(err, &pe) {
+			pe = refuse(reasonSubscription, "%v", err)
+		}
+		h.writeRefusal(w, pe)
 		return
 	}
 	if h.cfg.CallbackCheck != nil {
@@ -170,14 +189,14 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		h.writeRefusal(w, unavailable("the state store", err))
 		return
 	}
-	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate}
-	if req.Mode == "subscribe" {
-		authorized, until, ref := h.admitSubscriber(r.Context(), r, req.Topic)
-		if ref != nil {
-			h.writeRefusal(w, tokenRefusal(ref))
+	j := verifyJob{mode: req.Mode, topic: req.Topic, callback: req.Callback, secret: req.Secret, lease: req.Lease, scheme: req.Scheme, filter: req.Filter, coalesce: req.Coalesce, rate: req.Rate, givenID: req.GivenID}
+	if req.Mode == "subscribe" { // an unsubscribe needs no grant: its verification of intent is its proof
+		d, err := h.enter(r.Context(), r, access.Subscribe, req.Topic)
+		if err != nil {
+			h.writeRefusal(w, err)
 			return
 		}
-		j.authorized, j.lease = authorized, leaseUntil(j.lease, h.cfg.Now(), until)
+		j.door, j.lease = d, leaseUntil(j.lease, h.cfg.Now(), d.Grant.Expires)
 	}
 	select {
 	case h.verifyq <- j:
@@ -194,9 +213,10 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 // intent, and applies the result.
 func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	logger := h.logger.With("mode", j.mode, "topic", wire.Clip(j.topic), "callback", wire.Clip(j.callback))
-	ch, format, err := h.resolveTopic(ctx, j.topic)
-	if err == nil && ch.Private && !j.authorized {
-		err = ErrNotFound // a private channel is a topic this hub does not serve, to a subscriber without a token
+	ch, format, err := h.subscriptionChannel(ctx, j)
+	if errors.Is(err, errPhantom) {
+		h.phantomVerify(ctx, logger, j)
+		return
 	}
 	if err != nil && j.mode == "subscribe" {
 		reason := "topic is not served by this hub"
@@ -207,6 +227,12 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 		case !errors.Is(err, ErrNotFound):
 			reason = "hub error; try again later"
 			logger.Error("channel lookup", "err", err)
+		}
+		if h.holdsActive(ctx, j) {
+			// deny only what the request asked: the callback's own
+			// subscription stays, and its owner is not told otherwise
+			logger.Info("denial not sent: the callback holds an active subscription to the topic that this request could not change", "reason", reason)
+			return
 		}
 		h.deny(ctx, j.callback, j.topic, reason)
 		return
@@ -232,12 +258,13 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	}
 	id := SubscriptionID(j.topic, j.callback)
 	if j.mode == "unsubscribe" {
-		if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := h.dropSubscription(ctx, id); err != nil {
 			logger.Error("unsubscribe", "err", err)
 			return
 		}
-		if h.cfg.Activator != nil {
-			h.cfg.Activator.Deactivate(id)
+		if err := h.dropLegacy(ctx, j.givenID, id); err != nil {
+			logger.Error("unsubscribe", "err", err)
+			return
 		}
 		logger.Info("unsubscribed")
 		return
@@ -258,7 +285,7 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	sub.Coalesce = j.coalesce
 	sub.Rate = j.rate
 	sub.Format = format
-	sub.Authorized = j.authorized
+	sub.Authorized = j.door.Authorized
 	sub.Lease = j.lease
 	sub.Verified = now
 	sub.Expires = Expiry(now, j.lease)
@@ -270,7 +297,34 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Activate(sub)
 	}
+	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
+		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
+	}
 	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+}
+
+// dropSubscription deletes the subscription id, if it exists, and stops
+// its deliveries.
+func (h *Hub) dropSubscription(ctx context.Context, id string) error {
+	if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if h.cfg.Activator != nil {
+		h.cfg.Activator.Deactivate(id)
+	}
+	return nil
+}
+
+// dropLegacy deletes the subscription stored under givenID, the
+// SubscriptionID of a request's own spelling of its topic and callback,
+// when that is not id, the one of their normal spelling: a subscription
+// made before topics and callbacks were normalised, which a request in
+// the same spelling unsubscribes or replaces.
+func (h *Hub) dropLegacy(ctx context.Context, givenID, id string) error {
+	if givenID == "" || givenID == id {
+		return nil
+	}
+	return h.dropSubscription(ctx, givenID)
 }
 
 // verifyIntent sends the verification GET and checks that the callback

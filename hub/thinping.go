@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/wire"
 )
@@ -26,11 +27,21 @@ type fetchMemo struct {
 // handlePublishPing takes hub.mode=publish with hub.url or hub.topic
 // (repeatable): the hub fetches each topic and distributes what is new.
 func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url.Values) {
-	topics := dedupe(append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...))
-	if len(topics) == 0 {
+	given := append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...)
+	if len(given) == 0 {
 		h.writeRefusal(w, refuse(reasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
 		return
 	}
+	topics := make([]string, 0, len(given))
+	for _, raw := range given {
+		topic, err := topicOf("the topic", raw)
+		if err != nil {
+			h.writeRefusal(w, err)
+			return
+		}
+		topics = append(topics, topic)
+	}
+	topics = dedupe(topics)
 	ctx, span := h.startIntake(r, "thin")
 	var failed error
 	defer func() { endSpan(span, failed) }()
@@ -60,37 +71,73 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 	_, _ = w.Write([]byte(out.String()))
 }
 
+// thinPing takes a thin ping to topic (normalised): the door step, then
+// the channel's publisher trust, then the fetch. With OpenTopics a topic
+// the hub does not serve gets a channel, and a private channel the caller
+// has no grant for is answered as such a topic would be (phantomPing).
 func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (PublishResult, error) {
-	if err := checkHTTPURL(topic); err != nil {
-		return PublishResult{}, refuse(reasonTopic, "%v", err)
-	}
-	ch, err := h.channelFor(ctx, topic)
-	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, h.noChannel(ctx, r, topic)
-	}
+	d, err := h.enter(ctx, r, access.Publish, topic)
 	if err != nil {
-		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+		return PublishResult{}, err
 	}
-	if ch.Private { // before anything that tells the channel exists
-		if err := h.checkPrivatePublisher(ctx, r, ch); err != nil {
-			return PublishResult{}, err
+	ch := d.Channel
+	switch {
+	case d.Hidden && h.cfg.OpenTopics:
+		return h.phantomPing(ctx, topic)
+	case !d.Found && h.cfg.OpenTopics:
+		if ch, err = h.channelFor(ctx, topic); err != nil {
+			return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 		}
+		if ch.Private { // made private since the door: the caller had no grant
+			return h.phantomPing(ctx, topic)
+		}
+		d = Door{Channel: ch, Found: true}
+	case !d.Found:
+		return PublishResult{}, unknownChannel(topic)
 	}
 	if ch.Follow != "" {
 		return PublishResult{}, refuse(reasonFollowed, "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
 	}
-	if ch.Trust == TrustToken && !ch.Private {
-		if err := h.checkPublisher(ctx, r, ch); err != nil {
+	if ch.Trust == TrustToken {
+		if err := h.checkPublisher(ctx, r, d); err != nil {
 			return PublishResult{}, err
 		}
 	}
 	// one fetch at a time per topic, so two pings never compute the same diff
-	unlock, err := h.lockChannel(ctx, fetchKey(topic))
+	unlock, err := h.lockChannel(ctx, fetchKey(ch.Topic))
 	if err != nil {
 		return PublishResult{}, err
 	}
 	defer unlock()
 	return h.fetchTopic(ctx, ch)
+}
+
+// phantomPing answers a thin ping to a private channel from a caller
+// without a grant on an --open-topics hub as a ping to a topic the hub
+// does not serve yet is answered, without creating a channel (which would
+// shadow the private one) and without storing anything: the hub fetches
+// the topic as it would a new channel's, answers a fetch that fails as
+// such, and one that succeeds with the next sequence of the log, as a new
+// channel's first notification would be stored at. A thin ping carries
+// nothing of the caller's but the topic, so nothing is lost; the
+// channel's publishers ping with their token. What it does not do is
+// judge the content fetched: a topic serving what a new channel's first
+// ping would be refused for (502 invalid_topic) is answered 200 here;
+// judging it would take the channel's state, which is the private one's.
+func (h *Hub) phantomPing(ctx context.Context, topic string) (PublishResult, error) {
+	if err := h.phantomRoom(ctx); err != nil {
+		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := h.fetch(ctx, topic, fetchMemo{}); err != nil {
+		return PublishResult{}, err
+	}
+	_, last, err := h.cfg.Log.Bounds(ctx)
+	if err != nil {
+		return PublishResult{}, unavailable("the log", err)
+	}
+	return PublishResult{Seq: last + 1}, nil
 }
 
 // fetchTopic fetches a channel's topic URI (conditionally, with the ETag and
@@ -100,13 +147,38 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 func (h *Hub) fetchTopic(ctx context.Context, ch Channel) (PublishResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ch.Topic, nil)
-	if err != nil {
-		return PublishResult{}, refuse(reasonTopic, "%v", err)
-	}
 	h.mu.Lock()
 	memo := h.fetched[ch.Topic]
 	h.mu.Unlock()
+	got, err := h.fetch(ctx, ch.Topic, memo)
+	if err != nil || got.notModified {
+		return PublishResult{Unchanged: got.notModified}, err
+	}
+	res, err := h.publishFetched(ctx, ch, got.body, got.contentType)
+	if err != nil {
+		return res, err
+	}
+	h.mu.Lock()
+	h.fetched[ch.Topic] = got.memo
+	h.mu.Unlock()
+	return res, nil
+}
+
+// fetched is a topic's content as a thin ping fetched it.
+type fetched struct {
+	notModified bool // the content is the one memo was taken of
+	body        []byte
+	contentType string // the answer's, else sniffed
+	memo        fetchMemo
+}
+
+// fetch GETs topic, conditionally on memo, and reads its content, or
+// answers the refusal of a fetch that failed (reason fetch, or too_large).
+func (h *Hub) fetch(ctx context.Context, topic string, memo fetchMemo) (fetched, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, topic, nil)
+	if err != nil {
+		return fetched{}, refuse(reasonTopic, "%v", err)
+	}
 	if memo.etag != "" {
 		req.Header.Set("If-None-Match", memo.etag)
 	}
@@ -117,33 +189,27 @@ func (h *Hub) fetchTopic(ctx context.Context, ch Channel) (PublishResult, error)
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
 		endSpan(span, err)
-		return PublishResult{}, refuse(reasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
+		return fetched{}, refuse(reasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
 	defer span.End() // once the body is read
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
-		return PublishResult{Unchanged: true}, nil
+		return fetched{notModified: true}, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return PublishResult{}, refuse(reasonFetch, "fetching the topic answered %d", resp.StatusCode)
+		return fetched{}, refuse(reasonFetch, "fetching the topic answered %d", resp.StatusCode)
 	}
 	body, err := readLimited(resp.Body, h.cfg.MaxBody)
 	if err != nil {
-		return PublishResult{}, err
+		return fetched{}, err
 	}
 	contentType := resp.Header.Get("Content-Type")
 	if contentType == "" {
 		contentType = http.DetectContentType(body)
 	}
-	res, err := h.publishFetched(ctx, ch, body, contentType)
-	if err != nil {
-		return res, err
-	}
-	h.mu.Lock()
-	h.fetched[ch.Topic] = fetchMemo{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")}
-	h.mu.Unlock()
-	return res, nil
+	return fetched{body: body, contentType: contentType,
+		memo: fetchMemo{etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")}}, nil
 }
 
 // publishFetched decides what a fetched topic body means and publishes it.

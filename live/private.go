@@ -52,10 +52,10 @@ func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *ws
 			http.Error(w, "the hub's state store did not answer; retry", http.StatusServiceUnavailable)
 			return false
 		}
-		g, ref := ls.cfg.Readers.Door(ctx, r, access.Subscribe, found, ch.Private, ch.Topic, ls.cfg.Token)
+		d, ref := hub.Enter(ctx, ls.cfg.Readers, r, ch, found, ls.cfg.Token) // the hub's door step
 		switch {
-		case ref == nil && ch.Private:
-			req.grant, req.expires = g, g.Expires
+		case ref == nil && d.Authorized:
+			req.grant, req.expires = d.Grant, d.Grant.Expires
 		case ref != nil && !ref.NotFound():
 			ref.Write(w)
 			return false

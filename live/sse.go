@@ -41,7 +41,8 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", wire.ContentTypeEventStream)
-	h.Set("Cache-Control", "no-cache")
+	// one session's, maybe a private channel's: never a shared cache's
+	h.Set("Cache-Control", "private, no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx and the like: pass each event on at once
 	w.WriteHeader(http.StatusOK)
 	c := &sseConn{w: w, rc: http.NewResponseController(w), timeout: ls.cfg.WriteTimeout}

@@ -24,7 +24,7 @@ func TestEvents_StreamHeadersRetryAndIDsAreTheLogSequence(t *testing.T) {
 	s2 := e.append(hubtest.Record("a", 2))
 	c := e.mustOpenEvents(query("channels", "a", "since", "0"), nil)
 	h := c.resp.Header
-	for k, want := range map[string]string{"Content-Type": wire.ContentTypeEventStream, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
+	for k, want := range map[string]string{"Content-Type": wire.ContentTypeEventStream, "Cache-Control": "private, no-cache", "X-Accel-Buffering": "no"} {
 		if got := h.Get(k); got != want {
 			t.Errorf("%s: %q, want %q", k, got, want)
 		}

@@ -129,6 +129,7 @@ func (p *process) buildHub(ctx context.Context) error {
 		Observer:                p.obs,
 		Subscribers:             subscribers,
 		Publishers:              publishers,
+		CookieOrigins:           splitList(p.cfg.WSOrigins),
 		Home:                    home(p.dash != nil, p.hubURL),
 		Tracer:                  p.tracing.Tracer("hub"),
 		Logger:                  p.logger.With("component", "hub"),

@@ -21,6 +21,12 @@
 // List (RelResourceSync). The hub answers 200 once its log holds the
 // notification, with the log sequence in HeaderSeq ("Rshub-Seq").
 //
+// Topics and callbacks are URLs, not bytes: the hub keeps and compares
+// each in the spelling NormalizeURL gives it (RFC 3986 §6.2.2, as WebSub
+// §5.1.1 asks), so "…/topic/%7Ealice" and "…/topic/~alice", or
+// "HTTP://HOST:80/x" and "http://host/x", name one channel, and a
+// callback is delivered to and unsubscribed in its normal spelling.
+//
 // # Webhooks (WebSub)
 //
 // Each notification arrives at a subscription's callback as a POST of the
@@ -343,7 +349,7 @@
 // with the original URL resumes where the last one ended.
 //
 // The response is 200 with Content-Type text/event-stream
-// (ContentTypeEventStream), Cache-Control no-cache and X-Accel-Buffering
+// (ContentTypeEventStream), Cache-Control "private, no-cache" and X-Accel-Buffering
 // no (proxies pass each event on at once), with an Access-Control-Allow-Origin
 // naming the request's Origin when there is one. It starts with
 // "retry: 2000" (EventsRetry); then every frame of a WebSocket session is

@@ -19,21 +19,21 @@ import (
 // of a listing that names one: a shared cache must not keep them.
 const privateCache = "private, max-age=5"
 
-// admit applies the channel check of every per-channel document; it
-// answers the request itself and returns false when the caller may not
-// read ch (found says ch exists).
+// admit applies the channel check of every per-channel document, the
+// hub's door step (hub.Enter); it answers the request itself and returns
+// false when the caller may not read ch (found says ch exists).
 func (p *Pull) admit(w http.ResponseWriter, r *http.Request, ch hub.Channel, found bool) bool {
-	_, ref := p.cfg.Readers.Door(r.Context(), r, access.Subscribe, found, ch.Private, ch.Topic, "")
+	d, ref := hub.Enter(r.Context(), p.cfg.Readers, r, ch, found, "")
 	switch {
-	case ref == nil:
-		if ch.Private {
-			markPrivate(w.Header())
-		}
-		return found
-	case ref.NotFound():
+	case ref != nil:
+		ref.Write(w)
+	case !d.Found:
 		httpError(w, http.StatusNotFound, "no such channel")
 	default:
-		ref.Write(w)
+		if d.Authorized {
+			markPrivate(w.Header())
+		}
+		return true
 	}
 	return false
 }

@@ -90,8 +90,9 @@ func hostileKeys(tg *target) {
 			tg.check("keys", "sub-topic/"+name, tg.form("hub.mode", "subscribe", "hub.topic", u, "hub.callback", tg.callback), want...)
 			tg.check("keys", "sub-callback/"+name, tg.form("hub.mode", "subscribe", "hub.topic", tg.topic, "hub.callback", u), want...)
 
-			// the admin API's topic filter
-			want = []int{http.StatusOK}
+			// the admin API's topic filter: a topic that is not a URL
+			// (not UTF-8, a control character, a stray %) is 400
+			want = []int{http.StatusOK, http.StatusBadRequest}
 			if tooLong != nil {
 				want = tooLong
 			}
