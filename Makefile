@@ -19,8 +19,14 @@ run-edge:
 test:
 	./scripts/test.sh
 
+# Builds bin/hub and bin/subscriber as a release is built: no paths of the
+# build machine, no symbol table or DWARF, and without grpc's request
+# tracing (golang.org/x/net/trace, pulled in by the OTLP exporter), whose
+# html/template makes the linker keep every exported method of every type
+# stored in an interface: 28 MB instead of 55 (internal/layout checks it).
+RELEASE_TAGS = grpcnotrace
 build:
-	go build ./...
+	go build -trimpath -tags $(RELEASE_TAGS) -ldflags='-s -w' -o bin/ ./cmd/hub ./cmd/subscriber
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

@@ -402,6 +402,14 @@ func (c *countingStore) SubscriptionsInShard(ctx context.Context, shard int) ([]
 	return c.Store.SubscriptionsInShard(ctx, shard)
 }
 
+// SubscriptionsInShards counts each shard of a listing of many at once.
+func (c *countingStore) SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error) {
+	c.mu.Lock()
+	c.reads += len(shards)
+	c.mu.Unlock()
+	return c.Store.SubscriptionsInShards(ctx, shards)
+}
+
 func (c *countingStore) take() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -56,7 +56,7 @@ const cursorWaitMax = 5 * time.Second
 //   - Order: one write round at a time, each cursor of a subscription
 //     written at most once per round and the newest taken, so an older
 //     cursor never lands after a newer one. A store that takes a round in
-//     one call (cursorPutter) has its writes in flight together, and the
+//     one call (hub.CursorBatcher) has its writes in flight together, and the
 //     round ends once each was answered.
 //
 // A write that fails keeps its cursor pending; the flusher retries with
@@ -83,15 +83,6 @@ type pendingCursor struct {
 type cursorItem struct {
 	id string
 	c  hub.Cursor
-}
-
-// cursorPutter is a Store that stores many cursors in one round, sending
-// them without waiting for each one's answer (kvstore, redisstore); a
-// flush uses it when the store has it, else PutCursor, cursorWriters at
-// a time. PutCursors returns the error of each cursor not stored, nil
-// when all were; a cursor is stored only once the store acknowledged it.
-type cursorPutter interface {
-	PutCursors(ctx context.Context, cursors map[string]hub.Cursor) map[string]error
 }
 
 func newCursorBatch(store Store, every time.Duration, h *loophealth.Tracker) *cursorBatch {
@@ -197,7 +188,7 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) (int
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if p, ok := b.store.(cursorPutter); ok {
+	if p, ok := b.store.(hub.CursorBatcher); ok {
 		return len(items), b.putAll(wctx, p, items)
 	}
 	var (
@@ -231,7 +222,7 @@ func (b *cursorBatch) flush(ctx context.Context, only func(shard int) bool) (int
 }
 
 // putAll stores items in one call of p, for flush.
-func (b *cursorBatch) putAll(ctx context.Context, p cursorPutter, items []cursorItem) error {
+func (b *cursorBatch) putAll(ctx context.Context, p hub.CursorBatcher, items []cursorItem) error {
 	batch := make(map[string]hub.Cursor, len(items))
 	for _, it := range items {
 		batch[it.id] = it.c

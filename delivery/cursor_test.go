@@ -39,7 +39,7 @@ func TestWebhooks_CursorWritesCoalesced(t *testing.T) {
 	seqs := e.publish(topic, "feed", 0, 200)
 	cs := &countingStore{Store: e.store}
 	cfg := e.fastConfig()
-	cfg.CursorFlush = time.Hour
+	cfg.CursorFlush, cfg.ClaimTTL = time.Hour, time.Hour // no store write, no lease a busy machine lets lapse (a stop stores cursors)
 	w := NewWebhooks(e.log, cs, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -73,7 +73,7 @@ func TestWebhooks_FanOutCursorWritesBatched(t *testing.T) {
 	}
 	cs := &countingStore{Store: e.store}
 	cfg := e.fastConfig()
-	cfg.CursorFlush = time.Hour
+	cfg.CursorFlush, cfg.ClaimTTL = time.Hour, time.Hour // no store write, no lease a busy machine lets lapse (a stop stores cursors)
 	w := NewWebhooks(e.log, cs, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

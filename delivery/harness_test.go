@@ -114,7 +114,7 @@ func (e *env) fastConfig() Config {
 		Schedule:  Schedule{Initial: time.Millisecond, Max: 5 * time.Millisecond, Multiplier: 2, Attempts: 4},
 		Breaker:   BreakerConfig{Failures: -1},
 		Reconcile: 50 * time.Millisecond,
-		ClaimTTL:  3 * time.Second,
+		ClaimTTL:  30 * time.Second, // renewed every 5 s, each claim given as long: a busy machine lets no lease lapse
 		Grace:     time.Second,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Clock:     e.clock.Now,

@@ -220,7 +220,7 @@ func TestRate_StopWhileWaiting(t *testing.T) {
 
 	t0 := time.Now()
 	stop()
-	if took := time.Since(t0); took > 3*time.Second {
+	if took := time.Since(t0); took > 30*time.Second { // a token is 100 s away: a wait not cut short takes that
 		t.Errorf("stopping took %v while queues waited for tokens", took)
 	}
 	if c := e.cursor(sub.ID); c.Seq != 1 {

@@ -18,12 +18,6 @@ type startState struct {
 	mayDead bool // dead letters may be stored: read them
 }
 
-// stateReader is a Store that reads the cursors and dead letters of many
-// subscriptions at once (kvstore).
-type stateReader interface {
-	DeliveryStates(ctx context.Context, ids []string) (cursors map[string]hub.Cursor, mayHaveDead map[string]bool, err error)
-}
-
 // cursor returns id's stored cursor, from s when read, else from st.
 func (s *startState) cursor(ctx context.Context, st Store, id string) (hub.Cursor, error) {
 	switch {
@@ -57,7 +51,7 @@ func (w *Webhooks) prefetch(ctx context.Context, byShard map[int][]hub.Subscript
 			out[s.ID] = &startState{}
 		}
 	}
-	sr, ok := w.store.(stateReader)
+	sr, ok := w.store.(hub.DeliveryStateReader)
 	if !ok {
 		return out
 	}

@@ -13,28 +13,6 @@ import (
 // changes made through another hub process show within it.
 const channelCacheTTL = 2 * time.Second
 
-// channelVersioner is a Store that tells with one cheap read whether any
-// channel definition changed: the version it answers moves with every
-// channel put and delete.
-type channelVersioner interface {
-	ChannelsVersion(ctx context.Context) (string, error)
-}
-
-// channelsToucher is a Store that can move its channels version without
-// changing a channel, telling the hubs that share it to look again at what
-// they keep under it (a continuity reset, see freshState).
-type channelsToucher interface {
-	TouchChannels(ctx context.Context) error
-}
-
-// listedChannels is a Store that answers a channel definition from the
-// channel listing it holds under channels version ver (the last one read,
-// kept for as long as the version stays), without I/O; ok is false when
-// it holds no listing of ver or topic is not in it (a channel put since).
-type listedChannels interface {
-	ListedChannel(ver, topic string) (Channel, bool)
-}
-
 // cachedChannel is a channel definition read from the store at fetched,
 // when the store's channels version was ver ("" when unknown).
 type cachedChannel struct {
@@ -73,13 +51,10 @@ func (v *chanVersion) expire() {
 }
 
 // current returns the store's channels version, read again when the one
-// held is channelCacheTTL old; ok is false when the store has no version
-// or it cannot be read (the cache then falls back on channelCacheTTL).
+// held is channelCacheTTL old; ok is false when the store cannot tell ("")
+// or the version cannot be read (the cache then falls back on
+// channelCacheTTL).
 func (v *chanVersion) current(ctx context.Context, store Store, now time.Time) (ver string, ok bool) {
-	vs, isV := store.(channelVersioner)
-	if !isV {
-		return "", false
-	}
 	if ver, fresh := v.held(now); fresh {
 		return ver, true
 	}
@@ -88,10 +63,10 @@ func (v *chanVersion) current(ctx context.Context, store Store, now time.Time) (
 	if ver, fresh := v.held(now); fresh { // read by another caller meanwhile
 		return ver, true
 	}
-	ver, err := vs.ChannelsVersion(ctx)
+	ver, err := store.ChannelsVersion(ctx)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err != nil {
+	if err != nil || ver == "" {
 		v.read = time.Time{}
 		return "", false
 	}
@@ -104,7 +79,7 @@ func (v *chanVersion) current(ctx context.Context, store Store, now time.Time) (
 // store that has a channels version, for as long as that version stays
 // the same: the version is read first, so a definition is never older
 // than the version it is kept under. A definition not kept yet comes from
-// the store's listing of that version when it holds one (listedChannels),
+// the store's listing of that version when it holds one (Store.ListedChannel),
 // else from a read of the store.
 func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) {
 	now := h.cfg.Now()
@@ -134,10 +109,8 @@ func (h *Hub) lookupChannel(ctx context.Context, topic string) (Channel, error) 
 // since; or topic is a framework channel's, or a channel's stored under
 // another spelling of topic).
 func (h *Hub) readChannel(ctx context.Context, topic, ver string) (Channel, error) {
-	if l, ok := h.cfg.Store.(listedChannels); ok {
-		if ch, ok := l.ListedChannel(ver, topic); ok {
-			return ch, nil
-		}
+	if ch, ok := h.cfg.Store.ListedChannel(ver, topic); ok {
+		return ch, nil
 	}
 	ch, err := h.cfg.Store.Channel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {

@@ -17,10 +17,17 @@ import (
 )
 
 // chanReadCounter counts the channel definitions and states read from its
-// store.
+// store, a store that cannot tell a channels version ("") and holds no
+// listing.
 type chanReadCounter struct {
 	hub.Store
 	channelReads, stateReads atomic.Int64
+}
+
+func (s *chanReadCounter) ChannelsVersion(context.Context) (string, error) { return "", nil }
+
+func (s *chanReadCounter) ListedChannel(string, string) (hub.Channel, bool) {
+	return hub.Channel{}, false
 }
 
 func (s *chanReadCounter) ChannelState(ctx context.Context, topic string) (hub.ChannelState, error) {
@@ -38,13 +45,7 @@ func (s *chanReadCounter) Channel(ctx context.Context, topic string) (hub.Channe
 type versionedChanReadCounter struct{ *chanReadCounter }
 
 func (s versionedChanReadCounter) ChannelsVersion(ctx context.Context) (string, error) {
-	return s.Store.(interface {
-		ChannelsVersion(context.Context) (string, error)
-	}).ChannelsVersion(ctx)
-}
-
-func (s versionedChanReadCounter) TouchChannels(ctx context.Context) error {
-	return s.Store.(interface{ TouchChannels(context.Context) error }).TouchChannels(ctx)
+	return s.Store.ChannelsVersion(ctx)
 }
 
 // A channel definition is read once while the store's channels version
@@ -96,9 +97,7 @@ func TestLookupChannel_KeptWhileTheChannelsVersionStays(t *testing.T) {
 type listedChanReadCounter struct{ versionedChanReadCounter }
 
 func (s listedChanReadCounter) ListedChannel(ver, topic string) (hub.Channel, bool) {
-	return s.Store.(interface {
-		ListedChannel(ver, topic string) (hub.Channel, bool)
-	}).ListedChannel(ver, topic)
+	return s.Store.ListedChannel(ver, topic)
 }
 
 // A channel the hub has not read yet is answered from the store's listing

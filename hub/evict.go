@@ -47,7 +47,10 @@ func (h *Hub) evict(ctx context.Context) {
 	ver, _ := h.chanVer.held(now)
 	h.mu.Lock()
 	idle := now.Sub(h.swept) >= idleSweepEvery
-	over := len(h.states) > limit
+	// once over the bound, trimmed down to 7/8 of it, also at the next
+	// flushes when a victim was in use (dropState)
+	h.trimming = len(h.states) > limit || (h.trimming && len(h.states) > limit*7/8)
+	over := h.trimming
 	if idle {
 		h.swept = now
 	}
@@ -70,7 +73,7 @@ func (h *Hub) evict(ctx context.Context) {
 	trimMap(h.fetched, limit)
 	var victims []string
 	if idle || over {
-		victims = h.stateVictimsLocked(now, limit)
+		victims = h.stateVictimsLocked(now, limit, over)
 	}
 	h.mu.Unlock()
 	for _, topic := range victims {
@@ -101,10 +104,10 @@ func trimMap[V any](m map[string]V, limit int) {
 }
 
 // stateVictimsLocked returns the topics of the working states to drop:
-// those idle for channelIdle, and when there are more than limit, the
-// least recently used down to seven eighths of limit (so that the sort is
-// paid once per many new channels). The caller holds mu.
-func (h *Hub) stateVictimsLocked(now time.Time, limit int) []string {
+// those idle for channelIdle, and when over (more than limit, or not yet
+// trimmed since), the least recently used down to seven eighths of limit
+// (so that the sort is paid once per many new channels). The caller holds mu.
+func (h *Hub) stateVictimsLocked(now time.Time, limit int, over bool) []string {
 	type use struct {
 		topic string
 		at    time.Time
@@ -115,8 +118,8 @@ func (h *Hub) stateVictimsLocked(now time.Time, limit int) []string {
 	}
 	slices.SortFunc(uses, func(a, b use) int { return a.at.Compare(b.at) })
 	drop := 0
-	if len(uses) > limit {
-		drop = len(uses) - limit*7/8
+	if over {
+		drop = max(len(uses)-limit*7/8, 0)
 	}
 	for drop < len(uses) && now.Sub(uses[drop].at) >= channelIdle {
 		drop++

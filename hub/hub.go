@@ -117,6 +117,7 @@ type Hub struct {
 	fetched   map[string]fetchMemo
 	topicOK   map[string]time.Time // verified topics and when the check expires
 	swept     time.Time            // when idle channels were last looked for (evict.go)
+	trimming  bool                 // states went over the bound and are not yet down to 7/8 of it (evict.go)
 
 	chanVer chanVersion // the store's channels version, see chancache.go
 

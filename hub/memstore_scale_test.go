@@ -25,6 +25,12 @@ type memBackend struct {
 	changed chan struct{}
 }
 
+// ChannelsVersion answers that the backend cannot tell a version.
+func (m *memBackend) ChannelsVersion(context.Context) (string, error) { return "", nil }
+
+// ListedChannel answers that the backend holds no listing.
+func (m *memBackend) ListedChannel(string, string) (hub.Channel, bool) { return hub.Channel{}, false }
+
 func newMemBackend() *memBackend {
 	return &memBackend{chans: map[string]hub.Channel{}, states: map[string]hub.ChannelState{}, byChan: map[string][]wire.Record{}, changed: make(chan struct{})}
 }

@@ -47,8 +47,17 @@ type ConditionalLog interface {
 
 // Store keeps the hub's state: channels and their progress, subscriptions,
 // delivery cursors, dead letters, attempt logs and ownership leases. Every implementation
-// passes the contract suite in hub/storetest.
+// passes the contract suite in hub/storetest. Its capabilities below are
+// interfaces of their own for the packages that declare a narrower store
+// than this one and use them when their store has them.
 type Store interface {
+	ChannelsVersioner
+	ChannelsToucher
+	ChannelListing
+	CursorBatcher
+	DeliveryStateReader
+	ShardsLister
+
 	PutChannel(ctx context.Context, ch Channel) error
 	// Channel returns the channel with the given topic or ErrNotFound.
 	Channel(ctx context.Context, topic string) (Channel, error)
@@ -123,6 +132,43 @@ type Store interface {
 	FollowStatuses(ctx context.Context) (map[string][]byte, error)
 	// DeleteFollowStatus removes the follower status of topic, if any.
 	DeleteFollowStatus(ctx context.Context, topic string) error
+}
+
+// ChannelsVersioner tells with one cheap read whether any channel
+// definition changed: the version ChannelsVersion answers moves with every
+// channel put and delete (and with TouchChannels); "" means it cannot tell.
+type ChannelsVersioner interface {
+	ChannelsVersion(ctx context.Context) (string, error)
+}
+
+// ChannelsToucher moves the channels version without changing a channel,
+// telling the hubs that share the store to look again at what they keep
+// under it (a continuity reset).
+type ChannelsToucher interface {
+	TouchChannels(ctx context.Context) error
+}
+
+// ChannelListing answers a channel definition from the channel listing the
+// store holds under channels version ver (the last one read, kept for as
+// long as the version stays), without I/O; ok is false when it holds no
+// listing of ver or topic is not in it (a channel put since).
+type ChannelListing interface {
+	ListedChannel(ver, topic string) (ch Channel, ok bool)
+}
+
+// CursorBatcher stores many delivery cursors in one round, sending them
+// without waiting for each one's answer. PutCursors returns the error of
+// each cursor not stored, nil when all were; a cursor is stored only once
+// the store acknowledged it.
+type CursorBatcher interface {
+	PutCursors(ctx context.Context, cursors map[string]Cursor) map[string]error
+}
+
+// DeliveryStateReader reads the cursors and whether dead letters may be
+// stored of many subscriptions at once (an id absent from cursors has
+// none stored).
+type DeliveryStateReader interface {
+	DeliveryStates(ctx context.Context, ids []string) (cursors map[string]Cursor, mayHaveDead map[string]bool, err error)
 }
 
 // MaxFollowStatusLen bounds a follower status the store keeps

@@ -29,7 +29,7 @@ type ShardReader interface {
 	SubscriptionsInShard(ctx context.Context, shard int) ([]Subscription, error)
 }
 
-// ShardsLister is a store that lists many shards in one pass (kvstore).
+// ShardsLister is a store that lists many shards in one pass (Store does).
 type ShardsLister interface {
 	SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]Subscription, error)
 }

@@ -354,11 +354,9 @@ func (h *Hub) ResetContinuity(ctx context.Context, ch Channel, until time.Time, 
 		return ChannelState{}, unavailable("the state store", fmt.Errorf("store the continuity reset: %w", err))
 	}
 	m.st, m.dirty, m.checked = cloneState(st), false, now
-	if t, ok := h.cfg.Store.(channelsToucher); ok {
-		// hubs sharing the store compare their states again
-		if err := t.TouchChannels(ctx); err != nil {
-			return ChannelState{}, unavailable("the state store", fmt.Errorf("continuity reset stored but not announced to the other hubs (reset again): %w", err))
-		}
+	// hubs sharing the store compare their states again
+	if err := h.cfg.Store.TouchChannels(ctx); err != nil {
+		return ChannelState{}, unavailable("the state store", fmt.Errorf("continuity reset stored but not announced to the other hubs (reset again): %w", err))
 	}
 	h.logger.Warn("continuity anchor reset", "channel", ch.Name, "topic", wire.Clip(ch.Topic),
 		"previous_until", fmtTime(r.PrevUntil), "until", fmtTime(r.Until), "seq", r.Seq, "gen", r.Gen, "by", wire.Clip(by))

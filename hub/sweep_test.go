@@ -97,6 +97,17 @@ func (c *countingStore) SubscriptionsInShard(ctx context.Context, n int) ([]hub.
 	return c.Store.SubscriptionsInShard(ctx, n)
 }
 
+// SubscriptionsInShards counts each shard of a listing of many at once as
+// read.
+func (c *countingStore) SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error) {
+	if ctx.Value(countedKey{}) != nil {
+		c.mu.Lock()
+		c.reads = append(c.reads, shards...)
+		c.mu.Unlock()
+	}
+	return c.Store.SubscriptionsInShards(ctx, shards)
+}
+
 // take returns the shards read since the last take.
 func (c *countingStore) take() []int {
 	c.mu.Lock()

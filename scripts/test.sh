@@ -3,10 +3,17 @@
 # missing: redis-server, curl, openssl, python3 and chromium from Debian's
 # packages (scripts/deps.sh), staticcheck from the Go module proxy. NATS needs nothing: the tests embed
 # nats-server.
+# The tests' output is also written to $RSHUB_TEST_LOG, by default a file
+# of a new directory of this run's own, so runs side by side do not clash;
+# each step prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+log="${RSHUB_TEST_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/rshub-test.XXXXXX")/test.log}"
+step() { echo "   $1 in $((SECONDS - t)) s"; t=$SECONDS; }
+t=$SECONDS
 
 ./scripts/deps.sh
+step "packages checked"
 
 GOBIN_DIR="$(go env GOPATH)/bin"
 export PATH="$GOBIN_DIR:$PATH"
@@ -28,6 +35,7 @@ if [ ! -x "$jaeger_dir/jaeger" ]; then
   mv "$jaeger_dir/jaeger.tmp" "$jaeger_dir/jaeger"
   echo "   built in $(($(date +%s) - start)) s"
 fi
+step "tools ready"
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -37,10 +45,14 @@ if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
 modules=(. cmd/rshub-bench)
 echo "== go vet"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
+step "gofmt and vet"
 echo "== staticcheck"
 for m in "${modules[@]}"; do (cd "$m" && staticcheck ./...); done
-echo "== go test -race"
-: >/tmp/rshub-test.log
+step "staticcheck"
+echo "== go test -race (output also in $log)"
+: >"$log"
 for m in "${modules[@]}"; do
-  (cd "$m" && go test -race -count=1 -timeout 25m ./...) 2>&1 | tee -a /tmp/rshub-test.log
+  (cd "$m" && go test -race -count=1 -timeout 25m ./...) 2>&1 | tee -a "$log"
 done
+step "tests"
+echo "== all checks passed in $SECONDS s"

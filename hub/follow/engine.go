@@ -57,13 +57,6 @@ type Observer interface {
 	Leniency(channel, rule string)
 }
 
-// channelVersioner is a Store that tells with one cheap read whether any
-// channel changed (every hub.Store does): its version moves with every
-// channel put and delete, and "" means it cannot tell.
-type channelVersioner interface {
-	ChannelsVersion(ctx context.Context) (string, error)
-}
-
 type nopObserver struct{}
 
 func (nopObserver) Polled(string, string)   {}
@@ -209,7 +202,7 @@ func (e *Engine) reconcile(ctx context.Context) {
 	// A listing is a copy of every channel (megabytes at 100,000): taken
 	// only when the channels changed since the followers were matched.
 	ver := ""
-	if vs, ok := e.cfg.Store.(channelVersioner); ok {
+	if vs, ok := e.cfg.Store.(hub.ChannelsVersioner); ok {
 		v, err := vs.ChannelsVersion(ctx)
 		if err == nil && v != "" && v == e.reconciled {
 			return

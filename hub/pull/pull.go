@@ -28,12 +28,6 @@ type ChannelLister interface {
 	Channels(ctx context.Context) ([]hub.Channel, error)
 }
 
-// channelsVersioner is a ChannelLister that tells with one cheap read
-// whether any channel changed since a listing (hub stores have it).
-type channelsVersioner interface {
-	ChannelsVersion(ctx context.Context) (string, error)
-}
-
 // RangeLog is a hub.Log that can also read a run of one channel's records in
 // one pass; Pull uses it, when the log has it, instead of one Next per
 // record.
@@ -234,7 +228,7 @@ func (p *Pull) listing(ctx context.Context, fresh bool) ([]hub.Channel, uint64, 
 		return p.chList, p.chGen, nil
 	}
 	ver := ""
-	if vs, ok := p.chans.(channelsVersioner); ok {
+	if vs, ok := p.chans.(hub.ChannelsVersioner); ok {
 		// read before listing: a listing is never older than its version;
 		// one that fails leaves the listing below to decide the outcome
 		if v, err := vs.ChannelsVersion(ctx); err == nil {

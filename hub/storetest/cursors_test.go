@@ -1,19 +1,12 @@
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 )
-
-// cursorPutter is a store that stores many cursors in one call, as both
-// stores do (delivery's cursor flush uses it when a store has it).
-type cursorPutter interface {
-	PutCursors(ctx context.Context, cursors map[string]hub.Cursor) map[string]error
-}
 
 var cursorTests = []struct {
 	name string
@@ -23,19 +16,10 @@ var cursorTests = []struct {
 	{"PutCursors_HostileKeysStoredOrRefusedAlone", testPutCursorsHostile},
 }
 
-func putter(t *testing.T, s hub.Store) cursorPutter {
-	t.Helper()
-	p, ok := s.(cursorPutter)
-	if !ok {
-		t.Fatalf("%T has no PutCursors", s)
-	}
-	return p
-}
-
 // More cursors than either store sends unacknowledged at once, twice:
 // every one is stored, and the second round's replace the first's.
 func testPutCursors(t *testing.T, s hub.Store) {
-	ctx, p := ctxT(t), putter(t, s)
+	ctx := ctxT(t)
 	const n = 700
 	for round := range 2 {
 		batch := map[string]hub.Cursor{}
@@ -43,7 +27,7 @@ func testPutCursors(t *testing.T, s hub.Store) {
 			id := hub.SubscriptionID(Topics[i%len(Topics)], fmt.Sprintf("https://cb.example/%d", i))
 			batch[id] = hub.Cursor{Seq: uint64(round*n + i + 1), Until: t0.Add(time.Duration(round) * time.Minute)}
 		}
-		if failed := p.PutCursors(ctx, batch); len(failed) != 0 {
+		if failed := s.PutCursors(ctx, batch); len(failed) != 0 {
 			t.Fatalf("round %d: %d cursors not stored, e.g. %v", round, len(failed), first(failed))
 		}
 		for id, want := range batch {
@@ -52,7 +36,7 @@ func testPutCursors(t *testing.T, s hub.Store) {
 			same(t, fmt.Sprintf("round %d: Cursor(%s)", round, label(id)), got, want)
 		}
 	}
-	if failed := p.PutCursors(ctx, nil); len(failed) != 0 {
+	if failed := s.PutCursors(ctx, nil); len(failed) != 0 {
 		t.Fatalf("no cursors: %d failed", len(failed))
 	}
 }
@@ -61,14 +45,14 @@ func testPutCursors(t *testing.T, s hub.Store) {
 // error of its own, and a refused one does not keep the others of its
 // batch from being stored.
 func testPutCursorsHostile(t *testing.T, s hub.Store) {
-	ctx, p := ctxT(t), putter(t, s)
+	ctx := ctxT(t)
 	batch := map[string]hub.Cursor{}
 	for i, key := range append([]string{""}, HostileKeys...) {
 		batch[key] = hub.Cursor{Seq: uint64(i + 1), Until: t0}
 	}
 	good := hub.SubscriptionID(Topics[0], "https://cb.example/")
 	batch[good] = hub.Cursor{Seq: 99, Until: t0}
-	failed := p.PutCursors(ctx, batch)
+	failed := s.PutCursors(ctx, batch)
 	for id, want := range batch {
 		if err := failed[id]; err != nil {
 			refused(t, "PutCursors", id, err)

@@ -76,11 +76,7 @@ func Shared(t *testing.T, a, b hub.Store) {
 		t.Fatalf("a caller changed the store's listing through its copy: %q", got)
 	}
 	v3 := version()
-	toucher, ok := b.(interface{ TouchChannels(context.Context) error })
-	if !ok {
-		t.Fatalf("%T has no TouchChannels", b)
-	}
-	if err := toucher.TouchChannels(ctx); err != nil {
+	if err := b.TouchChannels(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if v := version(); v == v3 {
@@ -113,17 +109,11 @@ func Shared(t *testing.T, a, b hub.Store) {
 func sharedListedChannels(t *testing.T, a, b hub.Store) {
 	t.Helper()
 	ctx := context.Background()
-	l, ok := a.(interface {
-		ListedChannel(ver, topic string) (hub.Channel, bool)
-	})
-	if !ok {
-		t.Fatalf("%T has no ListedChannel", a)
-	}
 	version := channelsVersion(t, a)
 	const topic = "https://example.org/listed"
 	listed := func(ver string) string {
 		t.Helper()
-		ch, ok := l.ListedChannel(ver, topic)
+		ch, ok := a.ListedChannel(ver, topic)
 		if !ok {
 			return "not listed"
 		}
@@ -146,7 +136,7 @@ func sharedListedChannels(t *testing.T, a, b hub.Store) {
 	if got := listed(v1); got != "first" {
 		t.Fatalf("listing of version %q answered %q, want first", v1, got)
 	}
-	if _, ok := l.ListedChannel(v1, "https://example.org/never-put"); ok {
+	if _, ok := a.ListedChannel(v1, "https://example.org/never-put"); ok {
 		t.Fatal("a topic missing from the listing was answered")
 	}
 	if err := b.PutChannel(ctx, hub.Channel{Topic: topic, Name: "listed", Token: "second"}); err != nil {
@@ -199,19 +189,13 @@ func sharedStateUpdates(t *testing.T, a, b hub.Store) {
 	}
 }
 
-// channelsVersion returns a reader of s's ChannelsVersion, which a store
-// shared by hubs must have (their channel caches depend on it).
+// channelsVersion returns a reader of s's ChannelsVersion (hubs sharing a
+// store depend on it for their channel caches).
 func channelsVersion(t *testing.T, s hub.Store) func() string {
 	t.Helper()
-	vs, ok := s.(interface {
-		ChannelsVersion(ctx context.Context) (string, error)
-	})
-	if !ok {
-		t.Fatalf("%T has no ChannelsVersion", s)
-	}
 	return func() string {
 		t.Helper()
-		v, err := vs.ChannelsVersion(context.Background())
+		v, err := s.ChannelsVersion(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,24 +1,12 @@
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/hub"
 )
-
-// statesReader is a store that reads the delivery states of many
-// subscriptions at once, as a delivery engine starting their queues asks.
-type statesReader interface {
-	DeliveryStates(ctx context.Context, ids []string) (cursors map[string]hub.Cursor, mayHaveDead map[string]bool, err error)
-}
-
-// shardsLister is a store that lists many shards at once.
-type shardsLister interface {
-	SubscriptionsInShards(ctx context.Context, shards []int) (map[int][]hub.Subscription, error)
-}
 
 // bulkTests are the contract of the bulk reads a starting delivery engine
 // makes.
@@ -36,10 +24,6 @@ var bulkTests = []struct {
 // ID), a shard without subscriptions is there and empty, and no shard
 // that was not asked for is.
 func testSubsInShards(t *testing.T, s hub.Store) {
-	sl, ok := s.(shardsLister)
-	if !ok {
-		t.Skip("the store lists no shards at once")
-	}
 	ctx := ctxT(t)
 	for i := range 300 {
 		sub := subscription(Topics[i%len(Topics)], fmt.Sprintf("https://cb.example/%d", i))
@@ -52,7 +36,7 @@ func testSubsInShards(t *testing.T, s hub.Store) {
 	for n := 0; n < hub.Shards; n += 2 {
 		shards = append(shards, n)
 	}
-	got, err := sl.SubscriptionsInShards(ctx, shards)
+	got, err := s.SubscriptionsInShards(ctx, shards)
 	check(t, err)
 	if len(got) != len(shards) {
 		t.Fatalf("SubscriptionsInShards returned %d shards, want %d", len(got), len(shards))
@@ -83,10 +67,6 @@ func testSubsInShards(t *testing.T, s hub.Store) {
 // every subscription with a dead letter may have some, and one that never
 // had any does not.
 func testDeliveryStates(t *testing.T, s hub.Store) {
-	sr, ok := s.(statesReader)
-	if !ok {
-		t.Skip("the store has no bulk read of delivery states")
-	}
 	ctx := ctxT(t)
 	const n = 700
 	ids := make([]string, 0, n+1)
@@ -106,7 +86,7 @@ func testDeliveryStates(t *testing.T, s hub.Store) {
 		}
 	}
 	ids = append(ids, hub.SubscriptionID(Topics[0], "https://nobody.example/"))
-	got, mayDead, err := sr.DeliveryStates(ctx, ids)
+	got, mayDead, err := s.DeliveryStates(ctx, ids)
 	check(t, err)
 	if len(got) != len(cursors) {
 		t.Errorf("DeliveryStates read %d cursors, want %d", len(got), len(cursors))

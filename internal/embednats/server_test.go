@@ -120,7 +120,7 @@ func TestStart_DataDirInUse(t *testing.T) {
 	if !errors.Is(err, ErrDataDirInUse) {
 		t.Fatalf("second Start: %v, want ErrDataDirInUse", err)
 	}
-	if d := time.Since(begun); d > 2*time.Second {
+	if d := time.Since(begun); d >= ReadyTimeout/2 { // far from the wait for a server, whatever the machine's load
 		t.Errorf("refused after %v, want at once", d)
 	}
 	if want := fmt.Sprintf("process %d", os.Getpid()); !strings.Contains(err.Error(), want) {
@@ -149,7 +149,7 @@ func TestStart_PortInUse(t *testing.T) {
 	if !errors.Is(err, ErrPortInUse) || !strings.Contains(err.Error(), strconv.Itoa(port)) {
 		t.Fatalf("Start on a taken port: %v, want ErrPortInUse naming %d", err, port)
 	}
-	if d := time.Since(begun); d > 2*time.Second {
+	if d := time.Since(begun); d >= ReadyTimeout/2 { // far from the wait for a server, whatever the machine's load
 		t.Errorf("refused after %v, want at once", d)
 	}
 	s, err := Start(Config{DataDir: dir})
