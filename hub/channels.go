@@ -432,14 +432,14 @@ func otherSpelling(topic string) (string, bool) {
 // Beyond MaxOpenChannels it refuses with 503 and the reason instead.
 func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	if err := checkLen("the topic URI", topic, MaxTopicLen); err != nil {
-		return Channel{}, refuse(reasonTooLong, "%v", err)
+		return Channel{}, refuse(ReasonTooLong, "%v", err)
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if err == nil || !errors.Is(err, ErrNotFound) || !h.cfg.OpenTopics {
 		return ch, err
 	}
 	if err := checkTopic("the topic URI", topic); err != nil {
-		return Channel{}, refuse(reasonTopic, "%v", err)
+		return Channel{}, refuse(ReasonTopic, "%v", err)
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
@@ -462,7 +462,7 @@ func (h *Hub) checkOpenRoom(ctx context.Context) error {
 		return err
 	}
 	if n >= h.cfg.MaxOpenChannels {
-		return refuse(reasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
+		return refuse(ReasonChannelLimit, "this hub holds %d channels, its limit for topics it does not know (--max-open-channels)", n)
 	}
 	return nil
 }

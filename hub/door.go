@@ -176,5 +176,5 @@ func (h *Hub) checkCookieOrigin(r *http.Request) error {
 			}
 		}
 	}
-	return refuse(reasonOrigin, "a request the %s cookie authorises must come from a page of this hub's origin or of --ws-origins; Origin %q is neither", access.CookieName, wire.Clip(origin))
+	return refuse(ReasonOrigin, "a request the %s cookie authorises must come from a page of this hub's origin or of --ws-origins; Origin %q is neither", access.CookieName, wire.Clip(origin))
 }

@@ -38,9 +38,9 @@ func (h *Hub) PublishFollowed(ctx context.Context, ch Channel, f Followed) (Publ
 		if doc != nil {
 			capa = string(doc.MD.Capability)
 		}
-		return PublishResult{}, refuse(reasonInvalidTopic, "a followed Source served a %q document where a Change List was expected", wire.Clip(capa))
+		return PublishResult{}, refuse(ReasonInvalidTopic, "a followed Source served a %q document where a Change List was expected", wire.Clip(capa))
 	}
-	if err := h.checkNotFuture(doc, reasonInvalidTopic); err != nil {
+	if err := h.checkNotFuture(doc, ReasonInvalidTopic); err != nil {
 		return PublishResult{}, err
 	}
 	if len(f.Entries) == 0 {

@@ -126,10 +126,10 @@ func (h *Hub) publisherTopic(ctx context.Context, ch Channel) (string, error) {
 func (h *Hub) frameworkNotification(ch Channel, body []byte, contentType, resourcesync string) (incoming, error) {
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return incoming{}, refuse(reasonInvalid, "invalid framework notification: %v", err)
+		return incoming{}, refuse(ReasonInvalid, "invalid framework notification: %v", err)
 	}
 	if doc.Kind != changefeed.URLSet || doc.MD.Capability != changefeed.CapFrameworkNotification {
-		return incoming{}, refuse(reasonCapability,
+		return incoming{}, refuse(ReasonCapability,
 			"wrong capability %q: %s is a framework channel; it takes <urlset> payloads with rs:md capability=\"framework-notification\" (change notifications go to the channel's own topic)",
 			wire.Clip(string(doc.MD.Capability)), wire.Clip(ch.Topic))
 	}

@@ -48,7 +48,7 @@ func (n *FrameworkNotification) Key() string {
 func (h *Hub) PublishFramework(ctx context.Context, n FrameworkNotification) (PublishResult, error) {
 	ch, err := h.frameworkChannelForTopic(ctx, n.Topic)
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, refuse(reasonUnknownChannel, "%s is no framework channel's topic", wire.Clip(n.Topic))
+		return PublishResult{}, refuse(ReasonUnknownChannel, "%s is no framework channel's topic", wire.Clip(n.Topic))
 	}
 	if err != nil {
 		return PublishResult{}, unavailable("the state store", fmt.Errorf("framework channel: %w", err))

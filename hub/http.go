@@ -44,33 +44,33 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.writeRefusal(w, refuse(reasonMethod, "the hub URL takes POST"))
+		h.writeRefusal(w, refuse(ReasonMethod, "the hub URL takes POST"))
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
-		h.writeRefusal(w, refuse(reasonContentType, "Content-Type must be application/x-www-form-urlencoded or application/xml"))
+		h.writeRefusal(w, refuse(ReasonContentType, "Content-Type must be application/x-www-form-urlencoded or application/xml"))
 		return
 	}
 	switch mt {
 	case "application/x-www-form-urlencoded":
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if xmlBody(r) {
-			h.writeRefusal(w, refuse(reasonContentType, xmlAsForm))
+			h.writeRefusal(w, refuse(ReasonContentType, xmlAsForm))
 			return
 		}
 		if err := r.ParseForm(); err != nil {
-			r := reasonRead
+			r := ReasonRead
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				r = reasonTooLarge
+				r = ReasonTooLarge
 			}
 			h.writeRefusal(w, refuse(r, "bad form: %v", err))
 			return
 		}
 		form := r.PostForm
 		if err := checkFormLimits(form); err != nil {
-			h.writeRefusal(w, refuse(reasonTooLong, "%v", err))
+			h.writeRefusal(w, refuse(ReasonTooLong, "%v", err))
 			return
 		}
 		switch form.Get("hub.mode") {
@@ -79,18 +79,18 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 		case "publish":
 			h.handlePublishPing(w, r, form)
 		default:
-			h.writeRefusal(w, refuse(reasonMode, "hub.mode must be subscribe, unsubscribe or publish, got %q", wire.Clip(form.Get("hub.mode"))))
+			h.writeRefusal(w, refuse(ReasonMode, "hub.mode must be subscribe, unsubscribe or publish, got %q", wire.Clip(form.Get("hub.mode"))))
 		}
 	case "application/xml", "text/xml":
 		for _, l := range wire.ParseLinks(r.Header.Values(wire.HeaderLink)) {
 			if err := checkLen("a Link URI", l.Href, MaxTopicLen); err != nil {
-				h.writeRefusal(w, refuse(reasonTooLong, "%v", err))
+				h.writeRefusal(w, refuse(ReasonTooLong, "%v", err))
 				return
 			}
 		}
 		h.handleFatPing(w, r, r.Header.Get("Content-Type"))
 	default:
-		h.writeRefusal(w, refuse(reasonContentType, "Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", wire.Clip(mt)))
+		h.writeRefusal(w, refuse(ReasonContentType, "Content-Type %q: the hub takes application/x-www-form-urlencoded or application/xml", wire.Clip(mt)))
 	}
 }
 
@@ -101,12 +101,12 @@ func (h *Hub) serveHubURL(w http.ResponseWriter, r *http.Request) {
 func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		h.writeRefusal(w, refuse(reasonMethod, "a topic takes GET or HEAD"))
+		h.writeRefusal(w, refuse(ReasonMethod, "a topic takes GET or HEAD"))
 		return
 	}
 	name := r.PathValue("name")
 	if !ValidChannelName(name) {
-		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here (channel names are 1-64 characters of A-Z a-z 0-9 - _)"))
+		h.writeRefusal(w, refuse(ReasonUnknownChannel, "no hosted topic here (channel names are 1-64 characters of A-Z a-z 0-9 - _)"))
 		return
 	}
 	ch, err := h.ChannelByName(r.Context(), name)
@@ -120,7 +120,7 @@ func (h *Hub) serveTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !d.Found {
-		h.writeRefusal(w, refuse(reasonUnknownChannel, "no hosted topic here"))
+		h.writeRefusal(w, refuse(ReasonUnknownChannel, "no hosted topic here"))
 		return
 	}
 	links, err := h.topicLinks(r.Context(), ch)

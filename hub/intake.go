@@ -60,7 +60,7 @@ func (h *Hub) maxClockSkew() time.Duration {
 // checkNotFuture refuses with r a document with a from, until or
 // change time further ahead of the hub's clock than the clock skew
 // allowance.
-func (h *Hub) checkNotFuture(doc *changefeed.Document, r reason) error {
+func (h *Hub) checkNotFuture(doc *changefeed.Document, r Reason) error {
 	skew := h.maxClockSkew()
 	if err := changefeed.CheckNotAfter(doc, h.cfg.Now().Add(skew)); err != nil {
 		return refuse(r, "%v (the hub accepts times at most %s ahead of its clock: its clock skew limit)", err, skew)
@@ -163,7 +163,7 @@ func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err e
 						continue
 					}
 				}
-				return PublishResult{}, refuse(reasonContinuity,
+				return PublishResult{}, refuse(ReasonContinuity,
 					"%s: notification [%s, %s] %s the channel's last until %s (an operator can inspect and reset it: GET and POST /admin/channels/%s/continuity)",
 					c.Verdict, fmtTime(in.from), fmtTime(in.until), verbFor(c.Verdict), fmtTime(m.st.LastUntil), in.ch.Name)
 			}

@@ -19,14 +19,14 @@ import (
 // unknownChannel is the publish doors' answer for a topic the hub does not
 // serve, and for a private channel to a publisher without a token.
 func unknownChannel(topic string) *PublishError {
-	return refuse(reasonUnknownChannel, "no channel for topic %s on this hub", wire.Clip(topic))
+	return refuse(ReasonUnknownChannel, "no channel for topic %s on this hub", wire.Clip(topic))
 }
 
 // tokenRefusal is a PublishError carrying a token refusal.
 func tokenRefusal(ref *access.Refusal) *PublishError {
-	r := reasonInvalidToken
+	r := ReasonInvalidToken
 	if ref.Status == http.StatusForbidden {
-		r = reasonInsufficientScope
+		r = ReasonInsufficientScope
 	}
 	pe := refuse(r, "%s", ref.Reason)
 	pe.refusal = ref

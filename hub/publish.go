@@ -41,7 +41,7 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	links := wire.ParseLinks(r.Header.Values(wire.HeaderLink))
 	selfs := wire.LinksRel(links, wire.RelSelf)
 	if len(selfs) != 1 {
-		return PublishResult{}, refuse(reasonLinks, "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
+		return PublishResult{}, refuse(ReasonLinks, "exactly one Link header with rel=\"self\" naming the topic is required, found %d", len(selfs))
 	}
 	topic, err := normalTopic("Link rel=\"self\"", selfs[0])
 	if err != nil {
@@ -49,10 +49,10 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 	}
 	hubs := wire.LinksRel(links, wire.RelHub)
 	if len(hubs) == 0 {
-		return PublishResult{}, refuse(reasonLinks, "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
+		return PublishResult{}, refuse(ReasonLinks, "a Link header with rel=\"hub\" naming this hub (%s) is required", h.cfg.HubURL)
 	}
 	if !containsURL(hubs, h.cfg.HubURL) {
-		return PublishResult{}, refuse(reasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
+		return PublishResult{}, refuse(ReasonLinks, "Link rel=\"hub\" names %s, but this hub is %s", wire.Clip(strings.Join(hubs, ", ")), h.cfg.HubURL)
 	}
 	d, err := h.enter(ctx, r, access.Publish, topic)
 	if err != nil {
@@ -90,15 +90,15 @@ func (h *Hub) fatPing(ctx context.Context, r *http.Request, contentType string) 
 func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync string) (incoming, error) {
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return incoming{}, refuse(reasonInvalid, "invalid notification: %v", err)
+		return incoming{}, refuse(ReasonInvalid, "invalid notification: %v", err)
 	}
 	capa := doc.MD.Capability
 	if doc.Kind != changefeed.URLSet || (capa != changefeed.CapChangeNotification && capa != changefeed.CapChangeListNotification) {
-		return incoming{}, refuse(reasonCapability,
+		return incoming{}, refuse(ReasonCapability,
 			"wrong capability %q: the hub takes <urlset> payloads with rs:md capability=\"change-notification\"", wire.Clip(string(capa)))
 	}
 	if doc.MD.From.IsZero() || doc.MD.Until.IsZero() {
-		return incoming{}, refuse(reasonInvalid, "invalid notification: root rs:md needs both from and until")
+		return incoming{}, refuse(ReasonInvalid, "invalid notification: root rs:md needs both from and until")
 	}
 	return h.incomingOf(ch, doc, body, contentType, resourcesync, true)
 }
@@ -107,7 +107,7 @@ func (h *Hub) notification(ch Channel, body []byte, contentType, resourcesync st
 // otherwise makes it the incoming record of ch; continuity says whether the
 // channel's from/until continuity applies to it (change notifications).
 func (h *Hub) incomingOf(ch Channel, doc *changefeed.Document, body []byte, contentType, resourcesync string, continuity bool) (incoming, error) {
-	if err := h.checkNotFuture(doc, reasonFuture); err != nil {
+	if err := h.checkNotFuture(doc, ReasonFuture); err != nil {
 		return incoming{}, err
 	}
 	resourcesync = cmp.Or(resourcesync, ch.CapabilityList)
@@ -137,10 +137,10 @@ func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d Door) error
 		auth := r.Header.Get("Authorization")
 		tok, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok || tok == "" {
-			return refuse(reasonUnauthorized, "this channel needs Authorization: Bearer <token>")
+			return refuse(ReasonUnauthorized, "this channel needs Authorization: Bearer <token>")
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(ch.Token)) != 1 {
-			return refuse(reasonForbidden, "wrong publisher token for this channel")
+			return refuse(ReasonForbidden, "wrong publisher token for this channel")
 		}
 		return nil
 	case TrustVerifiedTopic:
@@ -150,7 +150,7 @@ func (h *Hub) checkPublisher(ctx context.Context, r *http.Request, d Door) error
 		}
 		return h.verifyTopic(ctx, topic)
 	}
-	return refuse(reasonForbidden, "channel has no publisher trust configured")
+	return refuse(ReasonForbidden, "channel has no publisher trust configured")
 }
 
 // verifyTopic checks that HEAD on the topic URI answers with Link headers
@@ -167,16 +167,16 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, topic, nil)
 	if err != nil {
-		return refuse(reasonUnverifiedTopic, "topic URI: %v", wire.Clip(err.Error()))
+		return refuse(ReasonUnverifiedTopic, "topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
-		return refuse(reasonUnverifiedTopic, "could not verify the topic URI: %v", wire.Clip(err.Error()))
+		return refuse(ReasonUnverifiedTopic, "could not verify the topic URI: %v", wire.Clip(err.Error()))
 	}
 	resp.Body.Close()
 	links := wire.ParseLinks(resp.Header.Values(wire.HeaderLink))
 	if resp.StatusCode/100 != 2 || !containsURL(wire.LinksRel(links, wire.RelHub), h.cfg.HubURL) || !containsURL(wire.LinksRel(links, wire.RelSelf), topic) {
-		return refuse(reasonUnverifiedTopic,
+		return refuse(ReasonUnverifiedTopic,
 			"the topic URI %s must answer HEAD with 200 and Link headers rel=\"self\" (itself) and rel=\"hub\" (%s); it answered %d with %q",
 			wire.Clip(topic), h.cfg.HubURL, resp.StatusCode, wire.Clip(strings.Join(resp.Header.Values("Link"), ", ")))
 	}
@@ -190,10 +190,10 @@ func (h *Hub) verifyTopic(ctx context.Context, topic string) error {
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, refuse(reasonRead, "reading body: %v", err)
+		return nil, refuse(ReasonRead, "reading body: %v", err)
 	}
 	if int64(len(body)) > limit {
-		return nil, refuse(reasonTooLarge, "body exceeds the limit of %d bytes", limit)
+		return nil, refuse(ReasonTooLarge, "body exceeds the limit of %d bytes", limit)
 	}
 	return body, nil
 }
@@ -204,10 +204,10 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 func checkCharset(contentType string) error {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return refuse(reasonContentType, "Content-Type %q: %v", wire.Clip(contentType), err)
+		return refuse(ReasonContentType, "Content-Type %q: %v", wire.Clip(contentType), err)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return refuse(reasonCharset, "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", wire.Clip(cs))
+		return refuse(ReasonCharset, "Content-Type charset %q: the hub takes UTF-8 notifications only (charset=utf-8 or none)", wire.Clip(cs))
 	}
 	return nil
 }

@@ -11,49 +11,54 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// reason names why the hub refused a request: the reason label of
+// Reason names why a door of the hub refused a request: the reason label of
 // rshub_publish_rejects_total, and through refusalTable one HTTP status.
-type reason string
+type Reason string
 
 // The reasons, in the order of refusalTable.
 const (
-	reasonMethod            reason = "method"
-	reasonContentType       reason = "content_type"
-	reasonCharset           reason = "charset"
-	reasonRead              reason = "read"
-	reasonTooLarge          reason = "too_large"
-	reasonTooLong           reason = "too_long"
-	reasonMode              reason = "mode"
-	reasonNoTopic           reason = "no_topic"
-	reasonTopic             reason = "topic"
-	reasonSubscription      reason = "subscription"
-	reasonCallbackRefused   reason = "callback_refused"
-	reasonLinks             reason = "links"
-	reasonInvalid           reason = "invalid"
-	reasonCapability        reason = "capability"
-	reasonFuture            reason = "future"
-	reasonUnauthorized      reason = "unauthorized"
-	reasonForbidden         reason = "forbidden"
-	reasonInvalidToken      reason = "invalid_token"
-	reasonInsufficientScope reason = "insufficient_scope"
-	reasonOrigin            reason = "origin"
-	reasonUnverifiedTopic   reason = "unverified_topic"
-	reasonUnknownChannel    reason = "unknown_channel"
-	reasonContinuity        reason = "continuity"
-	reasonFollowed          reason = "followed"
-	reasonSubHostLimit      reason = "subscription_host_limit"
-	reasonInvalidTopic      reason = "invalid_topic"
-	reasonFetch             reason = "fetch"
-	reasonChannelLimit      reason = "channel_limit"
-	reasonSubscriptionLimit reason = "subscription_limit"
-	reasonVerifyQueue       reason = "verification_queue"
-	reasonUnavailable       reason = "unavailable"
+	ReasonMethod            Reason = "method"
+	ReasonContentType       Reason = "content_type"
+	ReasonCharset           Reason = "charset"
+	ReasonRead              Reason = "read"
+	ReasonTooLarge          Reason = "too_large"
+	ReasonTooLong           Reason = "too_long"
+	ReasonMode              Reason = "mode"
+	ReasonNoTopic           Reason = "no_topic"
+	ReasonTopic             Reason = "topic"
+	ReasonSubscription      Reason = "subscription"
+	ReasonCallbackRefused   Reason = "callback_refused"
+	ReasonLinks             Reason = "links"
+	ReasonInvalid           Reason = "invalid"
+	ReasonCapability        Reason = "capability"
+	ReasonFuture            Reason = "future"
+	ReasonUnauthorized      Reason = "unauthorized"
+	ReasonForbidden         Reason = "forbidden"
+	ReasonInvalidToken      Reason = "invalid_token"
+	ReasonInsufficientScope Reason = "insufficient_scope"
+	ReasonOrigin            Reason = "origin"
+	ReasonUnverifiedTopic   Reason = "unverified_topic"
+	ReasonUnknownChannel    Reason = "unknown_channel"
+	ReasonContinuity        Reason = "continuity"
+	ReasonFollowed          Reason = "followed"
+	ReasonSubHostLimit      Reason = "subscription_host_limit"
+	ReasonInvalidTopic      Reason = "invalid_topic"
+	ReasonFetch             Reason = "fetch"
+	ReasonChannelLimit      Reason = "channel_limit"
+	ReasonSubscriptionLimit Reason = "subscription_limit"
+	ReasonVerifyQueue       Reason = "verification_queue"
+	ReasonUnavailable       Reason = "unavailable"
+	ReasonSession           Reason = "session"
+	ReasonSessionToken      Reason = "session_token"
+	ReasonNoDocument        Reason = "no_document"
+	ReasonUpstream          Reason = "upstream"
+	ReasonShuttingDown      Reason = "shutting_down"
 )
 
 // refusalRow is one line of the table: a reason, its status, and what it
 // means to the client.
 type refusalRow struct {
-	Reason reason
+	Reason Reason
 	Status int
 	Means  string
 }
@@ -63,42 +68,47 @@ type refusalRow struct {
 // doors answer is one of these reasons with this status.
 func refusalTable() []refusalRow {
 	return []refusalRow{
-		{reasonMethod, http.StatusMethodNotAllowed, "the hub URL takes POST (GET shows a note); a hosted topic takes GET or HEAD"},
-		{reasonContentType, http.StatusUnsupportedMediaType, "a Content-Type other than a form or XML, one that does not parse, or an XML body sent as a form"},
-		{reasonCharset, http.StatusUnsupportedMediaType, "a notification labelled with a charset other than UTF-8"},
-		{reasonRead, http.StatusBadRequest, "the body or the form could not be read"},
-		{reasonTooLarge, http.StatusRequestEntityTooLarge, "a body or form over the limit (`--max-body`)"},
-		{reasonTooLong, http.StatusBadRequest, "a topic, callback or Link URI over its documented length"},
-		{reasonMode, http.StatusBadRequest, "`hub.mode` missing or not subscribe, unsubscribe or publish"},
-		{reasonNoTopic, http.StatusBadRequest, "a publish ping with neither `hub.url` nor `hub.topic`"},
-		{reasonTopic, http.StatusBadRequest, "a topic URI the hub cannot take (not absolute http(s), too long, numeric host)"},
-		{reasonSubscription, http.StatusBadRequest, "a subscription request's parameters (callback, lease, secret, filter, `rshub.*` options)"},
-		{reasonCallbackRefused, http.StatusBadRequest, "a callback the SSRF policy refuses"},
-		{reasonLinks, http.StatusBadRequest, "a fat ping without one Link rel=\"self\" and a Link rel=\"hub\" naming this hub"},
-		{reasonInvalid, http.StatusBadRequest, "a notification that does not parse or validate"},
-		{reasonCapability, http.StatusBadRequest, "a document whose capability is not a change notification"},
-		{reasonFuture, http.StatusBadRequest, "times further ahead of the hub's clock than `--max-clock-skew`"},
-		{reasonUnauthorized, http.StatusUnauthorized, "the channel needs a publisher token and none was sent"},
-		{reasonForbidden, http.StatusForbidden, "a wrong publisher token, or a channel with no publisher trust"},
-		{reasonInvalidToken, http.StatusUnauthorized, "a private channel's publisher or subscriber JWT that does not verify (expired, bad signature, wrong key); `WWW-Authenticate` says why"},
-		{reasonInsufficientScope, http.StatusForbidden, "a valid JWT whose `mercure.publish` or `mercure.subscribe` claim does not cover the topic"},
-		{reasonOrigin, http.StatusForbidden, "a request the `mercureAuthorization` cookie authorises, from a page whose origin is neither the hub's nor one of `--ws-origins`"},
-		{reasonUnverifiedTopic, http.StatusForbidden, "the topic's Link headers do not name it and this hub (verified-topic trust)"},
-		{reasonUnknownChannel, http.StatusNotFound, "no channel (or hosted topic) for this topic on this hub"},
-		{reasonContinuity, http.StatusConflict, "the notification overlaps or goes back before the channel's last one"},
-		{reasonFollowed, http.StatusConflict, "the hub follows this channel's Source itself and takes no pings for it"},
-		{reasonSubHostLimit, http.StatusTooManyRequests, "the callback host holds `--max-subscriptions-per-host` subscriptions"},
-		{reasonInvalidTopic, http.StatusBadGateway, "the topic (fetched by the hub) serves a document the hub cannot take"},
-		{reasonFetch, http.StatusBadGateway, "fetching the topic failed or answered an error"},
-		{reasonChannelLimit, http.StatusServiceUnavailable, "`--open-topics` would create more than `--max-open-channels` channels"},
-		{reasonSubscriptionLimit, http.StatusServiceUnavailable, "the hub holds `--max-subscriptions` subscriptions"},
-		{reasonVerifyQueue, http.StatusServiceUnavailable, "too many verifications of intent pending (with Retry-After)"},
-		{reasonUnavailable, http.StatusServiceUnavailable, "the log or the state store did not answer: nothing was stored (with Retry-After)"},
+		{ReasonMethod, http.StatusMethodNotAllowed, "the hub URL takes POST (GET shows a note); a hosted topic takes GET or HEAD; `/events` GET"},
+		{ReasonContentType, http.StatusUnsupportedMediaType, "a Content-Type other than a form or XML, one that does not parse, or an XML body sent as a form"},
+		{ReasonCharset, http.StatusUnsupportedMediaType, "a notification labelled with a charset other than UTF-8"},
+		{ReasonRead, http.StatusBadRequest, "the body or the form could not be read"},
+		{ReasonTooLarge, http.StatusRequestEntityTooLarge, "a body or form over the limit (`--max-body`)"},
+		{ReasonTooLong, http.StatusBadRequest, "a topic, callback or Link URI over its documented length"},
+		{ReasonMode, http.StatusBadRequest, "`hub.mode` missing or not subscribe, unsubscribe or publish"},
+		{ReasonNoTopic, http.StatusBadRequest, "a publish ping with neither `hub.url` nor `hub.topic`"},
+		{ReasonTopic, http.StatusBadRequest, "a topic URI the hub cannot take (not absolute http(s), too long, numeric host)"},
+		{ReasonSubscription, http.StatusBadRequest, "a subscription request's parameters (callback, lease, secret, filter, `rshub.*` options)"},
+		{ReasonCallbackRefused, http.StatusBadRequest, "a callback the SSRF policy refuses"},
+		{ReasonLinks, http.StatusBadRequest, "a fat ping without one Link rel=\"self\" and a Link rel=\"hub\" naming this hub"},
+		{ReasonInvalid, http.StatusBadRequest, "a notification that does not parse or validate"},
+		{ReasonCapability, http.StatusBadRequest, "a document whose capability is not a change notification"},
+		{ReasonFuture, http.StatusBadRequest, "times further ahead of the hub's clock than `--max-clock-skew`"},
+		{ReasonUnauthorized, http.StatusUnauthorized, "the channel needs a publisher token and none was sent"},
+		{ReasonForbidden, http.StatusForbidden, "a wrong publisher token, or a channel with no publisher trust"},
+		{ReasonInvalidToken, http.StatusUnauthorized, "a private channel's publisher or subscriber JWT that does not verify (expired, bad signature, wrong key); `WWW-Authenticate` says why"},
+		{ReasonInsufficientScope, http.StatusForbidden, "a valid JWT whose `mercure.publish` or `mercure.subscribe` claim does not cover the topic"},
+		{ReasonOrigin, http.StatusForbidden, "a request the `mercureAuthorization` cookie authorises, from a page whose origin is neither the hub's nor one of `--ws-origins`; a `/ws` or `/events` session from such a page"},
+		{ReasonUnverifiedTopic, http.StatusForbidden, "the topic's Link headers do not name it and this hub (verified-topic trust)"},
+		{ReasonUnknownChannel, http.StatusNotFound, "no channel (or hosted topic) for this topic on this hub"},
+		{ReasonContinuity, http.StatusConflict, "the notification overlaps or goes back before the channel's last one"},
+		{ReasonFollowed, http.StatusConflict, "the hub follows this channel's Source itself and takes no pings for it"},
+		{ReasonSubHostLimit, http.StatusTooManyRequests, "the callback host holds `--max-subscriptions-per-host` subscriptions"},
+		{ReasonInvalidTopic, http.StatusBadGateway, "the topic (fetched by the hub) serves a document the hub cannot take"},
+		{ReasonFetch, http.StatusBadGateway, "fetching the topic failed or answered an error"},
+		{ReasonChannelLimit, http.StatusServiceUnavailable, "`--open-topics` would create more than `--max-open-channels` channels"},
+		{ReasonSubscriptionLimit, http.StatusServiceUnavailable, "the hub holds `--max-subscriptions` subscriptions"},
+		{ReasonVerifyQueue, http.StatusServiceUnavailable, "too many verifications of intent pending (with Retry-After)"},
+		{ReasonUnavailable, http.StatusServiceUnavailable, "the log or the state store did not answer: nothing was stored (with Retry-After)"},
+		{ReasonSession, http.StatusBadRequest, "a `/ws` or `/events` session's parameters (`channels`, `since`, `since_time`, filters, `Last-Event-ID`)"},
+		{ReasonSessionToken, http.StatusUnauthorized, "a `/ws` or `/events` session without the `--ws-token`, or with a wrong one"},
+		{ReasonNoDocument, http.StatusNotFound, "no such pull-mode document of the channel (a Change List, an archive page)"},
+		{ReasonUpstream, http.StatusServiceUnavailable, "an edge hub's origin did not answer a forwarded publish: nothing was published (with Retry-After)"},
+		{ReasonShuttingDown, http.StatusServiceUnavailable, "the hub is shutting down (with Retry-After)"},
 	}
 }
 
 // status is r's HTTP status in refusalTable.
-func (r reason) status() int {
+func (r Reason) status() int {
 	for _, row := range refusalTable() {
 		if row.Reason == r {
 			return row.Status
@@ -122,7 +132,7 @@ type PublishError struct {
 func (e *PublishError) Error() string { return e.Msg }
 
 // refuse is a refusal for reason with a message.
-func refuse(r reason, format string, args ...any) *PublishError {
+func refuse(r Reason, format string, args ...any) *PublishError {
 	return &PublishError{Status: r.status(), Code: string(r), Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -138,18 +148,42 @@ func (h *Hub) writeRefusal(w http.ResponseWriter, err error) {
 			what = u.what
 		}
 		h.logger.Error("request failed", "err", wire.Clip(err.Error()))
-		pe = refuse(reasonUnavailable, "%s did not answer: nothing was stored; retry in %d seconds", what, retryAfter)
+		pe = refuse(ReasonUnavailable, "%s did not answer: nothing was stored; retry in %d seconds", what, retryAfter)
 	}
 	h.obs.Rejected(pe.Code)
+	answer(w, pe)
+}
+
+// answer writes a refusal: its status and message, WWW-Authenticate with a
+// 401 (the token refusal's when there is one), Retry-After with a 503 (the
+// hub's unless the caller set a shorter one).
+func answer(w http.ResponseWriter, pe *PublishError) {
 	switch {
 	case pe.refusal != nil:
 		pe.refusal.Header(w.Header())
 	case pe.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-	case pe.Status == http.StatusServiceUnavailable:
+	case pe.Status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "":
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	plainError(w, pe.Status, pe.Msg)
+}
+
+// Refusals answers the refusals of the doors outside the hub URL (live
+// sessions, pull mode, an edge hub's forwarder) as the hub URL answers its
+// own: the reason's status from refusalTable, its headers, the message as
+// plain text, and a count by reason (rshub_publish_rejects_total).
+type Refusals struct {
+	// Count, when set, counts each refusal by reason.
+	Count func(reason string)
+}
+
+// Refuse answers a refusal for reason r with a message.
+func (rf Refusals) Refuse(w http.ResponseWriter, r Reason, format string, args ...any) {
+	if rf.Count != nil {
+		rf.Count(string(r))
+	}
+	answer(w, refuse(r, format, args...))
 }
 
 // plainError writes a plain-text error for developers (WebSub §5.1).

@@ -18,7 +18,7 @@ func refusalsDoc() string {
 }
 
 func TestRefusalTable_OneStatusPerReasonAndQuotedInTheDocs(t *testing.T) {
-	seen := map[reason]bool{}
+	seen := map[Reason]bool{}
 	for _, r := range refusalTable() {
 		if seen[r.Reason] {
 			t.Errorf("reason %q twice in the table", r.Reason)
@@ -31,7 +31,7 @@ func TestRefusalTable_OneStatusPerReasonAndQuotedInTheDocs(t *testing.T) {
 			t.Errorf("refuse(%q) = %+v, want status %d", r.Reason, got, r.Status)
 		}
 	}
-	if got := reason("not in the table").status(); got != 500 {
+	if got := Reason("not in the table").status(); got != 500 {
 		t.Errorf("a reason missing from the table answers %d, want 500", got)
 	}
 	page, err := os.ReadFile("../docs/usage.md")

@@ -84,11 +84,11 @@ func (h *Hub) admitSubscription(ctx context.Context, req subscriptionRequest) er
 	}
 	if l.total >= h.cfg.MaxSubscriptions {
 		l.refusedHub.Add(1)
-		return refuse(reasonSubscriptionLimit, "this hub holds %d subscriptions, its limit (--max-subscriptions); try later or another hub", l.total)
+		return refuse(ReasonSubscriptionLimit, "this hub holds %d subscriptions, its limit (--max-subscriptions); try later or another hub", l.total)
 	}
 	if n := l.perHost[host]; n >= h.cfg.MaxSubscriptionsPerHost {
 		l.refusedHost.Add(1)
-		return refuse(reasonSubHostLimit, "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", wire.Clip(host), n)
+		return refuse(ReasonSubHostLimit, "callback host %s has %d subscriptions on this hub, the limit per callback host (--max-subscriptions-per-host); unsubscribe some first", wire.Clip(host), n)
 	}
 	l.total++
 	l.perHost[host]++

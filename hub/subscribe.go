@@ -172,7 +172,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 	if err != nil {
 		var pe *PublishError
 		if !errors.As(err, &pe) {
-			pe = refuse(reasonSubscription, "%v", err)
+			pe = refuse(ReasonSubscription, "%v", err)
 		}
 		h.writeRefusal(w, pe)
 		return
@@ -181,7 +181,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 		// refuse now what the dialler would refuse later, when it can be
 		// decided now; the dialler still checks every address it dials
 		if err := h.cfg.CallbackCheck(r.Context(), req.Callback); err != nil {
-			h.writeRefusal(w, refuse(reasonCallbackRefused, "hub.callback refused: %v", err))
+			h.writeRefusal(w, refuse(ReasonCallbackRefused, "hub.callback refused: %v", err))
 			return
 		}
 	}
@@ -201,7 +201,7 @@ func (h *Hub) handleSubscription(w http.ResponseWriter, r *http.Request, form ur
 	select {
 	case h.verifyq <- j:
 	default:
-		h.writeRefusal(w, refuse(reasonVerifyQueue, "too many pending verifications; retry in %d seconds", retryAfter))
+		h.writeRefusal(w, refuse(ReasonVerifyQueue, "too many pending verifications; retry in %d seconds", retryAfter))
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

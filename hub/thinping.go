@@ -29,7 +29,7 @@ type fetchMemo struct {
 func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url.Values) {
 	given := append(append([]string(nil), form["hub.url"]...), form["hub.topic"]...)
 	if len(given) == 0 {
-		h.writeRefusal(w, refuse(reasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
+		h.writeRefusal(w, refuse(ReasonNoTopic, "hub.mode=publish needs hub.url or hub.topic"))
 		return
 	}
 	topics := make([]string, 0, len(given))
@@ -96,7 +96,7 @@ func (h *Hub) thinPing(ctx context.Context, r *http.Request, topic string) (Publ
 		return PublishResult{}, unknownChannel(topic)
 	}
 	if ch.Follow != "" {
-		return PublishResult{}, refuse(reasonFollowed, "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
+		return PublishResult{}, refuse(ReasonFollowed, "the hub follows this channel's Source (%s) itself: it takes no pings", wire.Clip(ch.Follow))
 	}
 	if ch.Trust == TrustToken {
 		if err := h.checkPublisher(ctx, r, d); err != nil {
@@ -177,7 +177,7 @@ type fetched struct {
 func (h *Hub) fetch(ctx context.Context, topic string, memo fetchMemo) (fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, topic, nil)
 	if err != nil {
-		return fetched{}, refuse(reasonTopic, "%v", err)
+		return fetched{}, refuse(ReasonTopic, "%v", err)
 	}
 	if memo.etag != "" {
 		req.Header.Set("If-None-Match", memo.etag)
@@ -189,7 +189,7 @@ func (h *Hub) fetch(ctx context.Context, topic string, memo fetchMemo) (fetched,
 	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
 		endSpan(span, err)
-		return fetched{}, refuse(reasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
+		return fetched{}, refuse(ReasonFetch, "fetching the topic failed: %v", wire.Clip(err.Error()))
 	}
 	defer span.End() // once the body is read
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
@@ -198,7 +198,7 @@ func (h *Hub) fetch(ctx context.Context, topic string, memo fetchMemo) (fetched,
 		return fetched{notModified: true}, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return fetched{}, refuse(reasonFetch, "fetching the topic answered %d", resp.StatusCode)
+		return fetched{}, refuse(ReasonFetch, "fetching the topic answered %d", resp.StatusCode)
 	}
 	body, err := readLimited(resp.Body, h.cfg.MaxBody)
 	if err != nil {
@@ -223,7 +223,7 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 	if mt != "text/html" && (isXML(contentType) || looksLikeMarkup(body)) {
 		sn := changefeed.Sniff(body)
 		if sn.DTD && (mt == "application/xml" || mt == "text/xml" || sn.ResourceSync) {
-			return PublishResult{}, refuse(reasonInvalidTopic,
+			return PublishResult{}, refuse(ReasonInvalidTopic,
 				"the topic serves XML with a DOCTYPE (rule %s): the hub never passes on a DTD as %s", changefeed.RuleDTD, wire.Clip(contentType))
 		}
 		if sn.ResourceSync {
@@ -240,14 +240,14 @@ func (h *Hub) publishFetched(ctx context.Context, ch Channel, body []byte, conte
 // is if it is valid in Strict mode.
 func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, contentType string) (PublishResult, error) {
 	if err := checkCharset(contentType); err != nil {
-		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", wire.Clip(contentType))
+		return PublishResult{}, refuse(ReasonInvalidTopic, "the topic serves a ResourceSync document as %q: ResourceSync documents are UTF-8", wire.Clip(contentType))
 	}
 	if !isXML(contentType) {
 		contentType = "application/xml"
 	}
 	doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Lenient, MaxBytes: h.cfg.MaxBody})
 	if err != nil {
-		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
+		return PublishResult{}, refuse(ReasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
 	}
 	switch capa := doc.MD.Capability; {
 	case doc.Kind == changefeed.URLSet && capa == changefeed.CapChangeList:
@@ -257,7 +257,7 @@ func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, 
 		var pe *PublishError
 		if errors.As(err, &pe) && pe.Status == 400 {
 			// the Source's document is at fault, not the ping
-			return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid change notification: %s", pe.Msg)
+			return PublishResult{}, refuse(ReasonInvalidTopic, "the topic serves an invalid change notification: %s", pe.Msg)
 		}
 		if err != nil {
 			return PublishResult{}, err
@@ -265,7 +265,7 @@ func (h *Hub) publishResourceSync(ctx context.Context, ch Channel, body []byte, 
 		return h.commit(ctx, in)
 	}
 	if _, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{Mode: changefeed.Strict, MaxBytes: h.cfg.MaxBody}); err != nil {
-		return PublishResult{}, refuse(reasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
+		return PublishResult{}, refuse(ReasonInvalidTopic, "the topic serves an invalid ResourceSync document: %v", err)
 	}
 	return h.commit(ctx, incoming{ch: ch, body: body, contentType: contentType})
 }
@@ -285,7 +285,7 @@ func looksLikeMarkup(body []byte) bool {
 // notifications do not hold (changefeed.Fresh). Entries are split into
 // notifications of at most changefeed.DefaultMaxEntries.
 func (h *Hub) publishChangeList(ctx context.Context, ch Channel, doc *changefeed.Document) (PublishResult, error) {
-	if err := h.checkNotFuture(doc, reasonInvalidTopic); err != nil {
+	if err := h.checkNotFuture(doc, ReasonInvalidTopic); err != nil {
 		return PublishResult{}, err
 	}
 	// what the channel holds at its anchor, by identity: a change the
@@ -332,7 +332,7 @@ func (h *Hub) publishEntries(ctx context.Context, ch Channel, from, until time.T
 		if errors.As(err, &ve) {
 			// what the hub relays is valid in Strict mode; the Source's
 			// Change List is what made this notification invalid
-			return res, refuse(reasonInvalidTopic, "the topic's Change List makes an invalid change notification: %v", err)
+			return res, refuse(ReasonInvalidTopic, "the topic's Change List makes an invalid change notification: %v", err)
 		}
 		if err != nil {
 			return res, fmt.Errorf("encode notification: %w", err)

@@ -17,7 +17,7 @@ import "github.com/rshub/rshub/wire"
 func normalTopic(what, raw string) (string, error) {
 	n, err := wire.NormalizeURL(raw)
 	if err != nil {
-		return "", refuse(reasonTopic, "%s %q: %v", what, wire.Clip(raw), err)
+		return "", refuse(ReasonTopic, "%s %q: %v", what, wire.Clip(raw), err)
 	}
 	return n, nil
 }
@@ -31,7 +31,7 @@ func topicOf(what, raw string) (string, error) {
 		return "", err
 	}
 	if err := checkHTTPURL(n); err != nil {
-		return "", refuse(reasonTopic, "%s: %v", what, err)
+		return "", refuse(ReasonTopic, "%s: %v", what, err)
 	}
 	return n, nil
 }

@@ -49,7 +49,7 @@ func (ls *Sessions) admitPrivate(w http.ResponseWriter, r *http.Request, req *ws
 		ch, err := ls.cfg.Channels.ChannelByName(ctx, name)
 		found := err == nil
 		if err != nil && !errors.Is(err, hub.ErrNotFound) {
-			http.Error(w, "the hub's state store did not answer; retry", http.StatusServiceUnavailable)
+			ls.cfg.Refusals.Refuse(w, hub.ReasonUnavailable, "the hub's state store did not answer; retry")
 			return false
 		}
 		d, ref := hub.Enter(ctx, ls.cfg.Readers, r, ch, found, ls.cfg.Token) // the hub's door step

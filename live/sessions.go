@@ -53,6 +53,9 @@ type Config struct {
 	WriteTimeout time.Duration // default 10s
 	Tracer       trace.Tracer  // when set, a span of each live notification sent (trace.go)
 	Logger       *slog.Logger
+	// Refusals answers refused sessions through the hub's refusal table
+	// and counts them.
+	Refusals hub.Refusals
 }
 
 // Sessions is the live-session engine: sessions that replay the log from a
@@ -219,26 +222,25 @@ func (ls *Sessions) CloseSessions() {
 // shutting down (503). It answers a refused request itself.
 func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (wsRequest, bool) {
 	if !ls.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonOrigin, "origin not allowed")
 		return wsRequest{}, false
 	}
 	if events {
 		ls.allowOrigin(w, r)
 	}
 	if !ls.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonSessionToken, "missing or wrong token")
 		return wsRequest{}, false
 	}
 	req, err := parseWSQuery(r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonSession, "%s", err.Error())
 		return req, false
 	}
 	if id := r.Header.Get(wire.HeaderLastEventID); events && id != "" {
 		c, err := wire.ParseCursor(strings.TrimSpace(id))
 		if err != nil {
-			http.Error(w, fmt.Sprintf("%s: %v", wire.HeaderLastEventID, err), http.StatusBadRequest)
+			ls.cfg.Refusals.Refuse(w, hub.ReasonSession, "%s: %v", wire.HeaderLastEventID, err)
 			return req, false
 		}
 		req.since, req.epoch, req.hasSince, req.sinceTime = c.Seq, c.Epoch, true, time.Time{}
@@ -250,7 +252,7 @@ func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (
 	closed := ls.closed
 	ls.mu.Unlock()
 	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonShuttingDown, "shutting down")
 	}
 	return req, !closed
 }

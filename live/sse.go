@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -32,7 +33,7 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Allow", "GET, OPTIONS")
-		http.Error(w, "method not allowed: open a session with GET", http.StatusMethodNotAllowed)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonMethod, "method not allowed: open a session with GET")
 		return
 	}
 	req, ok := ls.admit(w, r, true)
@@ -66,7 +67,7 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 // clients that send Authorization or Last-Event-ID across origins.
 func (ls *Sessions) preflight(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") == "" || !ls.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonOrigin, "origin not allowed")
 		return
 	}
 	ls.allowOrigin(w, r)

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/wire"
@@ -213,11 +214,13 @@ type upstreamIntake struct {
 	maxBody int64
 	proxy   *httputil.ReverseProxy
 	next    http.Handler
+	// refusals answers what the forwarder refuses itself.
+	refusals hub.Refusals
 }
 
 // newUpstreamIntake forwards the publishes that reach hubPath to the
 // origin at upstream and passes the rest to next.
-func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler, logger *slog.Logger) (*upstreamIntake, error) {
+func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler, rf hub.Refusals, logger *slog.Logger) (*upstreamIntake, error) {
 	origin, err := url.Parse(upstream)
 	if err != nil {
 		return nil, fmt.Errorf("--upstream: %w", err)
@@ -250,15 +253,15 @@ func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				http.Error(w, fmt.Sprintf("the notification is larger than %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+				rf.Refuse(w, hub.ReasonTooLarge, "the notification is larger than %d bytes", maxBody)
 				return
 			}
 			logger.Warn("publish not forwarded: the origin did not answer", "origin", upstream, "err", err)
 			w.Header().Set("Retry-After", publishRetryAfter)
-			http.Error(w, "this is an edge hub and its origin "+upstream+" did not answer: the notification was not published; publish it again later", http.StatusServiceUnavailable)
+			rf.Refuse(w, hub.ReasonUpstream, "this is an edge hub and its origin %s did not answer: the notification was not published; publish it again later", upstream)
 		},
 	}
-	return &upstreamIntake{path: hubPath, maxBody: maxBody, proxy: proxy, next: next}, nil
+	return &upstreamIntake{path: hubPath, maxBody: maxBody, proxy: proxy, next: next, refusals: rf}, nil
 }
 
 func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -274,11 +277,11 @@ func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "application/x-www-form-urlencoded":
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxPublishForm+1))
 		if err != nil {
-			http.Error(w, "reading the form: "+err.Error(), http.StatusBadRequest)
+			u.refusals.Refuse(w, hub.ReasonRead, "reading the form: %v", err)
 			return
 		}
 		if len(body) > maxPublishForm {
-			http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxPublishForm), http.StatusRequestEntityTooLarge)
+			u.refusals.Refuse(w, hub.ReasonTooLarge, "the form is larger than %d bytes", maxPublishForm)
 			return
 		}
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/rshub/rshub/hub"
 )
 
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
@@ -62,7 +64,7 @@ func TestUpstreamIntake_ForwardsPublishesOnly(t *testing.T) {
 	local := 0
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { local++; w.WriteHeader(http.StatusAccepted) })
 	const edgeURL = "http://edge.example/hub"
-	in, err := newUpstreamIntake(edgeURL, origin.URL+"/ohub", 1024, next, slog.New(slog.DiscardHandler))
+	in, err := newUpstreamIntake(edgeURL, origin.URL+"/ohub", 1024, next, hub.Refusals{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

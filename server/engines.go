@@ -163,6 +163,7 @@ func (p *process) buildPull(context.Context) error {
 		Logger:       p.logger.With("component", "pull"),
 		LocalChanges: p.hub.ChannelChanges, // a channel deleted here leaves the documents at once
 		Readers:      p.hub.Subscribers(),
+		Refusals:     hub.Refusals{Count: p.obs.Rejected},
 	})
 	if err == nil && !p.cfg.isEdge() { // an edge's framework notifications come from the origin
 		p.pull.EnableFramework(p.hub) // announce rotations and channels on framework channels, through intake
@@ -181,6 +182,7 @@ func (p *process) buildLive(context.Context) error {
 		Readers:        p.hub.Subscribers(),
 		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
+		Refusals:       hub.Refusals{Count: p.obs.Rejected},
 	})
 	hooks := p.hooks
 	p.metrics.SetSources(metrics.Sources{

@@ -308,7 +308,7 @@ func (p *process) buildRoutes(context.Context) error {
 	mux.HandleFunc("GET /readyz", p.health.serveReady)
 	var handler http.Handler = mux
 	if p.cfg.isEdge() {
-		in, err := newUpstreamIntake(p.hubURL, p.cfg.Upstream, p.cfg.MaxBody, mux, p.logger.With("component", "edge"))
+		in, err := newUpstreamIntake(p.hubURL, p.cfg.Upstream, p.cfg.MaxBody, mux, hub.Refusals{Count: p.obs.Rejected}, p.logger.With("component", "edge"))
 		if err != nil {
 			return err
 		}

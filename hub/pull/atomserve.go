@@ -81,7 +81,7 @@ func (p *Pull) serveFeed(w http.ResponseWriter, r *http.Request) {
 func (p *Pull) serveFeedArchive(w http.ResponseWriter, r *http.Request) {
 	seq, ok := wire.ParseListFile(r.PathValue("file"))
 	if !ok {
-		httpError(w, http.StatusNotFound, "no such feed archive")
+		p.refuse(w, hub.ReasonNoDocument, "no such feed archive")
 		return
 	}
 	ch, ok := p.lookup(w, r, true)
@@ -98,7 +98,7 @@ func (p *Pull) serveFeedArchive(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if k < 0 {
-		httpError(w, http.StatusNotFound, "no such feed archive")
+		p.refuse(w, hub.ReasonNoDocument, "no such feed archive")
 		return
 	}
 	l := closed[k]

@@ -20,7 +20,7 @@ func (p *Pull) cfgTag() string { return p.base + "\x00" + p.cfg.HubURL }
 func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Channel, bool) {
 	ch, ok, err := p.channel(r.Context(), r.PathValue("name"))
 	if err != nil { // logged by the health, once per outage
-		unavailable(w, "channels cannot be listed right now")
+		p.unavailable(w, "channels cannot be listed right now")
 		return hub.Channel{}, false
 	}
 	if !p.admit(w, r, ch, ok) {
@@ -28,7 +28,7 @@ func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Ch
 	}
 	if sync {
 		if err := p.Sync(r.Context()); err != nil { // logged by the health, once per outage
-			unavailable(w, "the log cannot be read right now")
+			p.unavailable(w, "the log cannot be read right now")
 			return hub.Channel{}, false
 		}
 	}
@@ -39,7 +39,7 @@ func (p *Pull) lookup(w http.ResponseWriter, r *http.Request, sync bool) (hub.Ch
 func (p *Pull) serveDescription(w http.ResponseWriter, r *http.Request) {
 	chans, err := p.channels(r.Context(), false)
 	if err != nil { // logged by the health, once per outage
-		unavailable(w, "channels cannot be listed right now")
+		p.unavailable(w, "channels cannot be listed right now")
 		return
 	}
 	chans = p.visible(w, r, chans)
@@ -78,7 +78,7 @@ func (p *Pull) serveOpenList(w http.ResponseWriter, r *http.Request) {
 	}
 	closed, open, hasOpen := p.snapshot(ch.Name)
 	if !hasOpen {
-		httpError(w, http.StatusNotFound, "the channel has no open Change List")
+		p.refuse(w, hub.ReasonNoDocument, "the channel has no open Change List")
 		return
 	}
 	p.serveListDoc(w, r, ch, open, len(closed) > 0)
@@ -92,7 +92,7 @@ func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
 		if redirectLegacy(w, r) {
 			return
 		}
-		httpError(w, http.StatusNotFound, "no such Change List")
+		p.refuse(w, hub.ReasonNoDocument, "no such Change List")
 		return
 	}
 	ch, ok := p.lookup(w, r, false)
@@ -114,7 +114,7 @@ func (p *Pull) serveList(w http.ResponseWriter, r *http.Request) {
 		l, found = p.find(ch.Name, seq)
 	}
 	if !found {
-		httpError(w, http.StatusNotFound, "no such Change List")
+		p.refuse(w, hub.ReasonNoDocument, "no such Change List")
 		return
 	}
 	closed, _, _ := p.snapshot(ch.Name)
@@ -169,7 +169,7 @@ func (p *Pull) serveIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	closed, open, hasOpen := p.snapshot(ch.Name)
 	if len(closed) == 0 && !hasOpen {
-		httpError(w, http.StatusNotFound, "the channel has no Change List")
+		p.refuse(w, hub.ReasonNoDocument, "the channel has no Change List")
 		return
 	}
 	shown := closed[p.cfg.Listing.IndexStart(len(closed)):]
@@ -196,7 +196,7 @@ func (p *Pull) serveArchive(w http.ResponseWriter, r *http.Request) {
 	closed, _, _ := p.snapshot(ch.Name)
 	pages := p.cfg.Listing.ArchivePages(len(closed))
 	if pages == 0 {
-		httpError(w, http.StatusNotFound, "the channel has no closed Change List yet")
+		p.refuse(w, hub.ReasonNoDocument, "the channel has no closed Change List yet")
 		return
 	}
 	d := p.archiveDoc(ch, closed, 0, false)
@@ -214,7 +214,7 @@ func (p *Pull) serveArchivePage(w http.ResponseWriter, r *http.Request) {
 		if redirectLegacy(w, r) {
 			return
 		}
-		httpError(w, http.StatusNotFound, "no such archive page")
+		p.refuse(w, hub.ReasonNoDocument, "no such archive page")
 		return
 	}
 	ch, ok := p.lookup(w, r, true)
@@ -224,7 +224,7 @@ func (p *Pull) serveArchivePage(w http.ResponseWriter, r *http.Request) {
 	closed, _, _ := p.snapshot(ch.Name)
 	pages := p.cfg.Listing.ArchivePages(len(closed))
 	if k < 1 || k > uint64(pages) {
-		httpError(w, http.StatusNotFound, "no such archive page")
+		p.refuse(w, hub.ReasonNoDocument, "no such archive page")
 		return
 	}
 	p.serve(w, r, p.archiveDoc(ch, closed, int(k-1), pages > 1))

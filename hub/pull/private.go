@@ -28,7 +28,7 @@ func (p *Pull) admit(w http.ResponseWriter, r *http.Request, ch hub.Channel, fou
 	case ref != nil:
 		ref.Write(w)
 	case !d.Found:
-		httpError(w, http.StatusNotFound, "no such channel")
+		p.refuse(w, hub.ReasonUnknownChannel, "no such channel")
 	default:
 		if d.Authorized {
 			markPrivate(w.Header())

@@ -80,6 +80,9 @@ type Config struct {
 	// Readers verifies the tokens of private channels' readers; nil
 	// serves private channels to no one (private.go).
 	Readers *access.Verifier
+	// Refusals answers refused requests through the hub's refusal table
+	// and counts them.
+	Refusals hub.Refusals
 }
 
 // Pull derives pull-mode ResourceSync documents from the hub's log and

@@ -15,7 +15,7 @@ import (
 func (p *Pull) serveRobots(w http.ResponseWriter, r *http.Request) {
 	chans, err := p.channels(r.Context(), false)
 	if err != nil { // logged by the health, once per outage
-		unavailable(w, "channels cannot be listed right now")
+		p.unavailable(w, "channels cannot be listed right now")
 		return
 	}
 	chans = p.visible(w, r, chans)

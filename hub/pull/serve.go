@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -164,11 +165,11 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 	h.Set("Cache-Control", "no-store")
 	switch {
 	case errors.Is(err, errGone):
-		httpError(w, http.StatusNotFound, "this Change List is no longer held by the hub's log")
+		p.refuse(w, hub.ReasonNoDocument, "this Change List is no longer held by the hub's log")
 	case errors.Is(err, errLog) || r.Context().Err() != nil:
 		// an outage of the log is logged by Sync, once; not per request
 		p.logger.Debug("document failed", "path", wire.Clip(r.URL.Path), "err", err)
-		unavailable(w, "the log cannot be read right now")
+		p.unavailable(w, "the log cannot be read right now")
 	default:
 		p.logger.Error("document failed", "path", wire.Clip(r.URL.Path), "err", err)
 		httpError(w, http.StatusInternalServerError, "internal error")
@@ -177,9 +178,16 @@ func (p *Pull) failed(w http.ResponseWriter, r *http.Request, d doc, err error, 
 
 // unavailable answers 503 with a short Retry-After: the log or the store
 // fails, and the hub retries by itself.
-func unavailable(w http.ResponseWriter, msg string) {
+func (p *Pull) unavailable(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "1")
-	httpError(w, http.StatusServiceUnavailable, msg)
+	p.refuse(w, hub.ReasonUnavailable, "%s", msg)
+}
+
+// refuse answers a refusal through the hub's refusal table (Config.Refusals),
+// without the Content-Encoding a document had set.
+func (p *Pull) refuse(w http.ResponseWriter, r hub.Reason, format string, args ...any) {
+	w.Header().Del("Content-Encoding")
+	p.cfg.Refusals.Refuse(w, r, format, args...)
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

@@ -105,7 +105,7 @@ func New(src Sources) *Metrics {
 	m.publishes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publishes_total", Help: "Notifications stored in the log, by channel."}, []string{"channel"})
 	m.publishBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "rshub_publish_bytes_total", Help: "Bytes of notifications stored."})
 	m.publishTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_publish_duration_seconds", Help: "Time from intake to durable append.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
-	m.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publish_rejects_total", Help: "Refused requests at the hub URL (publishes and subscriptions), by reason (docs/usage.md, Refusals)."}, []string{"reason"})
+	m.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publish_rejects_total", Help: "Refused requests at every door (the hub URL, hosted topics, live sessions, pull-mode documents, an edge's forwarder), by reason (docs/usage.md, Refusals)."}, []string{"reason"})
 	m.verifications = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_verifications_total", Help: "Verifications of intent, by mode and result."}, []string{"mode", "result"})
 	m.gaps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_gaps_total", Help: "Gaps recorded in channel histories, by channel."}, []string{"channel"})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_deliveries_total", Help: "Webhook delivery attempts, by outcome (delivered, failed, gone, dead_letter)."}, []string{"outcome"})
