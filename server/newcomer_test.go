@@ -77,6 +77,12 @@ func TestNATSPortTaken_NamesTheListenerThatIsOn(t *testing.T) {
 	} {
 		cfg := servertest.Config(t)
 		cfg.NATSListen, cfg.LeafListen = tc.nats, tc.leaf
+		if tc.leaf != "off" { // a leaf listener needs the edges' password
+			cfg.LeafPasswordFile = filepath.Join(t.TempDir(), "leaf-password")
+			if err := os.WriteFile(cfg.LeafPasswordFile, []byte("edge-link-secret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		msg := runErr(t, cfg).Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.never) {
 			t.Errorf("--nats-listen %s --leaf-listen %s: %q, want %q and no %s", tc.nats, tc.leaf, msg, tc.want, tc.never)
