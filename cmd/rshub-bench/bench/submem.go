@@ -76,6 +76,9 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		return nil, err
 	}
 	rss0 := procRSS(h.pid())
+	if err := b.heapProfile(ctx, h, "before"); err != nil {
+		return nil, err
+	}
 	settled0, m0, err := h.settle(ctx)
 	if err != nil {
 		return nil, err
@@ -103,11 +106,8 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		return nil, err
 	}
 	rss1 := procRSS(h.pid())
-	if b.cfg.HubHeapProfile != "" {
-		path := fmt.Sprintf("%s.submem.%d", b.cfg.HubHeapProfile, b.runs)
-		if _, err := h.call(ctx, hubChildMsg{Op: "heap", Path: path}, time.Minute); err != nil {
-			return nil, err
-		}
+	if err := b.heapProfile(ctx, h, "after"); err != nil {
+		return nil, err
 	}
 	settled1, m1, err := h.settle(ctx)
 	if err != nil {
@@ -123,6 +123,17 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "goroutines per subscription", Unit: "1", Better: "info", Hub: float64(m1.Goroutines-m0.Goroutines) / float64(n), Ceiling: math.NaN()},
 		{Name: "subscriptions verified per second", Unit: "1/s", Better: "info", Hub: Rate(n, took), Ceiling: math.NaN()},
 	}, nil
+}
+
+// heapProfile has h write a heap profile to
+// --hub-heap-profile.submem.<run>.<when> when that flag is set.
+func (b *subMemBench) heapProfile(ctx context.Context, h *hubChild, when string) error {
+	if b.cfg.HubHeapProfile == "" {
+		return nil
+	}
+	path := fmt.Sprintf("%s.submem.%d.%s", b.cfg.HubHeapProfile, b.runs, when)
+	_, err := h.call(ctx, hubChildMsg{Op: "heap", Path: path}, time.Minute)
+	return err
 }
 
 // sleepCtx waits d or until ctx ends.

@@ -45,7 +45,9 @@ func TestRun_SubscribeMemoryVerifiesEverySubscriptionAndReadsRSS(t *testing.T) {
 	if rate := figures["subscriptions verified per second"]; !(rate.Hub > 0) {
 		t.Errorf("verified per second %v, want positive", rate.Hub)
 	}
-	if _, err := os.Stat(cfg.HubHeapProfile + ".submem.1"); err != nil {
-		t.Errorf("no heap profile after verification: %v", err)
+	for _, when := range []string{"before", "after"} {
+		if _, err := os.Stat(cfg.HubHeapProfile + ".submem.1." + when); err != nil {
+			t.Errorf("no heap profile %s the subscriptions: %v", when, err)
+		}
 	}
 }
