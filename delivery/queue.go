@@ -62,7 +62,7 @@ type queue struct {
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set
 	sub     hub.Subscription
-	stats   queueStats // the rest of its SubStats is read from the queue (subStatsLocked)
+	stats   queueStats
 	idle    bool // caught up with the log
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
