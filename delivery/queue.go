@@ -62,7 +62,7 @@ type queue struct {
 	mu      sync.Mutex
 	gen     uint64 // Webhooks.gen when sub was last set
 	sub     hub.Subscription
-	stats   SubStats
+	stats   queueStats
 	idle    bool // caught up with the log
 	stalled bool // a store or log call is failing (h)
 	gone    bool // the goroutine ended; Webhooks.index forgot the queue
@@ -131,7 +131,7 @@ func newQueue(w *Webhooks, sub hub.Subscription, gen uint64, parent context.Cont
 		w.index.changed(q, q.stats, q.stats)
 		q.mu.Unlock()
 	})
-	q.stats = SubStats{ID: sub.ID, Topic: q.sub.Topic, Channel: q.sub.Channel, Callback: sub.Callback, State: StateStarting, Expires: sub.Expires}
+	q.stats = queueStats{State: StateStarting}
 	w.index.add(q)
 	return q
 }
@@ -142,7 +142,6 @@ func (q *queue) setSub(sub hub.Subscription, gen uint64) {
 	q.mu.Lock()
 	old := q.sub
 	q.sub, q.gen = shareStrings(sub, old), gen
-	q.stats.Expires = sub.Expires
 	q.mu.Unlock()
 	if old.Expires.Equal(sub.Expires) && old.State == sub.State && old.Secret == sub.Secret &&
 		old.Rate == sub.Rate && old.OperatorRate == sub.OperatorRate {
@@ -180,7 +179,9 @@ func (q *queue) getSub() hub.Subscription {
 func (q *queue) update(fn func(s *SubStats)) {
 	q.mu.Lock()
 	before := q.stats
-	fn(&q.stats)
+	s := q.subStatsLocked()
+	fn(&s)
+	q.stats = keptStats(s)
 	if before.State != q.stats.State || before.DeadLetters != q.stats.DeadLetters { // all the index counts
 		q.w.index.changed(q, before, q.stats)
 	}

@@ -49,6 +49,40 @@ type SubStats struct {
 	Expires     time.Time `json:"expires"`
 }
 
+// queueStats is what a queue keeps of its SubStats: the fields its
+// attempts, cursor and dead letters change. Its names and expiry are its
+// subscription's and its host and what statOf adds are read as asked
+// (subStatsLocked), 144 bytes fewer per queue than a whole SubStats (the
+// queue fits the 768-byte size class instead of the 896-byte one).
+type queueStats struct {
+	State                    string
+	LastStatus               int
+	LastError                string
+	LastAttempt, LastSuccess time.Time
+	ConsecutiveFailures      int
+	Cursor                   hub.Cursor
+	DeadLetters              int
+}
+
+// subStatsLocked returns q's SubStats as kept, with its subscription's
+// names and expiry; q.mu is held.
+func (q *queue) subStatsLocked() SubStats {
+	k := q.stats
+	return SubStats{
+		ID: q.id, Topic: q.sub.Topic, Channel: q.sub.Channel, Callback: q.sub.Callback, Expires: q.sub.Expires,
+		State: k.State, LastStatus: k.LastStatus, LastError: k.LastError, LastAttempt: k.LastAttempt, LastSuccess: k.LastSuccess,
+		ConsecutiveFailures: k.ConsecutiveFailures, Cursor: k.Cursor, DeadLetters: k.DeadLetters,
+	}
+}
+
+// keptStats is what a queue keeps of s.
+func keptStats(s SubStats) queueStats {
+	return queueStats{
+		State: s.State, LastStatus: s.LastStatus, LastError: s.LastError, LastAttempt: s.LastAttempt, LastSuccess: s.LastSuccess,
+		ConsecutiveFailures: s.ConsecutiveFailures, Cursor: s.Cursor, DeadLetters: s.DeadLetters,
+	}
+}
+
 // Stats returns the delivery health of every subscription with a running
 // queue, ordered by ID. It does no I/O, but walks every queue: Stat,
 // Failing and StateCounts answer without doing so.
@@ -129,7 +163,7 @@ func (w *Webhooks) statsOf(qs []*queue) []SubStats {
 // and its loop's health; last is the log's last sequence as last seen.
 func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
 	q.mu.Lock()
-	s := q.stats
+	s := q.subStatsLocked()
 	idle := q.idle
 	q.mu.Unlock()
 	s.Host = q.host

@@ -19,12 +19,12 @@ func newStatsIndex() *statsIndex {
 }
 
 // inTrouble reports whether a queue with stats s belongs in the troubled set.
-func inTrouble(s SubStats, stalled bool) bool {
+func inTrouble(s queueStats, stalled bool) bool {
 	return stalled || s.State == StateFailing || s.State == StateCircuitOpen || s.DeadLetters > 0
 }
 
 // changed records that q's stats went from before to after; q.mu is held.
-func (x *statsIndex) changed(q *queue, before, after SubStats) {
+func (x *statsIndex) changed(q *queue, before, after queueStats) {
 	if q.gone {
 		return
 	}

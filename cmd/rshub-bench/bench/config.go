@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,20 +23,29 @@ const (
 	// ScenarioWebhookWide is the webhook scenario with WideSubscribers
 	// subscribers; ScenarioScale is many channels on one hub (scale.go).
 	ScenarioWebhookWide = "webhook-wide"
-	ScenarioScale       = "scale"
+	// ScenarioWebhookOneHost is the webhook scenario with every callback on
+	// one host and OneHostNotifications notifications per measurement;
+	// ScenarioWebhookEachHost gives every callback a host of its own.
+	ScenarioWebhookOneHost  = "webhook-1host"
+	ScenarioWebhookEachHost = "webhook-each-host"
+	ScenarioScale           = "scale"
 	// ScenarioCluster is three hub processes on a NATS cluster and Redis
 	// (cluster.go); it runs only when named.
 	ScenarioCluster = "cluster"
+	// ScenarioSubscribeMemory is the hub's RSS per subscription taken
+	// through the subscribe form and verified (submem.go); it runs only
+	// when named.
+	ScenarioSubscribeMemory = "subscribe-memory"
 )
 
 // AllScenarios returns every scenario in the order they run.
 func AllScenarios() []string {
-	return []string{ScenarioWebhook, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp, ScenarioWebhookWide, ScenarioScale}
+	return []string{ScenarioWebhookOneHost, ScenarioWebhook, ScenarioWebhookEachHost, ScenarioWebSocket, ScenarioSSE, ScenarioNATS, ScenarioCatchUp, ScenarioWebhookWide, ScenarioScale}
 }
 
 // OptInScenarios returns the scenarios --scenarios accepts that do not run
 // by default: they start many processes and take minutes.
-func OptInScenarios() []string { return []string{ScenarioCluster} }
+func OptInScenarios() []string { return []string{ScenarioCluster, ScenarioSubscribeMemory} }
 
 // Config is one benchmark invocation. ParseFlags fills it from the command
 // line; Quick returns the small sizes used by --quick and the tests.
@@ -47,7 +57,14 @@ type Config struct {
 	PerHost       int      // hub's starting concurrent deliveries per callback host (host:port); 0: the hub's default
 	Clients       int      // WebSocket clients
 	Notifications int      // notifications per webhook and WebSocket measurement
-	NATSMessages  int      // notifications per NATS measurement
+	// OneHostNotifications is the notifications per measurement of the
+	// webhook-1host scenario.
+	OneHostNotifications int
+	// CeilingWorkers are the plain senders' worker counts the webhook
+	// scenarios sweep (besides the hub's own concurrency); the ceiling is
+	// the fastest.
+	CeilingWorkers []int
+	NATSMessages   int // notifications per NATS measurement
 	// CatchUpNotifications and CatchUpResources size the catch-up
 	// scenario: notifications published while its subscribers are
 	// offline, and the resources they touch.
@@ -95,6 +112,12 @@ type Config struct {
 	// HubHeapProfile.<run>.
 	HubHeapProfile string
 
+	// MemSubscriptions and MemChannels size the subscribe-memory
+	// scenario; MemWait is how long after serving and after the last
+	// verification its hub's RSS is read.
+	MemSubscriptions, MemChannels int
+	MemWait                       time.Duration
+
 	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
 	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
 	// its idle Redis work is measured over.
@@ -108,6 +131,10 @@ type Config struct {
 	// writes the whole output of each process (<life>-hub0.log, …).
 	ClusterLogs string
 }
+
+// maxCallbackServers is the most loopback callback servers a webhook
+// scenario starts.
+const maxCallbackServers = 1000
 
 // FleetFlag is the hidden flag that turns the bench binary into a
 // WebSocket client fleet child process. It is not listed by --help.
@@ -124,7 +151,10 @@ func Defaults() Config {
 		Clients:       10000,
 		Notifications: 50,
 		NATSMessages:  2000,
-		DurationCap:   60 * time.Second,
+
+		OneHostNotifications: 200,
+		CeilingWorkers:       DefaultCeilingWorkers(),
+		DurationCap:          60 * time.Second,
 
 		CatchUpNotifications: 100000,
 		CatchUpResources:     1000,
@@ -135,6 +165,10 @@ func Defaults() Config {
 		ScaleNotifications: 500,
 		ScaleRate:          50,
 		ScaleIdle:          5 * time.Second,
+
+		MemSubscriptions: 50000,
+		MemChannels:      5000,
+		MemWait:          20 * time.Second,
 
 		ClusterSubscriptions: 100000,
 		ClusterChannels:      100,
@@ -152,6 +186,7 @@ func Quick(c Config) Config {
 	c.Servers = 2
 	c.Clients = 200
 	c.Notifications = 5
+	c.OneHostNotifications = 5
 	c.NATSMessages = 200
 	c.CatchUpNotifications = 2000
 	c.CatchUpResources = 100
@@ -160,6 +195,7 @@ func Quick(c Config) Config {
 	c.ScaleSubscribers, c.ScaleChannels, c.ScaleNotifications = 500, 50, 20
 	c.ScaleIdle = time.Second
 	c.ClusterSubscriptions, c.ClusterChannels, c.ClusterClaimTTL, c.ClusterIdle = 2000, 10, 5*time.Second, 3*time.Second
+	c.MemSubscriptions, c.MemChannels, c.MemWait = 2000, 200, 2*time.Second
 	return c
 }
 
@@ -177,6 +213,8 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.PerHost, "per-host", d.PerHost, "webhook: concurrent deliveries a callback host starts with on the hub, adapting up to the hub's --per-host-max (0: the hub's defaults); the ceiling runs callback-servers × that maximum keep-alive workers, at least 32")
 	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket and sse: client connections (websocket: in a child process)")
 	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
+	fs.IntVar(&c.OneHostNotifications, "one-host-notifications", d.OneHostNotifications, "webhook-1host: notifications published per measurement")
+	workers := fs.String("ceiling-workers", joinInts(d.CeilingWorkers), "webhook scenarios: comma-separated worker counts of the plain senders swept for the ceiling (the hub's own concurrency is added); the fastest is the ceiling, the others are printed beside it")
 	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
 	fs.IntVar(&c.CatchUpNotifications, "catchup-notifications", d.CatchUpNotifications, "catchup: notifications published while the subscribers are offline")
 	fs.IntVar(&c.CatchUpResources, "catchup-resources", d.CatchUpResources, "catchup: resources those notifications touch")
@@ -190,8 +228,11 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.StringVar(&c.HubGC, "hub-gc", "", "scale: the hub children's --gc: heap (the hub's default) or runtime")
 	fs.StringVar(&c.HubIdleProfile, "hub-idle-profile", "", "scale: the big hub child writes a CPU profile of each run's idle window to this path + '.<run>' (not with --hub-cpuprofile)")
 	fs.StringVar(&c.HubPublishProfile, "hub-publish-profile", "", "scale: both hub children write a CPU profile of each run's fixed-rate measurement to this path + '.big.<run>' and '.base.<run>' (compare with go tool pprof -diff_base; not with --hub-cpuprofile)")
-	fs.StringVar(&c.HubHeapProfile, "hub-heap-profile", "", "scale: the big hub child writes a heap profile of its settled state before each run's measurements to this path + '.<run>'")
+	fs.StringVar(&c.HubHeapProfile, "hub-heap-profile", "", "scale: the big hub child writes a heap profile of its settled state before each run's measurements to this path + '.<run>'; subscribe-memory: the hub child writes one before subscribing and one after verification to this path + '.submem.<run>.before' and '.after'")
 	fs.StringVar(&c.HubCPUProfile, "hub-cpuprofile", "", "scale: each hub child process writes a CPU profile of its whole life to this path + '.<hub port>'")
+	fs.IntVar(&c.MemSubscriptions, "mem-subscriptions", d.MemSubscriptions, "subscribe-memory: subscriptions taken through the subscribe form and verified, spread evenly over --mem-channels")
+	fs.IntVar(&c.MemChannels, "mem-channels", d.MemChannels, "subscribe-memory: open channels seeded into the hub's store")
+	fs.DurationVar(&c.MemWait, "mem-wait", d.MemWait, "subscribe-memory: how long after the hub serves, and after every queue is delivering, its RSS is read")
 	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")
 	fs.DurationVar(&c.ClusterClaimTTL, "cluster-claim-ttl", d.ClusterClaimTTL, "cluster: the hubs' --claim-ttl (their --reconcile is a fifth of it)")
@@ -230,6 +271,9 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		return c, true, nil
 	}
 	c.Scenarios = splitScenarios(*scen)
+	if c.CeilingWorkers, err = splitInts(*workers); err != nil {
+		return c, false, fmt.Errorf("--ceiling-workers: %w", err)
+	}
 	if *quick {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -246,6 +290,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("per-host", &q.PerHost, c.PerHost)
 		keep("clients", &q.Clients, c.Clients)
 		keep("notifications", &q.Notifications, c.Notifications)
+		keep("one-host-notifications", &q.OneHostNotifications, c.OneHostNotifications)
 		keep("nats-messages", &q.NATSMessages, c.NATSMessages)
 		keep("catchup-notifications", &q.CatchUpNotifications, c.CatchUpNotifications)
 		keep("catchup-resources", &q.CatchUpResources, c.CatchUpResources)
@@ -256,6 +301,11 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 		keep("scale-rate", &q.ScaleRate, c.ScaleRate)
 		if set["scale-idle"] {
 			q.ScaleIdle = c.ScaleIdle
+		}
+		keep("mem-subscriptions", &q.MemSubscriptions, c.MemSubscriptions)
+		keep("mem-channels", &q.MemChannels, c.MemChannels)
+		if set["mem-wait"] {
+			q.MemWait = c.MemWait
 		}
 		keep("cluster-subscriptions", &q.ClusterSubscriptions, c.ClusterSubscriptions)
 		keep("cluster-channels", &q.ClusterChannels, c.ClusterChannels)
@@ -286,6 +336,31 @@ func durationHelp(d Config) string {
 	return strings.Join(wrap(text, 92), "\n") + "\n"
 }
 
+// joinInts renders ns as a comma-separated list.
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitInts parses a comma-separated list of integers.
+func splitInts(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func splitScenarios(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -311,14 +386,18 @@ func (c Config) Check() error {
 		return fmt.Errorf("--runs must be 1 to 20, got %d", c.Runs)
 	case c.Subscribers < 1 || c.Subscribers > 10000:
 		return fmt.Errorf("--subscribers must be 1 to 10000, got %d", c.Subscribers)
-	case c.Servers < 1 || c.Servers > 1000:
-		return fmt.Errorf("--callback-servers must be 1 to 1000, got %d", c.Servers)
+	case c.Servers < 1 || c.Servers > maxCallbackServers:
+		return fmt.Errorf("--callback-servers must be 1 to %d, got %d", maxCallbackServers, c.Servers)
 	case c.PerHost < 0 || c.PerHost > 4096:
 		return fmt.Errorf("--per-host must be 0 (the hub's default) to 4096, got %d", c.PerHost)
 	case c.Clients < 1 || c.Clients > 50000:
 		return fmt.Errorf("--clients must be 1 to 50000, got %d", c.Clients)
 	case c.Notifications < 2 || c.Notifications > 10000:
 		return fmt.Errorf("--notifications must be 2 to 10000, got %d", c.Notifications)
+	case c.OneHostNotifications < 2 || c.OneHostNotifications > 10000:
+		return fmt.Errorf("--one-host-notifications must be 2 to 10000, got %d", c.OneHostNotifications)
+	case len(c.CeilingWorkers) == 0 || len(c.CeilingWorkers) > 10 || slices.Min(c.CeilingWorkers) < 1 || slices.Max(c.CeilingWorkers) > 4096:
+		return fmt.Errorf("--ceiling-workers must name 1 to 10 counts of 1 to 4096, got %v", c.CeilingWorkers)
 	case c.NATSMessages < 2 || c.NATSMessages > 1000000:
 		return fmt.Errorf("--nats-messages must be 2 to 1000000, got %d", c.NATSMessages)
 	case c.CatchUpNotifications < 2 || c.CatchUpNotifications > 1000000:
@@ -339,6 +418,12 @@ func (c Config) Check() error {
 		return fmt.Errorf("--scale-idle must be 1s to 30m, got %v", c.ScaleIdle)
 	case c.HubGC != "" && c.HubGC != server.GCHeap && c.HubGC != server.GCRuntime:
 		return fmt.Errorf("--hub-gc must be %s or %s, got %q", server.GCHeap, server.GCRuntime, c.HubGC)
+	case c.MemChannels < 1 || c.MemChannels > 100000:
+		return fmt.Errorf("--mem-channels must be 1 to 100000, got %d", c.MemChannels)
+	case c.MemSubscriptions < c.MemChannels || c.MemSubscriptions > 1000000:
+		return fmt.Errorf("--mem-subscriptions must be --mem-channels to 1000000, got %d", c.MemSubscriptions)
+	case c.MemWait < 0 || c.MemWait > 10*time.Minute:
+		return fmt.Errorf("--mem-wait must be 0 to 10m, got %v", c.MemWait)
 	case c.ClusterChannels < 1 || c.ClusterChannels > 100000:
 		return fmt.Errorf("--cluster-channels must be 1 to 100000, got %d", c.ClusterChannels)
 	case c.ClusterSubscriptions < c.ClusterChannels || c.ClusterSubscriptions > 1000000:

@@ -13,6 +13,7 @@ import (
 // as they are and bound each phase as they bound the run.
 const (
 	refHubStart      = time.Second            // start and stop of one hub
+	refServersStart  = 100 * time.Millisecond // loopback callback servers up
 	refSettle        = 300 * time.Millisecond // one settle call of a hub child (GC, memory read)
 	refClusterBuild  = 30 * time.Second       // go build of cmd/hub and nats-server (cached)
 	refClusterStart  = 10 * time.Second       // 3 nats-server, redis-server and 3 hubs up
@@ -73,16 +74,16 @@ func work(n int, rate float64, limit time.Duration) time.Duration {
 func estimate(cfg Config, name string) (setup, perRun time.Duration) {
 	capd := cfg.DurationCap
 	switch name {
-	case ScenarioWebhook, ScenarioWebhookWide:
-		subs := cfg.Subscribers
-		if name == ScenarioWebhookWide {
-			subs = cfg.WideSubscribers
-		}
-		// Hub and ceiling at full speed, then both at half the rate:
-		// half the notifications at half the rate take as long, at most
-		// half of --duration-cap (halfRate).
-		full := work(cfg.Notifications*subs, refDeliveryRate, capd)
-		return refHubStart + work(subs, refSubscribeRate, 0), 2*full + 2*min(full, capd/2)
+	case ScenarioWebhook, ScenarioWebhookWide, ScenarioWebhookOneHost, ScenarioWebhookEachHost:
+		wc := webhookConfig(cfg, name)
+		subs := wc.Subscribers
+		// Hub and every sender of the sweep at full speed, then the hub
+		// and the fastest sender at half the rate: half the notifications
+		// at half the rate take as long, at most half of --duration-cap
+		// (halfRate).
+		full := work(wc.Notifications*subs, refDeliveryRate, capd)
+		senders := time.Duration(len(sweepSizes(wc)))
+		return refHubStart + work(subs, refSubscribeRate, 0), (1+senders)*full + 2*min(full, capd/2)
 	case ScenarioWebSocket, ScenarioSSE:
 		// Hub, then ceiling: connect, fan out (websocket: also at half
 		// rate), disconnect.
@@ -101,6 +102,11 @@ func estimate(cfg Config, name string) (setup, perRun time.Duration) {
 		return refHubStart, work(cfg.CatchUpNotifications, refPublishRate, 0) + work(cfg.CatchUpNotifications, refCatchUpRate, capd)
 	case ScenarioScale:
 		return scaleEstimate(cfg)
+	case ScenarioSubscribeMemory:
+		// per run: a hub seeded with the channels and started, two waits,
+		// two settles, the subscriptions verified (at most subMemLimit)
+		verify := work(cfg.MemSubscriptions, refSubscribeRate, subMemLimit(cfg))
+		return refServersStart, refHubStart + work(cfg.MemChannels, refSeedRate, 0) + 2*cfg.MemWait + 2*refSettle + verify
 	case ScenarioCluster:
 		return clusterEstimate(cfg)
 	}

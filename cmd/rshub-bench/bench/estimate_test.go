@@ -57,13 +57,19 @@ func TestPlan_FollowsTheDurationFlags(t *testing.T) {
 	if d := total(append(scale, "--scale-rate", "25")...) - total(append(scale, "--scale-rate", "50")...); d != 3*10*time.Second {
 		t.Errorf("--scale-rate 50 → 25 moved the estimate by %v, want 30s", d)
 	}
-	// webhook-wide's deliveries take longer than a short cap: two
-	// measurements at the cap and two at half of it.
+	// webhook-wide's deliveries take longer than a short cap: the hub's
+	// and every sender's of the sweep (8, 16, 32, 64, 256: 5 senders, the
+	// hub's 256 among them) at the cap, two at half of it.
 	wide := []string{"--scenarios", "webhook-wide", "--runs", "1"}
 	for _, c := range []time.Duration{5 * time.Second, 10 * time.Second} {
 		e := planOf(t, append(wide, "--duration-cap", c.String())...)[0]
+		if e.PerRun != 7*c {
+			t.Errorf("webhook-wide with --duration-cap %v: %v per run, want %v", c, e.PerRun, 7*c)
+		}
+		// a sweep of one sender: the hub's concurrency, 256 again
+		e = planOf(t, append(wide, "--duration-cap", c.String(), "--ceiling-workers", "256")...)[0]
 		if e.PerRun != 3*c {
-			t.Errorf("webhook-wide with --duration-cap %v: %v per run, want %v", c, e.PerRun, 3*c)
+			t.Errorf("webhook-wide with --duration-cap %v and one sender: %v per run, want %v", c, e.PerRun, 3*c)
 		}
 	}
 	if total("--runs", "3") != 3*total("--runs", "1")-2*setups(planOf(t, "--runs", "1")) {

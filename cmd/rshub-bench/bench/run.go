@@ -86,19 +86,39 @@ func setUp(ctx context.Context, name string, cfg Config, lg *slog.Logger) (scena
 	case ScenarioCatchUp:
 		b, err := newCatchUpBench(ctx, cfg, lg)
 		return b, catchUpNotes(cfg), err
-	case ScenarioWebhookWide:
-		wide := cfg
-		wide.Subscribers = cfg.WideSubscribers
-		b, err := newWebhookBench(ctx, wide, lg)
-		return b, wideNotes(cfg), err
+	case ScenarioWebhookWide, ScenarioWebhookOneHost, ScenarioWebhookEachHost:
+		b, err := newWebhookBench(ctx, webhookConfig(cfg, name), lg)
+		if name == ScenarioWebhookWide {
+			return b, wideNotes(cfg), err
+		}
+		return b, webhookNotes(webhookConfig(cfg, name))[:1], err // the webhook scenario's notes say the rest
 	case ScenarioScale:
 		b, err := newScaleBench(ctx, cfg, lg)
 		return b, scaleNotes(cfg), err
+	case ScenarioSubscribeMemory:
+		b, err := newSubMemBench(ctx, cfg, lg)
+		return b, subMemNotes(cfg), err
 	case ScenarioCluster:
 		b, err := newClusterBench(ctx, cfg, lg)
 		return b, clusterNotes(cfg), err
 	}
 	return nil, nil, fmt.Errorf("unknown scenario %q", name)
+}
+
+// webhookConfig is the configuration the webhook bench runs with for
+// scenario name: webhook-wide has --wide-subscribers, webhook-1host every
+// callback on one host and --one-host-notifications, webhook-each-host a
+// host per callback (over at most 1,000 hosts); webhook runs cfg as it is.
+func webhookConfig(cfg Config, name string) Config {
+	switch name {
+	case ScenarioWebhookWide:
+		cfg.Subscribers = cfg.WideSubscribers
+	case ScenarioWebhookOneHost:
+		cfg.Servers, cfg.Notifications = 1, cfg.OneHostNotifications
+	case ScenarioWebhookEachHost:
+		cfg.Servers = min(cfg.Subscribers, maxCallbackServers)
+	}
+	return cfg
 }
 
 func settings(cfg Config) map[string]string {
@@ -111,12 +131,15 @@ func settings(cfg Config) map[string]string {
 		"concurrency":      strconv.Itoa(cfg.concurrency()),
 		"clients":          strconv.Itoa(cfg.Clients),
 		"notifications":    strconv.Itoa(cfg.Notifications),
+		"one-host":         strconv.Itoa(cfg.OneHostNotifications) + " notifications",
+		"ceiling-workers":  joinInts(cfg.CeilingWorkers),
 		"nats-messages":    strconv.Itoa(cfg.NATSMessages),
 		"catchup":          fmt.Sprintf("%d notifications, %d resources", cfg.CatchUpNotifications, cfg.CatchUpResources),
 		"duration-cap":     cfg.DurationCap.String(),
 		"wide-subscribers": strconv.Itoa(cfg.WideSubscribers),
 		"scale":            fmt.Sprintf("%d subscriptions, %d channels, %d notifications at %d/s", cfg.ScaleSubscribers, cfg.ScaleChannels, cfg.ScaleNotifications, cfg.ScaleRate),
 		"cluster":          fmt.Sprintf("%d subscriptions, %d channels, claim TTL %v", cfg.ClusterSubscriptions, cfg.ClusterChannels, cfg.ClusterClaimTTL),
+		"subscribe-memory": fmt.Sprintf("%d subscriptions, %d channels, read %v after", cfg.MemSubscriptions, cfg.MemChannels, cfg.MemWait),
 		"quick":            strconv.FormatBool(cfg.Quick),
 		"cpus":             strconv.Itoa(runtime.NumCPU()),
 		"go":               runtime.Version(),
@@ -125,8 +148,8 @@ func settings(cfg Config) map[string]string {
 
 func webhookNotes(cfg Config) []string {
 	return []string{
-		fmt.Sprintf("webhook: %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling is a plain sender: %d keep-alive net/http workers living for the whole run, POSTing the same bodies, each notification to every callback before the next",
-			cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), ceilingWorkers(cfg)),
+		fmt.Sprintf("webhook (%d notifications): %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling is the fastest of plain senders of %s keep-alive net/http workers living for the whole run, each measured at full speed in every run, POSTing the same bodies, each notification to every callback before the next; the fastest also runs the half-rate phase",
+			cfg.Notifications, cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), joinInts(sweepSizes(cfg))),
 		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST; ceiling: before its POSTs are queued)",
 		"webhook: 'at 50% rate' publishes at half of this run's hub deliveries/s (notifications/s = that / subscribers), hub and ceiling alike",
 		"webhook: CPU per delivery = CPU time of this whole process (hub or ceiling, callback servers, publisher) from the first send to the last receipt / receipts",

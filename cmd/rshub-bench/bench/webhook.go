@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -25,10 +26,9 @@ type webhookBench struct {
 	raw    *http.Client
 	nextID int
 	runs   int
-	// the ceiling: a pool of ceilingWorkers(cfg) keep-alive senders that
-	// live as long as the bench, fed the POSTs of each notification in turn
-	rawJobs chan rawJob
-	rawDone sync.WaitGroup
+	// the ceiling: one plain sender per worker count of the sweep
+	// (sweepSizes), fewest workers first
+	pools []*senderPool
 }
 
 // rawJob is one POST of the ceiling.
@@ -44,7 +44,8 @@ type rawJob struct {
 // workers), or the hub's own concurrency when that is higher.
 const minCeilingWorkers = 32
 
-// ceilingWorkers is how many senders the ceiling runs.
+// ceilingWorkers is how many senders the ceiling ran before the sweep,
+// one of the sweep's sizes now.
 func ceilingWorkers(cfg Config) int { return max(minCeilingWorkers, cfg.concurrency()) }
 
 func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webhookBench, err error) {
@@ -61,21 +62,15 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 		return nil, err
 	}
 	b.pub = newPublisher(b.hub)
-	workers := ceilingWorkers(cfg)
-	// every sender keeps its connection: as many idle ones per callback
-	// server as there are senders
+	sizes := sweepSizes(cfg)
+	most := sizes[len(sizes)-1]
+	// every sender keeps its connections: as many idle ones per callback
+	// server as the largest sender has workers
 	b.raw = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: workers * cfg.Servers, MaxIdleConnsPerHost: workers,
+		MaxIdleConns: most * cfg.Servers, MaxIdleConnsPerHost: most,
 	}}
-	b.rawJobs = make(chan rawJob, 4096)
-	for range workers {
-		b.rawDone.Add(1)
-		goLabelled("ceiling", func() {
-			defer b.rawDone.Done()
-			for j := range b.rawJobs {
-				b.post(j.ctx, b.cbs.url(j.callback), j.body, j.link)
-			}
-		})
+	for _, w := range sizes {
+		b.pools = append(b.pools, startSenderPool(w, b.raw, b.cbs.url))
 	}
 	start := time.Now()
 	if err := b.subscribeAll(ctx); err != nil {
@@ -86,11 +81,10 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 }
 
 func (b *webhookBench) close() {
-	if b.rawJobs != nil {
-		close(b.rawJobs)
-		b.rawDone.Wait()
-		b.rawJobs = nil
+	for _, p := range b.pools {
+		p.stop()
 	}
+	b.pools = nil
 	if b.hub != nil {
 		b.hub.close()
 	}
@@ -137,19 +131,27 @@ func (b *webhookBench) subscribeAll(ctx context.Context) error {
 	return nil
 }
 
-// subscribe posts one subscribe form, retrying while the hub's
-// verification queue is full.
+// subscribe posts subscriber i's subscribe form.
 func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int) error {
-	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {b.hub.Topic}, "hub.callback": {b.cbs.url(i)}}
+	if err := subscribeForm(ctx, client, b.hub.URL, b.hub.Topic, b.cbs.url(i)); err != nil {
+		return fmt.Errorf("subscribe %d: %w", i, err)
+	}
+	return nil
+}
+
+// subscribeForm posts one subscribe form to hubURL, retrying while the
+// hub's verification queue is full.
+func subscribeForm(ctx context.Context, client *http.Client, hubURL, topic, callback string) error {
+	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {callback}}
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.hub.URL, strings.NewReader(form.Encode()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, hubURL, strings.NewReader(form.Encode()))
 		if err != nil {
-			return fmt.Errorf("subscribe %d: %w", i, err)
+			return err
 		}
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		resp, err := client.Do(req)
 		if err != nil {
-			return fmt.Errorf("subscribe %d: %w", i, err)
+			return err
 		}
 		msg := drain(resp)
 		switch {
@@ -158,45 +160,51 @@ func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int
 		case resp.StatusCode == http.StatusServiceUnavailable && attempt < 50:
 			time.Sleep(200 * time.Millisecond)
 		default:
-			return fmt.Errorf("subscribe %d: hub answered %d: %s", i, resp.StatusCode, msg)
+			return fmt.Errorf("hub answered %d: %s", resp.StatusCode, msg)
 		}
 	}
 }
 
-// run measures once: hub and ceiling at full speed, then both at half of
-// the hub's maximum.
+// run measures once: hub and every sender of the sweep at full speed,
+// then the hub and the fastest sender at half of the hub's maximum.
 func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 	n := b.cfg.Notifications
 	// Hub and ceiling take turns going first, so that neither always
 	// runs on the warmer (or the busier) machine.
 	b.runs++
 	turns := [][]bool{{true, false}, {false, true}}[b.runs%2]
-	var hubMax, rawMax fanout
+	var hubMax fanout
+	var points []sweepPoint
 	var err error
 	for _, hubTurn := range turns {
 		if hubTurn {
 			if hubMax, err = b.measure(ctx, n, 0, b.publishHub); err != nil {
 				return nil, fmt.Errorf("webhook hub: %w", err)
 			}
-		} else if rawMax, err = b.measure(ctx, n, 0, b.publishRaw); err != nil {
+		} else if points, err = b.sweep(ctx, n); err != nil {
 			return nil, fmt.Errorf("webhook ceiling: %w", err)
 		}
 	}
+	best := fastest(points)
+	if best < 0 {
+		return nil, errors.New("webhook ceiling: no sender measured")
+	}
+	rawMax, ceiling := points[best].f, b.pools[best]
 	interval, nHalf := halfRate(hubMax.rate, b.cfg.Subscribers, n, b.cfg.DurationCap)
-	b.lg.Info("webhook: half-rate phase", "interval", interval, "notifications", nHalf)
+	b.lg.Info("webhook: half-rate phase", "interval", interval, "notifications", nHalf, "sender workers", ceiling.workers)
 	var hubHalf, rawHalf fanout
 	for _, hubTurn := range turns { // the same turns at half rate
 		if hubTurn {
 			if hubHalf, err = b.measure(ctx, nHalf, interval, b.publishHub); err != nil {
 				return nil, fmt.Errorf("webhook hub at half rate: %w", err)
 			}
-		} else if rawHalf, err = b.measure(ctx, nHalf, interval, b.publishRaw); err != nil {
+		} else if rawHalf, err = b.measure(ctx, nHalf, interval, b.publishRaw(ceiling)); err != nil {
 			return nil, fmt.Errorf("webhook ceiling at half rate: %w", err)
 		}
 	}
 	// the goals of issue 27
 	target85, within120 := &Target{Kind: TargetRatioMin, Value: 0.85}, &Target{Kind: TargetRatioMax, Value: 1.2}
-	return []sample{
+	return append([]sample{
 		{Name: "deliveries/s", Unit: "1/s", Better: "higher", Target: target85, Hub: hubMax.rate, Ceiling: rawMax.rate},
 		{Name: "p50 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(hubMax.t.Latency.P50), Ceiling: ms(rawMax.t.Latency.P50)},
 		{Name: "p99 publish→receipt", Unit: "ms", Better: "lower", Hub: ms(hubMax.t.Latency.P99), Ceiling: ms(rawMax.t.Latency.P99)},
@@ -212,7 +220,7 @@ func (b *webhookBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "CPU per delivery", Unit: "µs", Better: "lower", Target: &Target{Kind: TargetRatioMax, Value: 1.3},
 			Hub: hubMax.cpuPer(), Ceiling: rawMax.cpuPer()},
 		{Name: "CPU per delivery at 50% rate", Unit: "µs", Better: "lower", Hub: hubHalf.cpuPer(), Ceiling: rawHalf.cpuPer()},
-	}, nil
+	}, sweepSamples(b.cfg, hubMax, points, best)...), nil
 }
 
 // halfRate returns the publish interval that offers half of maxRate
@@ -288,33 +296,36 @@ func (b *webhookBench) publishHub(ctx context.Context, id int) (time.Time, error
 	return b.pub.publish(ctx, id)
 }
 
-// publishRaw is the ceiling's publish: the same body, POSTed to every
-// callback by the ceiling's pool of keep-alive senders, one notification's
+// publishRaw returns the publish of sender p: the same body, POSTed to
+// every callback by the sender's keep-alive workers, one notification's
 // POSTs queued before the next one's, as a plain sender fans out. It
 // returns once the POSTs are queued (waiting while the queue is full), as
 // a hub publish returns once the log holds the notification.
-func (b *webhookBench) publishRaw(ctx context.Context, id int) (time.Time, error) {
-	sent := time.Now()
-	body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
+func (b *webhookBench) publishRaw(p *senderPool) func(context.Context, int) (time.Time, error) {
 	link := topicLink(b.hub.URL, b.hub.Topic)
-	for i := range b.cfg.Subscribers {
-		select {
-		case b.rawJobs <- rawJob{callback: i, body: body, link: link, ctx: ctx}:
-		case <-ctx.Done():
-			return sent, ctx.Err()
+	return func(ctx context.Context, id int) (time.Time, error) {
+		sent := time.Now()
+		body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
+		for i := range b.cfg.Subscribers {
+			select {
+			case p.jobs <- rawJob{callback: i, body: body, link: link, ctx: ctx}:
+			case <-ctx.Done():
+				return sent, ctx.Err()
+			}
 		}
+		return sent, nil
 	}
-	return sent, nil
 }
 
-func (b *webhookBench) post(ctx context.Context, callback string, body []byte, link string) {
+// postRaw is one POST of a plain sender.
+func postRaw(ctx context.Context, client *http.Client, callback string, body []byte, link string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callback, bytesReader(body))
 	if err != nil {
 		return
 	}
 	req.Header.Set("Content-Type", "application/xml")
 	req.Header.Set("Link", link)
-	resp, err := b.raw.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return // a missing receipt shows up as an incomplete measurement
 	}
