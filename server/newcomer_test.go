@@ -69,6 +69,10 @@ func TestNATSPortTaken_NamesTheListenerThatIsOn(t *testing.T) {
 	}
 	defer ln.Close()
 	taken := ln.Addr().String()
+	leafPW := filepath.Join(t.TempDir(), "leaf-password") // --leaf-listen needs one
+	if err := os.WriteFile(leafPW, []byte("leaf-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		nats, leaf, want, never string
 	}{
@@ -76,7 +80,7 @@ func TestNATSPortTaken_NamesTheListenerThatIsOn(t *testing.T) {
 		{"off", taken, "--leaf-listen " + taken + " is taken", "--nats-listen"},
 	} {
 		cfg := servertest.Config(t)
-		cfg.NATSListen, cfg.LeafListen = tc.nats, tc.leaf
+		cfg.NATSListen, cfg.LeafListen, cfg.LeafPasswordFile = tc.nats, tc.leaf, leafPW
 		msg := runErr(t, cfg).Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.never) {
 			t.Errorf("--nats-listen %s --leaf-listen %s: %q, want %q and no %s", tc.nats, tc.leaf, msg, tc.want, tc.never)
