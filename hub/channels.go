@@ -428,7 +428,7 @@ func otherSpelling(topic string) (string, bool) {
 }
 
 // channelFor returns the channel of topic, creating an open one when the
-// hub runs with OpenTopics.
+// hub runs with OpenTopics (through OpenElsewhere when set).
 // Beyond MaxOpenChannels it refuses with 503 and the reason instead.
 func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	if err := checkLen("the topic URI", topic, MaxTopicLen); err != nil {
@@ -440,6 +440,12 @@ func (h *Hub) channelFor(ctx context.Context, topic string) (Channel, error) {
 	}
 	if err := checkTopic("the topic URI", topic); err != nil {
 		return Channel{}, refuse(ReasonTopic, "%v", err)
+	}
+	if h.cfg.OpenElsewhere != nil { // the store's channels are read only
+		if err := h.cfg.OpenElsewhere(ctx, topic); err != nil {
+			return Channel{}, err
+		}
+		return h.lookupChannel(ctx, topic)
 	}
 	h.openMu.Lock()
 	defer h.openMu.Unlock()

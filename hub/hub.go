@@ -48,6 +48,13 @@ type Config struct {
 	// OpenTopics lets a subscription or a thin ping name a topic the hub
 	// does not know: an open channel is created for it (a public hub).
 	OpenTopics bool
+	// OpenElsewhere, when set, creates the channel of a topic OpenTopics
+	// opens outside Store, whose channels are then read only (an edge
+	// hub's, a mirror of its origin's): it returns once Store has the
+	// channel, or an error wrapping ErrNotFound when it will not have it
+	// (the origin does not open the topic), and the hub answers as for a
+	// topic it does not serve.
+	OpenElsewhere func(ctx context.Context, topic string) error
 	// MaxOpenChannels bounds how many channels OpenTopics may create; every
 	// per-channel structure of the hub is bounded with it. Zero means
 	// DefaultMaxOpenChannels. Channels an operator creates are not counted

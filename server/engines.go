@@ -111,6 +111,10 @@ func (p *process) buildHub(ctx context.Context) error {
 		return err
 	}
 	p.subscribers, p.publishers = subscribers, publishers
+	var openElsewhere func(context.Context, string) error
+	if s.isEdge() { // its channels are the origin's: open topics there (edgetopics.go)
+		openElsewhere = newOriginTopics(s.Upstream, p.store).Open
+	}
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
 		Store:                   p.store,
@@ -120,6 +124,7 @@ func (p *process) buildHub(ctx context.Context) error {
 		MaxBody:                 s.MaxBody,
 		AllowOverlap:            s.AllowOverlap,
 		OpenTopics:              s.OpenTopics,
+		OpenElsewhere:           openElsewhere,
 		MaxOpenChannels:         s.MaxOpenChannels,
 		MaxSubscriptions:        s.MaxSubscriptions,
 		MaxSubscriptionsPerHost: s.MaxSubscriptionsPerHost,

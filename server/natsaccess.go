@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/wire"
 )
@@ -59,7 +60,8 @@ func leafURLsHaveUser(list string) bool {
 // natsAccess is the embedded server's Access for s, its passwords read
 // from their files.
 func (s Config) natsAccess() (*embednats.Access, error) {
-	a := &embednats.Access{Stream: wire.Stream, SubjectPrefix: wire.SubjectPrefix, ReadUser: s.NATSUser, AnonymousRead: s.NATSAnonymousRead}
+	a := &embednats.Access{Stream: wire.Stream, SubjectPrefix: wire.SubjectPrefix, ReadUser: s.NATSUser, AnonymousRead: s.NATSAnonymousRead,
+		Buckets: []string{kvstore.ChannelsStream("")}} // an edge mirrors the channels
 	var err error
 	if a.ReadPassword, err = readPasswordFile("--nats-password-file", s.NATSPasswordFile); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,14 +97,16 @@ func (l *Log) answerForOrigin(ctx context.Context, nc *nats.Conn, m *nats.Msg) {
 	if err != nil {
 		return
 	}
+	// asked what the leaf link may ask (embednats.LeafPermissions): the
+	// info of the stream the consumer is for; "not found" is an answer too
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err = js.AccountInfo(pctx)
+	_, err = js.Stream(pctx, consumerStream(m.Subject, APIPrefix(l.cfg.Upstream)))
 	cancel()
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 		_ = m.Respond(fmt.Appendf(nil, standInAnswer, l.cfg.Upstream))
 		return
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return // slow, not absent: the mirror's server waits for its answer
 	}
 	actx, cancel = context.WithTimeout(ctx, standInDelay)
@@ -121,4 +124,12 @@ func (l *Log) answerForOrigin(ctx context.Context, nc *nats.Conn, m *nats.Msg) {
 	// then creates a second consumer, which it deletes once inactive
 	l.log.Info("jslog: the origin did not answer the mirror's consumer request, though it answers others: sent again", "subject", m.Subject)
 	_ = nc.PublishMsg(again)
+}
+
+// consumerStream returns the stream of a consumer create request's
+// subject, api.CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]].
+func consumerStream(subject, api string) string {
+	rest := strings.TrimPrefix(subject, api+".CONSUMER.CREATE.")
+	stream, _, _ := strings.Cut(rest, ".")
+	return stream
 }

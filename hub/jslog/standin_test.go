@@ -13,6 +13,7 @@ import (
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
+	"github.com/rshub/rshub/wire"
 )
 
 var outage = flag.Duration("jslog.outage", 40*time.Second, "how long the origin stays down in TestMirror_ResumesAsTheOriginReturns")
@@ -30,11 +31,11 @@ func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
 		t.Skip("waits out an outage of the origin")
 	}
 	originDir := t.TempDir()
-	origin := startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: "127.0.0.1:0"})
+	origin := startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: "127.0.0.1:0", Access: hubAccess()})
 	leaf := origin.LeafURL()
 	src := openLog(t, connect(t, origin), jslog.Config{})
 	first := mustAppend(t, src, record("a", 0))
-	edge := startServer(t, embednats.Config{Domain: "edge", LeafRemote: leaf})
+	edge := startServer(t, embednats.Config{Domain: "edge", LeafRemote: leaf, Access: hubAccess()})
 	enc := connect(t, edge)
 	awaitOriginAPI(t, enc)
 	m := openLog(t, enc, jslog.Config{Upstream: "origin"})
@@ -43,7 +44,7 @@ func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
 	origin.Shutdown()
 	testenv.Eventually(t, 30*time.Second, func() bool { st, err := m.Link(ctxT(t)); return err == nil && !st.Up }, "link down")
 	time.Sleep(*outage) // the outage itself, not a synchronisation
-	origin = startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: strings.TrimPrefix(leaf, "nats-leaf://")})
+	origin = startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: strings.TrimPrefix(leaf, "nats-leaf://"), Access: hubAccess()})
 	src = openLog(t, connect(t, origin), jslog.Config{})
 	after := mustAppend(t, src, record("a", 1))
 	answered := awaitOriginAPI(t, enc)
@@ -58,8 +59,16 @@ func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
 	}
 }
 
+// hubAccess is the users and permissions a hub gives its NATS server: the
+// edge's leaf link may do only what embednats.LeafPermissions allows, the
+// stand-in's look at the origin included.
+func hubAccess() *embednats.Access {
+	return &embednats.Access{Stream: wire.Stream, SubjectPrefix: wire.SubjectPrefix, LeafPassword: "leaf-pw"}
+}
+
 // awaitOriginAPI waits until the origin's JetStream answers over nc's
-// leaf link and returns when it did.
+// leaf link (asked what the link may ask: the log's stream info) and
+// returns when it did.
 func awaitOriginAPI(t *testing.T, nc *nats.Conn) time.Time {
 	t.Helper()
 	up, err := jetstream.NewWithDomain(nc, "origin")
@@ -69,7 +78,7 @@ func awaitOriginAPI(t *testing.T, nc *nats.Conn) time.Time {
 	testenv.Eventually(t, 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err := up.AccountInfo(ctx)
+		_, err := up.Stream(ctx, wire.Stream)
 		return err == nil
 	}, "the origin's JetStream over the link")
 	return time.Now()

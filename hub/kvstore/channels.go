@@ -19,6 +19,9 @@ import (
 // PutChannel stores ch under its topic.
 func (s *Store) PutChannel(ctx context.Context, ch hub.Channel) error {
 	k, err := key("topic", ch.Topic)
+	if err == nil && s.cfg.Origin != "" {
+		err = ErrOriginChannels
+	}
 	if err == nil {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error { return putJSON(ctx, b.channels, k, ch) })
 	}
@@ -118,8 +121,13 @@ func (s *Store) ChannelsVersion(ctx context.Context) (string, error) {
 const touchKey = "_touch"
 
 // TouchChannels moves the channels version without changing a channel, so
-// that hubs sharing the store look again at what they keep under it.
+// that hubs sharing the store look again at what they keep under it. At
+// an edge it does nothing: the channels are the origin's, and move only
+// with the origin's.
 func (s *Store) TouchChannels(ctx context.Context) error {
+	if s.cfg.Origin != "" {
+		return nil
+	}
 	err := s.do(ctx, func(ctx context.Context, b *buckets) error { return b.channels.Delete(ctx, touchKey) })
 	if err != nil {
 		return fmt.Errorf("kvstore: touch channels: %w", err)
@@ -146,6 +154,9 @@ func channelsVersion(ctx context.Context, b *buckets) (string, error) {
 // state is kept.
 func (s *Store) DeleteChannel(ctx context.Context, topic string) error {
 	k, err := key("topic", topic)
+	if err == nil && s.cfg.Origin != "" {
+		err = ErrOriginChannels
+	}
 	if err == nil {
 		err = s.do(ctx, func(ctx context.Context, b *buckets) error {
 			if err := deleteKey(ctx, b.channels, k); err != nil {

@@ -13,11 +13,26 @@ import (
 // channels bucket is then a mirror, on the store's own NATS server, of the
 // origin's channels bucket, reached over the leaf node link in the
 // origin's JetStream domain. Reads answer from the mirror, also while the
-// link is down (what was mirrored last); writes made through its handle
-// (PutChannel, DeleteChannel, TouchChannels) go to the origin's bucket, as
-// the client publishes a mirrored bucket's writes in its origin's domain,
-// and come back through the mirror like every change made at the origin.
+// link is down (what was mirrored last). The edge never writes the
+// origin's bucket (its leaf link may not: embednats.LeafPermissions):
+// PutChannel and DeleteChannel fail with ErrOriginChannels, and
+// TouchChannels does nothing (the channels move only with the origin's).
+// A channel an edge needs (--open-topics) is created at the origin over
+// HTTP, and comes back through the mirror like every change made there.
 // The edge's own channels bucket is neither read nor written.
+
+// ErrOriginChannels is the error of a channel write at an edge's store:
+// its channels are the origin's, changed at the origin.
+var ErrOriginChannels = errors.New("the channels are a mirror of the origin's: change them at the origin")
+
+// ChannelsStream returns the name of the stream of the channels bucket of
+// a store with prefix (DefaultPrefix when ""): the stream an edge mirrors.
+func ChannelsStream(prefix string) string {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return "KV_" + prefix + "_channels"
+}
 
 // originChannelsKind names the mirror bucket: <prefix>_originchannels.
 const originChannelsKind = "originchannels"
@@ -46,7 +61,7 @@ func originChannelsConfig(cfg Config) jetstream.StreamConfig {
 		Discard:           jetstream.DiscardNew,
 		AllowDirect:       true,
 		Mirror: &jetstream.StreamSource{
-			Name:     "KV_" + cfg.Prefix + "_channels",
+			Name:     ChannelsStream(cfg.Prefix),
 			External: &jetstream.ExternalStream{APIPrefix: "$JS." + cfg.Origin + ".API"},
 		},
 	}

@@ -38,9 +38,11 @@ type procHub struct {
 	dir      string
 }
 
-// hubArgs are the arguments every hub process of these tests takes.
-func hubArgs(port int, dir string, extra ...string) []string {
+// hubArgs are the arguments every hub process of these tests takes; the
+// leaf links' password file is the origin's and every edge's.
+func hubArgs(t *testing.T, port int, dir string, extra ...string) []string {
 	return append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir, "--nats-listen", "off",
+		"--leaf-password-file", leafPasswordFile(t),
 		"--allow-networks", "127.0.0.0/8", "--retry", "50ms,x2,max=1s,attempts=1000", "--coalesce-threshold", "0",
 		"--reconcile", "500ms", "--startup-timeout", "60s", "--log-level", "warn", "--admin-token", procAdminToken}, extra...)
 }
@@ -53,7 +55,13 @@ func startProcHub(t *testing.T, name string, extra ...string) *procHub {
 	port := testenv.FreePort(t)
 	dir := filepath.Join(t.TempDir(), name)
 	h := &procHub{hubProc: &hubProc{t: t, name: name, url: fmt.Sprintf("http://127.0.0.1:%d/", port)}, dir: dir}
-	h.proc = testproc.Start(t, name, bins.hub, hubArgs(port, dir, extra...)...)
+	h.proc = testproc.Start(t, name, bins.hub, hubArgs(t, port, dir, extra...)...)
+	t.Cleanup(func() {
+		out := h.proc.Output(0)
+		if i := strings.Index(out, "Violation"); i >= 0 { // the leaf link needs nothing LeafPermissions refuses
+			t.Errorf("%s: the NATS server refused a subject: %s", name, tail(out[i:], 600))
+		}
+	})
 	testproc.WaitFor(t, 90*time.Second, name+" serving", func() (bool, string) {
 		select {
 		case <-h.proc.Done():
@@ -258,7 +266,7 @@ func TestEdgeChannels_TheOriginsChannelsAtTheEdge(t *testing.T) {
 func startEdgeExpectingExit(t *testing.T, origin *procHub, p *linkProxy, extra ...string) string {
 	t.Helper()
 	port := testenv.FreePort(t)
-	args := hubArgs(port, filepath.Join(t.TempDir(), "refused"), append([]string{"--upstream", origin.url, "--upstream-leaf", p.URL(), "--nats-domain", "edge2"}, extra...)...)
+	args := hubArgs(t, port, filepath.Join(t.TempDir(), "refused"), append([]string{"--upstream", origin.url, "--upstream-leaf", p.URL(), "--nats-domain", "edge2"}, extra...)...)
 	proc := testproc.Start(t, "refused-edge", bins.hub, args...)
 	select {
 	case <-proc.Done():
@@ -319,11 +327,12 @@ func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
 	edge.awaitReadyz(200, "ready", 60*time.Second)
 }
 
-// --open-topics at an edge creates the channel of a topic nobody named at
-// the origin: the edge's subscriber gets what is published on it at the
-// origin and through the edge.
+// --open-topics at an edge of an --open-topics origin creates the channel
+// of a topic nobody named at the origin, as a thin ping to the origin's
+// hub URL (never a write to the origin's buckets): the edge's subscriber
+// gets what is published on it at the origin and through the edge.
 func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
-	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA))
+	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA), "--open-topics")
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p, "--open-topics")
 	edge.awaitReadyz(200, "ready", 60*time.Second)
@@ -346,6 +355,27 @@ func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
 	awaitDelivered(t, rf, 1, s1, "published at the origin on the open topic, at the edge's subscriber")
 	awaitDelivered(t, rf, 2, s2, "published through the edge on the open topic, at the edge's subscriber")
 	awaitDelivered(t, ra, 3, s3, "published through the edge on zed, at the edge's subscriber")
+}
+
+// --open-topics at an edge whose origin does not open topics: a
+// subscription to a topic the origin does not serve is denied, as the
+// origin would deny it, and no channel is created anywhere.
+func TestEdgeChannels_OpenTopicsDeniedAsTheOriginWould(t *testing.T) {
+	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA))
+	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
+	edge := edgeOf(t, origin, p, "--open-topics")
+	edge.awaitReadyz(200, "ready", 60*time.Second)
+
+	const fresh = "http://127.0.0.1:1/edge/not-opened"
+	if o := subscribeOutcome(t, edge.hubProc, fresh); !strings.HasPrefix(o, "denied") {
+		t.Fatalf("a topic the origin does not open, at the edge: %s; want denied", o)
+	}
+	for _, h := range []*procHub{origin, edge} {
+		if code, body := h.adminDo(http.MethodGet, "/admin/channels?q=not-opened", ""); code != 200 || strings.Contains(body, fresh) {
+			t.Fatalf("%s has a channel for a topic the origin does not open: %d %.300s", h.name, code, body)
+		}
+	}
+	awaitSubscribable(t, edge.hubProc, topicA, true, "the origin's channel at the edge")
 }
 
 // An edge started while its origin is down serves what it mirrored and
@@ -396,7 +426,7 @@ func TestEdge_OriginWithoutLeafListenerSaysSoAtOnce(t *testing.T) {
 	closed := testenv.FreePort(t) // nothing listens there
 	started := time.Now()
 	port := testenv.FreePort(t)
-	args := hubArgs(port, filepath.Join(t.TempDir(), "edge"), "--upstream", origin.url, "--upstream-leaf", fmt.Sprintf("nats-leaf://127.0.0.1:%d", closed), "--startup-timeout", "10m")
+	args := hubArgs(t, port, filepath.Join(t.TempDir(), "edge"), "--upstream", origin.url, "--upstream-leaf", fmt.Sprintf("nats-leaf://127.0.0.1:%d", closed), "--startup-timeout", "10m")
 	proc := testproc.Start(t, "edge", bins.hub, args...)
 	select {
 	case <-proc.Done():

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rshub/rshub/hub/kvstore"
 	"github.com/rshub/rshub/internal/embednats"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
@@ -64,7 +65,7 @@ func TestEdge_OriginClusterProcesses(t *testing.T) {
 	for i := range 3 {
 		conf := filepath.Join(dir, fmt.Sprintf("n%d.conf", i))
 		text := fmt.Sprintf(natsNodeConf, i, client[i], filepath.Join(dir, fmt.Sprintf("n%d", i)), route[i], strings.Join(routes, ", "), leaf[i],
-			embednats.AuthorizationConf(wire.Stream, wire.SubjectPrefix, server.DefaultDomain, embednats.DefaultReadUser))
+			embednats.AuthorizationConf(wire.Stream, wire.SubjectPrefix, server.DefaultDomain, embednats.DefaultReadUser, []string{kvstore.ChannelsStream("")}))
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -54,6 +54,9 @@ type Access struct {
 	// Stream and SubjectPrefix are the log's stream and subject prefix,
 	// the only ones readers may read.
 	Stream, SubjectPrefix string
+	// Buckets are the streams of the key-value buckets edges mirror
+	// read-only (the channels bucket's, KV_<bucket>), besides the log.
+	Buckets []string
 	// ReadUser (default DefaultReadUser) and ReadPassword are the read
 	// user's credentials; an empty ReadPassword makes no read user.
 	ReadUser, ReadPassword string
@@ -101,7 +104,7 @@ func (a *Access) users(domain string) ([]*server.User, string, error) {
 	}
 	if a.LeafPassword != "" {
 		users = append(users, &server.User{Username: LeafUser, Password: a.LeafPassword,
-			Permissions: LeafPermissions(a.Stream, a.SubjectPrefix, domain), AllowedConnectionTypes: types(connLeaf)})
+			Permissions: LeafPermissions(a.Stream, a.SubjectPrefix, domain, a.Buckets), AllowedConnectionTypes: types(connLeaf)})
 	}
 	return users, noAuth, nil
 }

@@ -13,13 +13,14 @@ import (
 // $RSHUB_HUB_PASSWORD, the only one that writes), the read user (readUser,
 // $RSHUB_READ_PASSWORD, ReadPermissions) and the edges' leaf links
 // (LeafUser, $RSHUB_LEAF_PASSWORD, LeafPermissions). The server reads the
-// passwords from its environment. domain is the server's JetStream domain.
-func AuthorizationConf(stream, prefix, domain, readUser string) string {
+// passwords from its environment. domain is the server's JetStream domain;
+// buckets the streams of the key-value buckets edges mirror (Access.Buckets).
+func AuthorizationConf(stream, prefix, domain, readUser string, buckets []string) string {
 	var b strings.Builder
 	b.WriteString("authorization {\n  users: [\n")
 	fmt.Fprintf(&b, "    { user: %q, password: $RSHUB_HUB_PASSWORD, allowed_connection_types: [\"STANDARD\"] }\n", HubUser)
 	confUser(&b, readUser, "$RSHUB_READ_PASSWORD", []string{connStandard, connWebSocket}, ReadPermissions(stream, prefix, domain))
-	confUser(&b, LeafUser, "$RSHUB_LEAF_PASSWORD", []string{connLeaf}, LeafPermissions(stream, prefix, domain))
+	confUser(&b, LeafUser, "$RSHUB_LEAF_PASSWORD", []string{connLeaf}, LeafPermissions(stream, prefix, domain, buckets))
 	b.WriteString("  ]\n}\n")
 	return b.String()
 }

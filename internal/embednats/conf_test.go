@@ -11,5 +11,6 @@ import (
 // block).
 func TestAuthorizationConf_DocsQuoteIt(t *testing.T) {
 	docstest.Same(t, "usage.md", "#### The authorization block of an external nats-server",
-		AuthorizationConf("RSHUB", "rshub.notify", "rshub", DefaultReadUser), "AuthorizationConf(\"RSHUB\", \"rshub.notify\", \"rshub\", \"reader\")")
+		AuthorizationConf("RSHUB", "rshub.notify", "rshub", DefaultReadUser, []string{"KV_rshub_channels"}),
+		"AuthorizationConf(\"RSHUB\", \"rshub.notify\", \"rshub\", \"reader\", []string{\"KV_rshub_channels\"})")
 }

@@ -28,23 +28,28 @@ func ReadPermissions(stream, prefix, domain string) *server.Permissions {
 }
 
 // LeafPermissions are an edge hub's leaf link's, as the edge sees them:
-// it may send what its mirror of the log needs (the stream's info,
-// consumers of it, flow control) and receive the log's subjects, the
-// mirror's deliveries ($JS.M), the API's answers to the mirror ($JSC.R)
+// it may send what its mirrors need, of the log (stream) and of the
+// key-value buckets' streams it mirrors read-only (buckets: the channels
+// bucket's): each stream's info (the mirror's creation, the log's epoch),
+// consumers of it and flow control; and receive the log's subjects, the
+// mirrors' deliveries ($JS.M), the API's answers to the mirrors ($JSC.R)
 // and to the edge hub itself (its inbox), and the loop detection of leaf
-// links ($LDS). It may not write the log or the key-value buckets, nor
-// receive the origin hub's own answers.
-func LeafPermissions(stream, prefix, domain string) *server.Permissions {
+// links ($LDS). It may not write the log or the key-value buckets
+// (publish to prefix.> or $KV.>, or their API), nor change or delete a
+// stream or consumer, nor receive the origin hub's own answers.
+func LeafPermissions(stream, prefix, domain string, buckets []string) *server.Permissions {
 	var pub []string
-	for _, api := range apiPrefixes(domain) {
-		pub = append(pub,
-			api+".STREAM.INFO."+stream,
-			api+".CONSUMER.CREATE."+stream,
-			api+".CONSUMER.CREATE."+stream+".>",
-			api+".CONSUMER.INFO."+stream+".*",
-		)
+	for _, s := range append([]string{stream}, buckets...) {
+		for _, api := range apiPrefixes(domain) {
+			pub = append(pub,
+				api+".STREAM.INFO."+s,
+				api+".CONSUMER.CREATE."+s,
+				api+".CONSUMER.CREATE."+s+".>",
+				api+".CONSUMER.INFO."+s+".*",
+			)
+		}
+		pub = append(pub, replies("FC", s)...)
 	}
-	pub = append(pub, replies("FC", stream)...)
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: pub},
 		Subscribe: &server.SubjectPermission{Allow: []string{
