@@ -1,9 +1,6 @@
 package delivery
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
 	"time"
 )
@@ -223,8 +220,7 @@ func signalOf(a attempt) signal {
 	case a.abandoned:
 		return signalNone
 	case a.err != nil:
-		var ne net.Error
-		if errors.Is(a.err, context.DeadlineExceeded) || (errors.As(a.err, &ne) && ne.Timeout()) {
+		if timedOut(a.err) {
 			return signalPressure
 		}
 		return signalNone

@@ -31,6 +31,9 @@ type SubStats struct {
 	State       string `json:"state"`
 	Host        string `json:"host"`
 	HostBreaker string `json:"hostBreaker"` // closed, open or half-open
+	// CallbackBreaker is the circuit breaker of the subscription's
+	// callback, which its failed answers count against (isolate.go).
+	CallbackBreaker BreakerStats `json:"callbackBreaker"`
 	LastStatus  int    `json:"lastStatus"`  // 0: none yet, or a transport error
 	LastError   string `json:"lastError,omitempty"`
 	// Stalled is the store or log error the queue is retrying when State
@@ -135,7 +138,8 @@ func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
 	s.Host = q.host
 	bs, _ := w.breakers.state(q.host, now)
 	s.HostBreaker = bs.String()
-	if bs == BreakerOpen && s.State == StateFailing {
+	s.CallbackBreaker = breakerStats(w.callbacks, s.Callback, now)
+	if (bs == BreakerOpen || s.CallbackBreaker.State == BreakerOpen.String()) && s.State == StateFailing {
 		s.State = StateCircuitOpen
 	}
 	if ok, _, err := q.h.State(); !ok && s.State != StateStopped {

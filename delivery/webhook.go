@@ -164,7 +164,9 @@ type Webhooks struct {
 	cfg      Config
 	logger   *slog.Logger
 	limit    *hostLimit
-	breakers *breakerSet
+	breakers *breakerSet // of callback hosts
+	// callbacks are the breakers of callbacks (isolate.go).
+	callbacks *breakerSet
 	send     sender // cfg.Client's requests (post.go)
 	obs      Observer
 	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
@@ -250,6 +252,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax, cfg.PerHostRate),
 		breakers:    newBreakerSet(cfg.Breaker),
+		callbacks:   newCallbackBreakers(cfg.Breaker),
 		send:        newSender(cfg.Client),
 		wakes:       newWakeIndex(),
 		leases:      leaseWakes{base: time.Now()},
