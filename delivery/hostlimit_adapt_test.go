@@ -64,7 +64,7 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	}
 	cfg := e.fastConfig()
 	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 2, 1, 12
-	cfg.Schedule.Attempts = 0 // retried until delivered: no dead letter in this test
+	cfg.Schedule.Attempts = 0     // retried until delivered: no dead letter in this test
 	cfg.Breaker.HostEndpoints = 1 // one callback's Retry-After speaks for the host (isolate.go)
 	w, stop := e.start(cfg)
 

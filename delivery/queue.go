@@ -421,4 +421,3 @@ func jitter() float64 { return rand.Float64() }
 // errCircuitOpen is matched by the reason of a notification given up
 // because its callback's or its host's circuit stayed open (isolate.go).
 var errCircuitOpen = errors.New("circuit open")
-

@@ -34,8 +34,8 @@ type SubStats struct {
 	// CallbackBreaker is the circuit breaker of the subscription's
 	// callback, which its failed answers count against (isolate.go).
 	CallbackBreaker BreakerStats `json:"callbackBreaker"`
-	LastStatus  int    `json:"lastStatus"`  // 0: none yet, or a transport error
-	LastError   string `json:"lastError,omitempty"`
+	LastStatus      int          `json:"lastStatus"` // 0: none yet, or a transport error
+	LastError       string       `json:"lastError,omitempty"`
 	// Stalled is the store or log error the queue is retrying when State
 	// is StateStalled.
 	Stalled             string     `json:"stalled,omitempty"`
