@@ -122,6 +122,9 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 		s := sub(i)
 		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing,
 			LastStatus: 500, LastAttempt: now, ConsecutiveFailures: 4})
+		if i == failing[0] { // its callback's circuit lets a probe through
+			stats[len(stats)-1].CallbackBreaker = delivery.BreakerStats{State: "half-open", ConsecutiveFailures: 5, Failures: 5, CoolDownSeconds: 30}
+		}
 	}
 	slices.SortFunc(stats, func(a, b delivery.SubStats) int { return strings.Compare(a.ID, b.ID) })
 	api, err := admin.New(admin.Config{Token: token, Hub: h, Store: st, Deliveries: failingEngine{stats: stats}, Logger: slog.New(slog.DiscardHandler)})
@@ -217,6 +220,9 @@ func TestDashboard_ManySubscriptionsLoadOnePageFailingFirst(t *testing.T) {
 	firstFailing := evalInt(t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("#subs tbody tr[data-sub-id]")).slice(0, %d).filter(r => r.dataset.state === "failing" && r.classList.contains("failing-first")).length`, len(failing)))
 	if firstFailing != len(failing) {
 		t.Errorf("%d of the first %d rows are failing, want all", firstFailing, len(failing))
+	}
+	if n := evalInt(t, ctx, `document.querySelectorAll('#subs tbody tr[data-sub-id] [data-circuit="callback"]').length`); n != 1 {
+		t.Errorf("%d rows name their callback's circuit, want 1", n)
 	}
 	if n := evalInt(t, ctx, `document.querySelectorAll("#channels tbody tr[data-channel]").length`); n != 100 {
 		t.Errorf("%d channel rows, want one page of 100", n)

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -141,6 +142,15 @@ type BreakerStats struct {
 	// setting); OpenUntil is when that probe may go, while it is open.
 	CoolDownSeconds float64   `json:"coolDownSeconds"`
 	OpenUntil       time.Time `json:"openUntil,omitzero"`
+}
+
+// MarshalJSON writes b, its zero value as a closed breaker.
+func (b BreakerStats) MarshalJSON() ([]byte, error) {
+	type plain BreakerStats
+	if b.State == "" {
+		b.State = BreakerClosed.String()
+	}
+	return json.Marshal(plain(b))
 }
 
 // breakerStats is key's breaker in s as it stands at now.
