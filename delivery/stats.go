@@ -39,8 +39,8 @@ type SubStats struct {
 	// Stalled is the store or log error the queue is retrying when State
 	// is StateStalled.
 	Stalled             string     `json:"stalled,omitempty"`
-	LastAttempt         time.Time  `json:"lastAttempt"`
-	LastSuccess         time.Time  `json:"lastSuccess"`
+	LastAttempt         time.Time  `json:"lastAttempt,omitzero"`
+	LastSuccess         time.Time  `json:"lastSuccess,omitzero"`
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
 	Cursor              hub.Cursor `json:"cursor"`
 	// Backlog is 0 when the queue has caught up with its channel;
@@ -49,7 +49,7 @@ type SubStats struct {
 	// shared by all channels.
 	Backlog     uint64    `json:"backlog"`
 	DeadLetters int       `json:"deadLetters"`
-	Expires     time.Time `json:"expires"`
+	Expires     time.Time `json:"expires,omitzero"`
 }
 
 // Stats returns the delivery health of every subscription with a running
