@@ -22,6 +22,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/redisstore"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
 )
@@ -78,7 +79,14 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
 	mux := http.NewServeMux()
 	reqs := &listRequests{}
-	srv := httptest.NewServer(reqs.wrap(mux))
+	checked := hubtest.LoadContract(t).Validating(t, mux) // the admin API's answers, against its contract
+	srv := httptest.NewServer(reqs.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/admin/") {
+			checked.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r) // this hub has no /events or /ws: the page's live view is not under test
+	})))
 	t.Cleanup(srv.Close)
 	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
 		Activator: nopActivator{}, Logger: slog.New(slog.DiscardHandler)})
@@ -120,7 +128,7 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 	var stats []delivery.SubStats
 	for _, i := range failing {
 		s := sub(i)
-		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing,
+		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing, HostBreaker: "closed",
 			LastStatus: 500, LastAttempt: now, ConsecutiveFailures: 4})
 		if i == failing[0] { // its callback's circuit lets a probe through
 			stats[len(stats)-1].CallbackBreaker = delivery.BreakerStats{State: "half-open", ConsecutiveFailures: 5, Failures: 5, CoolDownSeconds: 30}
