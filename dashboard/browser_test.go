@@ -131,7 +131,7 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing, HostBreaker: "closed",
 			LastStatus: 500, LastAttempt: now, ConsecutiveFailures: 4})
 		if i == failing[0] { // its callback's circuit lets a probe through
-			stats[len(stats)-1].CallbackBreaker = delivery.BreakerStats{State: "half-open", ConsecutiveFailures: 5, Failures: 5, CoolDownSeconds: 30}
+			stats[len(stats)-1].CallbackBreaker = &delivery.BreakerStats{State: "half-open", ConsecutiveFailures: 5, Failures: 5, CoolDownSeconds: 30}
 		}
 	}
 	slices.SortFunc(stats, func(a, b delivery.SubStats) int { return strings.Compare(a.ID, b.ID) })

@@ -95,13 +95,14 @@ func (w *Webhooks) unadmit(host, callback string, now time.Time) {
 }
 
 // settle reports attempt a to callback's breaker and host's, and returns
-// a as the host's limit is to see it: without its Retry-After unless its
-// pressure counted against the host.
+// a as the host's limit is to see it: a 429, 503 or timeout whose pressure
+// did not count against the host neither pauses it (Retry-After) nor cuts
+// its concurrency (hostadapt.go).
 func (w *Webhooks) settle(host, callback string, a attempt, now time.Time) attempt {
 	v := judge(a)
 	w.callbacks.report(callback, now, v.callback)
 	if !w.breakers.reportFrom(host, callback, now, v.host) && v.host == outcomePressure {
-		a.retryAfter = 0
+		a.retryAfter, a.ownPressure = 0, true
 	}
 	return a
 }

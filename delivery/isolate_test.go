@@ -179,7 +179,7 @@ func TestWebhooks_FailingCallbackNeverHoldsBackItsHostsOthers(t *testing.T) {
 			}
 			mu.Unlock()
 			s, _ := statsOf(w, healthy.ID)
-			if s.State != StateActive || s.HostBreaker != "closed" || s.CallbackBreaker.State != "closed" {
+			if s.State != StateActive || s.HostBreaker != "closed" || s.CallbackBreaker == nil || s.CallbackBreaker.State != "closed" {
 				t.Errorf("healthy subscription's stats: %+v", s)
 			}
 			if hs := hostStats(w, hostOf(srv.URL)); hs.Breaker.State != "closed" || !hs.PausedUntil.IsZero() {
@@ -211,12 +211,14 @@ func TestWebhooks_HostBreakerOpensWhenTheHostRefusesConnections(t *testing.T) {
 		return a.HostBreaker == "open" && b.HostBreaker == "open" && a.State == StateCircuitOpen && b.State == StateCircuitOpen
 	}, "host circuit open for both subscriptions")
 	hs := hostStats(w, hostOf(base))
-	if hs.Breaker.State != "open" || hs.Breaker.ConsecutiveFailures != 3 || hs.Breaker.Failures != 3 ||
+	// both subscriptions' attempts may be under way when the third failure
+	// opens it: the one in flight counts too
+	if hs.Breaker.State != "open" || hs.Breaker.ConsecutiveFailures < 3 || hs.Breaker.ConsecutiveFailures > 4 || hs.Breaker.Failures != 3 ||
 		hs.Breaker.CoolDownSeconds != 3600 || hs.Breaker.OpenUntil.IsZero() {
 		t.Errorf("host breaker stats %+v", hs.Breaker)
 	}
 	for _, id := range []string{subA.ID, subB.ID} {
-		if s, _ := statsOf(w, id); s.CallbackBreaker.State != "closed" || !strings.Contains(s.LastError, "refused") {
+		if s, _ := statsOf(w, id); s.CallbackBreaker == nil || s.CallbackBreaker.State != "closed" || !strings.Contains(s.LastError, "refused") {
 			t.Errorf("stats of %s: %+v; a refused connection is the host's, not the callback's", id, s)
 		}
 	}

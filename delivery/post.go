@@ -28,6 +28,9 @@ type attempt struct {
 	detail    *responseDetail // of a response other than 2xx, for the attempt log
 	// retryAfter is the Retry-After of a 429 or 503, bounded; 0 when none.
 	retryAfter time.Duration
+	// ownPressure is set on a 429, 503 or timeout judged its callback's
+	// alone (isolate.go): it says nothing of its host's capacity.
+	ownPressure bool
 }
 
 func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }

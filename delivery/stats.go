@@ -32,10 +32,12 @@ type SubStats struct {
 	Host        string `json:"host"`
 	HostBreaker string `json:"hostBreaker"` // closed, open or half-open
 	// CallbackBreaker is the circuit breaker of the subscription's
-	// callback, which its failed answers count against (isolate.go).
-	CallbackBreaker BreakerStats `json:"callbackBreaker"`
-	LastStatus      int          `json:"lastStatus"` // 0: none yet, or a transport error
-	LastError       string       `json:"lastError,omitempty"`
+	// callback, which its failed answers count against (isolate.go); set
+	// by the engine's stats (a pointer: a queue keeps its SubStats, and
+	// its size counts, queue_log_test.go).
+	CallbackBreaker *BreakerStats `json:"callbackBreaker,omitempty"`
+	LastStatus      int           `json:"lastStatus"` // 0: none yet, or a transport error
+	LastError       string        `json:"lastError,omitempty"`
 	// Stalled is the store or log error the queue is retrying when State
 	// is StateStalled.
 	Stalled             string     `json:"stalled,omitempty"`
@@ -138,8 +140,9 @@ func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
 	s.Host = q.host
 	bs, _ := w.breakers.state(q.host, now)
 	s.HostBreaker = bs.String()
-	s.CallbackBreaker = breakerStats(w.callbacks, s.Callback, now)
-	if (bs == BreakerOpen || s.CallbackBreaker.State == BreakerOpen.String()) && s.State == StateFailing {
+	cb := breakerStats(w.callbacks, s.Callback, now)
+	s.CallbackBreaker = &cb
+	if (bs == BreakerOpen || cb.State == BreakerOpen.String()) && s.State == StateFailing {
 		s.State = StateCircuitOpen
 	}
 	if ok, _, err := q.h.State(); !ok && s.State != StateStopped {

@@ -202,7 +202,7 @@ func (p *process) buildLive(context.Context) error {
 			out := make([]metrics.SubGauge, len(stats))
 			for i, st := range stats {
 				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters,
-					CallbackBreakerOpen: st.CallbackBreaker.State != delivery.BreakerClosed.String()}
+					CallbackBreakerOpen: st.CallbackBreaker != nil && st.CallbackBreaker.State != delivery.BreakerClosed.String()}
 			}
 			return out
 		},
