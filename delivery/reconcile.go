@@ -76,7 +76,7 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 		callbacks := make(map[string]bool, len(w.queues))
 		for _, q := range w.queues {
 			hosts[q.host] = true
-			callbacks[q.getSub().Callback] = true
+			callbacks[q.callback] = true
 		}
 		w.breakers.prune(hosts)
 		w.callbacks.prune(callbacks)

@@ -51,7 +51,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			return resultAbandoned
 		}
 		sub := q.getSub()
-		ok, retryAt, changed, open := w.admit(q.host, sub.Callback, w.cfg.Clock())
+		ok, retryAt, changed, open := w.admit(q.host, q.callback, w.cfg.Clock())
 		if !ok {
 			slot.release()
 			now := w.cfg.Clock()
@@ -69,14 +69,14 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			out = run.Record(rec.Channel)
 		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
 			slot.release()
-			w.unadmit(q.host, sub.Callback, w.cfg.Clock())
+			w.unadmit(q.host, q.callback, w.cfg.Clock())
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
 		if sub.Format == hub.FormatAtom { // atom.go
 			var ok bool
 			if out, ok, err = w.atomRecord(out, sub.Topic); err != nil || !ok {
 				slot.release()
-				w.unadmit(q.host, sub.Callback, w.cfg.Clock())
+				w.unadmit(q.host, q.callback, w.cfg.Clock())
 				if err != nil {
 					return q.giveUp(ctx, rec, run, n, attempt{err: err, permanent: true})
 				}
@@ -88,7 +88,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		end := time.Now()
 		took := end.Sub(t0)
 		now := w.cfg.Clock()
-		seen := w.settle(q.host, sub.Callback, a, now) // isolate.go
+		seen := w.settle(q.host, q.callback, a, now) // isolate.go
 		if a.ok() {
 			q.held = slot.kept(seen, took, end) // for its next attempt, or the next queue (queue_park.go)
 		} else {
@@ -99,7 +99,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		}
 		n++
 		last = a
-		at, more, held := q.nextAttempt(a, n, first, now, sub.Callback)
+		at, more, held := q.nextAttempt(a, n, first, now)
 		q.recordAttempt(a, now)
 		q.logAttempt(out.Seq, n, a, took, now, at, more) // attemptlog.go
 		if a.ok() {
@@ -131,7 +131,7 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 // "" for none), and the rates and the host's pause do; or more false when
 // none is (delivered, gone, permanent, the schedule ran out or its
 // MaxElapsed would pass).
-func (q *queue) nextAttempt(a attempt, n int, first, now time.Time, callback string) (at time.Time, more bool, held string) {
+func (q *queue) nextAttempt(a attempt, n int, first, now time.Time) (at time.Time, more bool, held string) {
 	if a.ok() || a.gone() || a.permanent {
 		return time.Time{}, false, ""
 	}
@@ -140,7 +140,7 @@ func (q *queue) nextAttempt(a attempt, n int, first, now time.Time, callback str
 	if !more {
 		return time.Time{}, false, ""
 	}
-	at, held = q.w.heldUntil(q.host, callback, now.Add(max(d, a.retryAfter)), now)
+	at, held = q.w.heldUntil(q.host, q.callback, now.Add(max(d, a.retryAfter)), now)
 	real := time.Now().Add(at.Sub(now)) // the rates run on real time, Config.Clock may not
 	at = at.Add(q.readyAt(real).Sub(real))
 	if sched.MaxElapsed > 0 && at.Sub(first) > sched.MaxElapsed {
