@@ -25,8 +25,12 @@ type ChannelView struct {
 }
 
 // MarshalJSON writes the view with the state's gaps and resets as [] when
-// there are none.
+// there are none, and the channel's topic as its state's before any
+// notification made one.
 func (v ChannelView) MarshalJSON() ([]byte, error) {
+	if v.State.Topic == "" {
+		v.State.Topic = v.Channel.Topic
+	}
 	type state struct {
 		hub.ChannelState
 		Gaps   []hub.Gap             `json:"gaps"`

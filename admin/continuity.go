@@ -21,8 +21,8 @@ type ContinuityView struct {
 	// Anchored is false when the channel has no anchor: the next
 	// notification is accepted as the first.
 	Anchored  bool      `json:"anchored"`
-	LastUntil time.Time `json:"lastUntil"` // the anchor
-	LastFrom  time.Time `json:"lastFrom"`
+	LastUntil time.Time `json:"lastUntil,omitzero"` // the anchor
+	LastFrom  time.Time `json:"lastFrom,omitzero"`
 	LastSeq   uint64    `json:"lastSeq"`
 	Published uint64    `json:"published"`
 	// MaxClockSkew is how far ahead of the hub's clock a notification's

@@ -149,7 +149,7 @@ func TestAdminContinuity_ResetFollowedAcrossHubs(t *testing.T) {
 	frozen := time.Now()
 	newHub := func() (*hub.Hub, func(string) (int, string)) {
 		mux := http.NewServeMux()
-		srv := httptest.NewServer(mux)
+		srv := httptest.NewServer(hubtest.LoadContract(t).Validating(t, mux))
 		t.Cleanup(srv.Close)
 		// a frozen clock: the hub never compares with the store because
 		// time passed, only because a notification looks out of order

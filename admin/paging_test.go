@@ -18,6 +18,7 @@ import (
 	"github.com/rshub/rshub/admin"
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // seedSubs stores n subscriptions to topic straight into the fixture's
@@ -292,7 +293,7 @@ func healthOf(seeded map[string]hub.Subscription) (stats []delivery.SubStats, fa
 	for _, s := range seeded {
 		var i int
 		fmt.Sscanf(s.Callback, "http://127.0.0.1:9/cb/%d", &i)
-		st := delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateActive}
+		st := delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateActive, HostBreaker: "closed"}
 		if i%4 == 0 {
 			st.State, st.ConsecutiveFailures = delivery.StateFailing, 3
 		}
@@ -351,7 +352,7 @@ func (f *fixture) withDeliveries(t *testing.T, stats []delivery.SubStats, indexe
 	mux := http.NewServeMux()
 	api.Register(mux)
 	g := *f
-	g.Server = httptest.NewServer(mux)
+	g.Server = httptest.NewServer(hubtest.LoadContract(t).Validating(t, mux))
 	t.Cleanup(g.Server.Close)
 	return &g
 }

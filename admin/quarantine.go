@@ -22,8 +22,13 @@ type quarantineList struct {
 }
 
 // quarantine answers GET /admin/quarantine: the log's messages that never
-// decode (sequence, channel, reason, size), skipped by every reader.
-func (a *API) quarantine(*http.Request) (any, error) {
+// decode (sequence, channel, reason, size), skipped by every reader. The
+// list is one bounded page: a cursor or limit is refused, as a bad one is
+// by every paged list, rather than ignored.
+func (a *API) quarantine(r *http.Request) (any, error) {
+	if q := r.URL.Query(); q.Has("cursor") || q.Has("limit") {
+		return nil, badRequest("the quarantine is one list of at most %d records, not paged: it takes no cursor or limit", jslog.MaxQuarantined)
+	}
 	if a.cfg.Quarantine == nil {
 		return quarantineList{Records: []jslog.Quarantined{}}, nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/redisstore"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
 )
@@ -78,7 +79,14 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 	pol, _ := netguard.ParsePolicy([]string{"127.0.0.0/8"})
 	mux := http.NewServeMux()
 	reqs := &listRequests{}
-	srv := httptest.NewServer(reqs.wrap(mux))
+	checked := hubtest.LoadContract(t).Validating(t, mux) // the admin API's answers, against its contract
+	srv := httptest.NewServer(reqs.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/admin/") {
+			checked.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r) // this hub has no /events or /ws: the page's live view is not under test
+	})))
 	t.Cleanup(srv.Close)
 	h, err := hub.New(hub.Config{HubURL: srv.URL + "/", Store: st, Log: lg, Client: netguard.NewClient(pol, netguard.Timeouts{}),
 		Activator: nopActivator{}, Logger: slog.New(slog.DiscardHandler)})
@@ -120,8 +128,11 @@ func bigHub(t testing.TB, subs, channels int, failing []int) (string, *listReque
 	var stats []delivery.SubStats
 	for _, i := range failing {
 		s := sub(i)
-		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing,
+		stats = append(stats, delivery.SubStats{ID: s.ID, Topic: s.Topic, Channel: s.Channel, Callback: s.Callback, State: delivery.StateFailing, HostBreaker: "closed",
 			LastStatus: 500, LastAttempt: now, ConsecutiveFailures: 4})
+		if i == failing[0] { // its callback's circuit lets a probe through
+			stats[len(stats)-1].CallbackBreaker = &delivery.BreakerStats{State: "half-open", ConsecutiveFailures: 5, Failures: 5, CoolDownSeconds: 30}
+		}
 	}
 	slices.SortFunc(stats, func(a, b delivery.SubStats) int { return strings.Compare(a.ID, b.ID) })
 	api, err := admin.New(admin.Config{Token: token, Hub: h, Store: st, Deliveries: failingEngine{stats: stats}, Logger: slog.New(slog.DiscardHandler)})
@@ -217,6 +228,9 @@ func TestDashboard_ManySubscriptionsLoadOnePageFailingFirst(t *testing.T) {
 	firstFailing := evalInt(t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("#subs tbody tr[data-sub-id]")).slice(0, %d).filter(r => r.dataset.state === "failing" && r.classList.contains("failing-first")).length`, len(failing)))
 	if firstFailing != len(failing) {
 		t.Errorf("%d of the first %d rows are failing, want all", firstFailing, len(failing))
+	}
+	if n := evalInt(t, ctx, `document.querySelectorAll('#subs tbody tr[data-sub-id] [data-circuit="callback"]').length`); n != 1 {
+		t.Errorf("%d rows name their callback's circuit, want 1", n)
 	}
 	if n := evalInt(t, ctx, `document.querySelectorAll("#channels tbody tr[data-channel]").length`); n != 100 {
 		t.Errorf("%d channel rows, want one page of 100", n)

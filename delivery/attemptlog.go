@@ -55,9 +55,9 @@ func readDetail(resp *http.Response) *responseDetail {
 }
 
 // logAttempt hands the outcome of attempt n of the record seq, made at
-// now in took, to the attempt log, with the next attempt's time when
-// more.
-func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now time.Time, retryIn time.Duration, more bool) {
+// now in took, to the attempt log, with the next attempt's time, next,
+// when more.
+func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now time.Time, next time.Time, more bool) {
 	if q.w.cfg.Attempts == nil {
 		return
 	}
@@ -69,7 +69,7 @@ func (q *queue) logAttempt(seq uint64, n int, a attempt, took time.Duration, now
 		rec.Error = a.reason()
 	}
 	if more {
-		rec.NextRetry = now.Add(retryIn).UTC()
+		rec.NextRetry = next.UTC()
 	}
 	if a.detail != nil {
 		rec.Headers, rec.Body = a.detail.header, string(a.detail.body)

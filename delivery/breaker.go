@@ -6,20 +6,50 @@ import (
 	"time"
 )
 
-// BreakerConfig sets when a callback host's circuit opens and for how long.
+// BreakerConfig sets when circuits open and for how long. There are two
+// kinds (isolate.go): one per callback, which every failed answer of that
+// callback counts against (any status but 2xx and 410, and its timeouts),
+// so one broken endpoint is held back alone; and one per callback host,
+// which only what says the host itself is unreachable or overloaded counts
+// against: a connection refused or reset, a TLS or DNS failure, and 429,
+// 503 or timeouts once HostEndpoints callbacks of the host gave them.
 type BreakerConfig struct {
-	// Failures is how many consecutive failed attempts to a host open its
-	// circuit (default 5; negative disables the breaker).
+	// Failures is how many consecutive failures open a host's circuit
+	// (default 5; negative disables the host breaker).
 	Failures int
-	// CoolDown is how long an open circuit refuses attempts before one
+	// CoolDown is how long an open host circuit refuses attempts before one
 	// probe is let through (default 30s).
 	CoolDown time.Duration
+	// CallbackFailures is how many consecutive failed attempts open one
+	// callback's circuit (default 5; negative disables it).
+	CallbackFailures int
+	// CallbackCoolDown is how long an open callback circuit refuses its
+	// callback's attempts before one probe is let through (default 30s).
+	CallbackCoolDown time.Duration
+	// HostEndpoints is how many different callbacks of a host must answer
+	// 429 or 503, or time out, within CoolDown and with no other answer
+	// from the host in between, before these count against the host
+	// (default 2; 1: any callback's speaks for its host). A 429 or 503's
+	// Retry-After pauses the whole host only then; before, it delays the
+	// retries of its own subscription.
+	HostEndpoints int
 }
 
+// Defaults of BreakerConfig.
+const (
+	DefaultBreakerFailures      = 5
+	DefaultBreakerCoolDown      = 30 * time.Second
+	DefaultBreakerHostEndpoints = 2
+)
+
 // DefaultBreakerConfig returns the breaker settings used for zero fields:
-// open after 5 consecutive failures, probe again after 30s.
+// a host's or a callback's circuit opens after 5 consecutive failures and
+// probes again after 30s; 429, 503 and timeouts of 2 callbacks of a host
+// count against the host.
 func DefaultBreakerConfig() BreakerConfig {
-	return BreakerConfig{Failures: 5, CoolDown: 30 * time.Second}
+	return BreakerConfig{Failures: DefaultBreakerFailures, CoolDown: DefaultBreakerCoolDown,
+		CallbackFailures: DefaultBreakerFailures, CallbackCoolDown: DefaultBreakerCoolDown,
+		HostEndpoints: DefaultBreakerHostEndpoints}
 }
 
 func (c BreakerConfig) withDefaults() BreakerConfig {
@@ -30,7 +60,22 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 	if c.CoolDown <= 0 {
 		c.CoolDown = d.CoolDown
 	}
+	if c.CallbackFailures == 0 {
+		c.CallbackFailures = d.CallbackFailures
+	}
+	if c.CallbackCoolDown <= 0 {
+		c.CallbackCoolDown = d.CallbackCoolDown
+	}
+	if c.HostEndpoints <= 0 {
+		c.HostEndpoints = d.HostEndpoints
+	}
 	return c
+}
+
+// callback returns the settings of a callback's breaker, as the host
+// fields a Breaker reads.
+func (c BreakerConfig) callback() BreakerConfig {
+	return BreakerConfig{Failures: c.CallbackFailures, CoolDown: c.CallbackCoolDown}
 }
 
 // BreakerState is the state of a circuit breaker.
@@ -142,105 +187,237 @@ func (b *Breaker) Abandon(time.Time) {
 // ConsecutiveFailures returns the failures counted since the last success.
 func (b *Breaker) ConsecutiveFailures() int { return b.fails }
 
+// OpenUntil returns, while the circuit is open at now, when its probe may
+// go; zero when it is not open.
+func (b *Breaker) OpenUntil(now time.Time) time.Time {
+	if b.State(now) != BreakerOpen {
+		return time.Time{}
+	}
+	return b.openedAt.Add(b.cfg.CoolDown)
+}
+
 func (b *Breaker) open(now time.Time) {
 	b.state = BreakerOpen
 	b.openedAt = now
 	b.probing = false
 }
 
-// breakerSet holds one Breaker per callback host and wakes waiters when a
-// breaker changes state. Closed breakers without failures are dropped, so
-// the set holds only hosts that are failing.
+// breakerSet holds one Breaker per key, a callback host or a callback,
+// and wakes waiters when a breaker changes state. Closed breakers without
+// failures are dropped, so the set holds only keys that are failing.
+//
+// A set of hosts (endpoints > 0) also weighs pressure (429, 503,
+// timeouts): it counts against a host only once endpoints different
+// callbacks of the host gave it within the cool-down, with no answer of
+// the host's in between (isolate.go).
 type breakerSet struct {
-	cfg BreakerConfig
-	// failing is len(hosts): while it is 0, as when every host answers,
+	cfg       BreakerConfig // Failures and CoolDown
+	endpoints int           // 0: pressure is a failure at once
+	// failing is len(keys): while it is 0, as when every host answers,
 	// allow and a success's report need not take mu.
 	failing atomic.Int64
 	mu      sync.Mutex
-	hosts   map[string]*Breaker
+	keys    map[string]*breakerEntry
 	changed chan struct{}
 }
 
-func newBreakerSet(cfg BreakerConfig) *breakerSet {
-	return &breakerSet{cfg: cfg.withDefaults(), hosts: map[string]*Breaker{}, changed: make(chan struct{})}
+// breakerEntry is one key's breaker and, for a host, the pressure not yet
+// counted against it.
+type breakerEntry struct {
+	b *Breaker
+	// pending is the pressure of fewer than endpoints different
+	// callbacks, in order, within the cool-down; wide is set once
+	// endpoints callbacks gave pressure, after which each counts, until
+	// the host answers.
+	pending []pressureMark
+	wide    bool
 }
 
-// allow asks host's breaker; when refused it returns the time to ask again
-// and a channel closed at the next state change of any breaker.
-func (s *breakerSet) allow(host string, now time.Time) (bool, time.Time, <-chan struct{}) {
+// pressureMark is one attempt's pressure: its callback and time.
+type pressureMark struct {
+	from string
+	at   time.Time
+}
+
+// maxPending bounds a host's pending pressure marks.
+const maxPending = 64
+
+// newBreakerSet returns the set of host breakers of cfg.
+func newBreakerSet(cfg BreakerConfig) *breakerSet {
+	cfg = cfg.withDefaults()
+	return newBreakerSetOf(cfg, cfg.HostEndpoints)
+}
+
+// newCallbackBreakers returns the set of callback breakers of cfg.
+func newCallbackBreakers(cfg BreakerConfig) *breakerSet {
+	return newBreakerSetOf(cfg.withDefaults().callback(), 0)
+}
+
+func newBreakerSetOf(cfg BreakerConfig, endpoints int) *breakerSet {
+	return &breakerSet{cfg: BreakerConfig{Failures: cfg.Failures, CoolDown: cfg.CoolDown}, endpoints: endpoints,
+		keys: map[string]*breakerEntry{}, changed: make(chan struct{})}
+}
+
+// allow asks key's breaker; when refused it returns the time to ask again
+// and a channel closed at the next state change of any breaker of the set.
+func (s *breakerSet) allow(key string, now time.Time) (ok bool, retry time.Time, changed <-chan struct{}) {
+	ok, retry, changed, _ = s.admit(key, now)
+	return ok, retry, changed
+}
+
+// admit is allow that also says whether an allowed attempt is a probe,
+// which must then report an outcome.
+func (s *breakerSet) admit(key string, now time.Time) (ok bool, retry time.Time, changed <-chan struct{}, probe bool) {
 	if s.failing.Load() == 0 {
-		return true, time.Time{}, nil
+		return true, time.Time{}, nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.hosts[host]
-	if b == nil {
-		return true, time.Time{}, nil
+	e := s.keys[key]
+	if e == nil {
+		return true, time.Time{}, nil, false
 	}
-	ok, retry := b.Allow(now)
-	return ok, retry, s.changed
+	half := e.b.State(now) == BreakerHalfOpen
+	ok, retry = e.b.Allow(now)
+	return ok, retry, s.changed, ok && half
 }
 
-// outcome is what an attempt reports to its host's breaker.
+// outcome is what an attempt reports to a breaker.
 type outcome int
 
 const (
 	outcomeSuccess outcome = iota
 	outcomeFailure
 	outcomeAbandon
+	// outcomePressure is a 429, 503 or timeout: a failure of a callback;
+	// of a host, only as breakerSet.pressure weighs it.
+	outcomePressure
 )
 
-func (s *breakerSet) report(host string, now time.Time, o outcome) {
-	if o != outcomeFailure && s.failing.Load() == 0 {
-		return // no breaker to tell: a failure makes one under mu first
+// report tells key's breaker an attempt's outcome; a pressure outcome
+// counts as a failure when the set weighs none (callbacks), else as
+// reportFrom weighs it with no callback named.
+func (s *breakerSet) report(key string, now time.Time, o outcome) {
+	s.reportFrom(key, "", now, o)
+}
+
+// reportFrom is report, with the callback from which a pressure outcome
+// came; it reports whether the outcome counted as a failure of key.
+func (s *breakerSet) reportFrom(key, from string, now time.Time, o outcome) (counted bool) {
+	if o == outcomeSuccess && s.failing.Load() == 0 {
+		return false // no breaker to tell: a failure makes one under mu first
+	}
+	if o == outcomeAbandon && s.failing.Load() == 0 {
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer func() { s.failing.Store(int64(len(s.hosts))) }()
-	b := s.hosts[host]
-	if b == nil {
-		if o != outcomeFailure {
-			return
+	defer func() { s.failing.Store(int64(len(s.keys))) }()
+	e := s.keys[key]
+	if e == nil {
+		if o == outcomeSuccess || o == outcomeAbandon {
+			return false
 		}
-		b = NewBreaker(s.cfg)
-		s.hosts[host] = b
+		e = &breakerEntry{b: NewBreaker(s.cfg)}
+		s.keys[key] = e
 	}
-	before := b.State(now)
+	before := e.b.State(now)
 	switch o {
 	case outcomeSuccess:
-		b.Success(now)
-		delete(s.hosts, host)
+		e.b.Success(now)
+		delete(s.keys, key)
 	case outcomeFailure:
-		b.Failure(now)
+		e.b.Failure(now)
+		counted = true
+	case outcomePressure:
+		counted = s.weighLocked(e, from, now)
+		if !counted && e.b.probing {
+			e.b.Abandon(now)
+		}
 	case outcomeAbandon:
-		b.Abandon(now)
+		e.b.Abandon(now)
 	}
-	if b.State(now) != before || o != outcomeFailure {
+	if e.b.State(now) != before || o == outcomeSuccess || o == outcomeAbandon {
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}
+	return counted
 }
 
-// state returns host's breaker state and consecutive failures.
-func (s *breakerSet) state(host string, now time.Time) (BreakerState, int) {
+// weighLocked weighs a pressure outcome from callback from against e's
+// key and reports whether it counted as a failure; s.mu is held.
+func (s *breakerSet) weighLocked(e *breakerEntry, from string, now time.Time) bool {
+	if s.endpoints <= 1 || e.wide {
+		e.b.Failure(now)
+		return true
+	}
+	keep := e.pending[:0]
+	for _, m := range e.pending {
+		if now.Sub(m.at) < s.cfg.CoolDown {
+			keep = append(keep, m)
+		}
+	}
+	if len(keep) == maxPending {
+		keep = append(keep[:0], keep[1:]...)
+	}
+	e.pending = append(keep, pressureMark{from: from, at: now})
+	distinct := map[string]bool{}
+	for _, m := range e.pending {
+		distinct[m.from] = true
+	}
+	if len(distinct) < s.endpoints {
+		return false
+	}
+	e.wide = true
+	for range e.pending {
+		e.b.Failure(now)
+	}
+	e.pending = nil
+	return true
+}
+
+// state returns key's breaker state and consecutive failures.
+func (s *breakerSet) state(key string, now time.Time) (BreakerState, int) {
+	st := s.stats(key, now)
+	return st.state, st.failures
+}
+
+// breakerView is a key's breaker as it stands.
+type breakerView struct {
+	state     BreakerState
+	failures  int
+	openUntil time.Time
+}
+
+// stats returns key's breaker as it stands at now.
+func (s *breakerSet) stats(key string, now time.Time) breakerView {
+	if s.failing.Load() == 0 {
+		return breakerView{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.hosts[host]
-	if b == nil {
-		return BreakerClosed, 0
+	e := s.keys[key]
+	if e == nil {
+		return breakerView{}
 	}
-	return b.State(now), b.fails
+	return breakerView{state: e.b.State(now), failures: e.b.fails, openUntil: e.b.OpenUntil(now)}
 }
 
-// prune drops the breakers of hosts not in keep, so hosts no longer
-// subscribed do not accumulate.
+// openUntil returns when key's open circuit lets its probe through, zero
+// when it is not open.
+func (s *breakerSet) openUntil(key string, now time.Time) time.Time {
+	return s.stats(key, now).openUntil
+}
+
+// prune drops the breakers of keys not in keep, so hosts or callbacks no
+// longer subscribed do not accumulate.
 func (s *breakerSet) prune(keep map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for h := range s.hosts {
-		if !keep[h] {
-			delete(s.hosts, h)
+	for k := range s.keys {
+		if !keep[k] {
+			delete(s.keys, k)
 		}
 	}
-	s.failing.Store(int64(len(s.hosts)))
+	s.failing.Store(int64(len(s.keys)))
 }

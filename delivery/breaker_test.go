@@ -114,8 +114,8 @@ func TestBreakerSet_PerHostAndWakesWaiters(t *testing.T) {
 	if st, n := s.state("bad:80", t1); st != BreakerClosed || n != 0 {
 		t.Fatalf("state = %v, %d", st, n)
 	}
-	if len(s.hosts) != 0 {
-		t.Fatalf("closed breakers kept: %v", s.hosts)
+	if len(s.keys) != 0 {
+		t.Fatalf("closed breakers kept: %v", s.keys)
 	}
 }
 
@@ -127,7 +127,7 @@ func TestBreakerSet_FailingCountFollowsTheBreakers(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	s := newBreakerSet(BreakerConfig{Failures: 2, CoolDown: time.Minute})
 	s.report("a:80", t0, outcomeSuccess)
-	if s.failing.Load() != 0 || len(s.hosts) != 0 {
+	if s.failing.Load() != 0 || len(s.keys) != 0 {
 		t.Fatal("a success made a breaker")
 	}
 	s.report("a:80", t0, outcomeFailure)

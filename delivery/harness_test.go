@@ -112,7 +112,7 @@ func (e *env) fastConfig() Config {
 		HubURL:    testHubURL,
 		Client:    netguard.NewClient(loopbackPolicy(e.t), netguard.Timeouts{Request: 10 * time.Second}),
 		Schedule:  Schedule{Initial: time.Millisecond, Max: 5 * time.Millisecond, Multiplier: 2, Attempts: 4},
-		Breaker:   BreakerConfig{Failures: -1},
+		Breaker:   BreakerConfig{Failures: -1, CallbackFailures: -1},
 		Reconcile: 50 * time.Millisecond,
 		ClaimTTL:  30 * time.Second, // renewed every 5 s, each claim given as long: a busy machine lets no lease lapse
 		Grace:     time.Second,

@@ -1,9 +1,6 @@
 package delivery
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
 	"time"
 )
@@ -71,7 +68,7 @@ const baseWindow = 5 * time.Second
 type signal int
 
 const (
-	signalNone     signal = iota // says nothing: abandoned, refused, a 4xx of one callback
+	signalNone     signal = iota // says nothing: abandoned, refused, or a 429, 503 or timeout of one callback alone (isolate.go)
 	signalFast                   // answered, within the host's usual time or not
 	signalPressure               // 429, 503 or a timeout: back off
 )
@@ -220,11 +217,10 @@ func (a *hostAdapt) rest(now time.Time) { a.idleAt = now }
 // signalOf classifies an attempt for its host's limit.
 func signalOf(a attempt) signal {
 	switch {
-	case a.abandoned:
+	case a.abandoned, a.ownPressure:
 		return signalNone
 	case a.err != nil:
-		var ne net.Error
-		if errors.Is(a.err, context.DeadlineExceeded) || (errors.As(a.err, &ne) && ne.Timeout()) {
+		if timedOut(a.err) {
 			return signalPressure
 		}
 		return signalNone

@@ -166,6 +166,7 @@ func TestSignalOf(t *testing.T) {
 		{attempt{err: fmt.Errorf("POST: %w", timeoutErr{})}, signalPressure},
 		{attempt{err: errors.New("connection refused")}, signalNone},
 		{attempt{err: context.Canceled, abandoned: true}, signalNone},
+		{attempt{status: http.StatusTooManyRequests, ownPressure: true}, signalNone}, // one callback's own (isolate.go)
 	}
 	for _, tt := range tests {
 		if got := signalOf(tt.a); got != tt.want {

@@ -421,6 +421,9 @@ type HostStats struct {
 	// wait for a slot (Waiting).
 	Rate        float64 `json:"rate"`
 	RateWaiting int     `json:"rateWaiting"`
+	// Breaker is the host's circuit breaker, which only what says the
+	// host is unreachable or overloaded counts against (isolate.go).
+	Breaker BreakerStats `json:"breaker"`
 }
 
 // ms is d in milliseconds, to the microsecond.
@@ -444,9 +447,16 @@ func (l *hostLimit) stats() []HostStats {
 	return out
 }
 
-// Hosts returns the concurrency of every callback host this engine
-// delivered to in the last minute, ordered by host.
-func (w *Webhooks) Hosts() []HostStats { return w.limit.stats() }
+// Hosts returns the concurrency and the circuit breaker of every callback
+// host this engine delivered to in the last minute, ordered by host.
+func (w *Webhooks) Hosts() []HostStats {
+	hs := w.limit.stats()
+	now := w.cfg.Clock()
+	for i := range hs {
+		hs[i].Breaker = breakerStats(w.breakers, hs[i].Host, now)
+	}
+	return hs
+}
 
 // waiter waits for a slot of a host: a goroutine, whose ready (buffered
 // 1) receives when the slot is handed over, or a queue q lined from its

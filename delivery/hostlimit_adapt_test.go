@@ -73,6 +73,8 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	cfg := e.fastConfig()
 	cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax = 2, 1, 8
 	cfg.Schedule.Attempts = 0 // retried until delivered: no dead letter in this test
+	// one callback's Retry-After speaks for its host here (isolate.go)
+	cfg.Breaker.HostEndpoints = 1
 	w, stop := e.start(cfg)
 
 	done := make(chan struct{})

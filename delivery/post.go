@@ -28,20 +28,13 @@ type attempt struct {
 	detail    *responseDetail // of a response other than 2xx, for the attempt log
 	// retryAfter is the Retry-After of a 429 or 503, bounded; 0 when none.
 	retryAfter time.Duration
+	// ownPressure is set on a 429, 503 or timeout judged its callback's
+	// alone (isolate.go): it says nothing of its host's capacity.
+	ownPressure bool
 }
 
 func (a attempt) ok() bool   { return a.err == nil && a.status >= 200 && a.status < 300 }
 func (a attempt) gone() bool { return a.err == nil && a.status == http.StatusGone }
-
-// hostFailure reports whether the attempt says something about the health
-// of the callback's host, for its circuit breaker: transport errors, 5xx
-// and 429 do; other 4xx concern one callback only.
-func (a attempt) hostFailure() bool {
-	if a.err != nil {
-		return !a.permanent
-	}
-	return a.status >= 500 || a.status == http.StatusTooManyRequests
-}
 
 // reason is the human-readable cause of a failed attempt.
 func (a attempt) reason() string {
@@ -99,6 +92,7 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 	if err != nil {
 		return attempt{err: err, permanent: true}
 	}
+	sent := time.Now()
 	resp, err := w.send.do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -107,6 +101,9 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if timedOut(err) || errors.Is(err, context.Canceled) { // the request's own timeout: ctx is live
+			err = timeoutError{after: time.Since(sent)}
 		}
 		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}

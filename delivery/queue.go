@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -421,12 +420,5 @@ func sleep(ctx context.Context, d time.Duration, a, b <-chan struct{}) bool {
 func jitter() float64 { return rand.Float64() }
 
 // errCircuitOpen is matched by the reason of a notification given up
-// because its callback host's circuit stayed open.
+// because its callback's or its host's circuit stayed open (isolate.go).
 var errCircuitOpen = errors.New("circuit open")
-
-func circuitError(host string, attempts int, last attempt) error {
-	if attempts == 0 {
-		return fmt.Errorf("delivery: %w for host %s", errCircuitOpen, host)
-	}
-	return fmt.Errorf("delivery: %w for host %s after %d attempts; last: %s", errCircuitOpen, host, attempts, last.reason())
-}

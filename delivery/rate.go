@@ -95,6 +95,40 @@ func (q *queue) subToken(ctx context.Context) bool {
 	}
 }
 
+// readyAt is the earliest time from at when the rates of q's
+// subscription and host and its host's Retry-After pause, as they stand,
+// let q's next attempt go: what the attempt log names as its next retry.
+func (q *queue) readyAt(at time.Time) time.Time {
+	return q.w.limit.readyAt(q.host, tokenAt(q.rate, at))
+}
+
+// readyAt is the earliest time from at when host's pause has ended and
+// its rate has a token, as they stand.
+func (l *hostLimit) readyAt(host string, at time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.hosts[host]
+	if s == nil {
+		return at
+	}
+	if s.adapt.pause.After(at) {
+		at = s.adapt.pause
+	}
+	return tokenAt(s.pacer, at)
+}
+
+// tokenAt is the earliest time from at when lim, a bucket of one token,
+// has its token, as it stands; at when lim is nil or unlimited.
+func tokenAt(lim *rate.Limiter, at time.Time) time.Time {
+	if lim == nil || lim.Limit() == rate.Inf || lim.Limit() <= 0 {
+		return at
+	}
+	if tok := lim.TokensAt(at); tok < 1 {
+		at = at.Add(time.Duration((1 - tok) / float64(lim.Limit()) * float64(time.Second)))
+	}
+	return at
+}
+
 // pace waits for host's Retry-After pause to end, then, with token, takes
 // a token of the per-host rate (Config.PerHostRate) when there is one.
 func (l *hostLimit) pace(ctx context.Context, host string, token bool) error {

@@ -73,10 +73,13 @@ func (w *Webhooks) reconcile(ctx context.Context) {
 	}
 	if synced {
 		hosts := make(map[string]bool, len(w.queues))
+		callbacks := make(map[string]bool, len(w.queues))
 		for _, q := range w.queues {
 			hosts[q.host] = true
+			callbacks[q.callback] = true
 		}
 		w.breakers.prune(hosts)
+		w.callbacks.prune(callbacks)
 	}
 }
 

@@ -69,7 +69,7 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 		return fmt.Errorf("%w: %w", ErrRedriveFailed, err)
 	}
 	host := hostOf(sub.Callback)
-	slot, err := w.limit.acquire(ctx, host)
+	slot, err := w.limit.acquire(ctx, host) // an operator's redrive goes even through an open circuit
 	if err != nil {
 		return fmt.Errorf("delivery: redrive: %w", err)
 	}
@@ -77,15 +77,9 @@ func (w *Webhooks) redrive(ctx context.Context, sub hub.Subscription, d hub.Dead
 	var t *target
 	a := w.post(ctx, nil, &t, sub, rec)
 	end := time.Now()
-	slot.done(a, end.Sub(t0), end)
-	now := w.cfg.Clock()
-	switch {
-	case a.abandoned:
+	slot.done(w.settle(host, sub.Callback, a, w.cfg.Clock()), end.Sub(t0), end) // isolate.go
+	if a.abandoned {
 		return fmt.Errorf("delivery: redrive of %d abandoned: %w", d.Seq, a.err)
-	case a.ok(), a.gone():
-		w.breakers.report(host, now, outcomeSuccess)
-	case a.hostFailure():
-		w.breakers.report(host, now, outcomeFailure)
 	}
 	if a.gone() {
 		w.Deactivate(sub.ID)

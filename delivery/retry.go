@@ -28,9 +28,11 @@ const (
 // each record of the run.
 // Attempts wait for their tokens of the subscription's and the host's
 // rates (rate.go), then for a slot of the host's concurrency limit, and are held
-// back while the host's circuit is open; time held back counts against
-// the schedule's MaxElapsed but not against its Attempts, so with no
-// MaxElapsed a notification waits for the host to come back.
+// back while the callback's or the host's circuit is open (isolate.go);
+// time held back counts against the schedule's MaxElapsed but not against
+// its Attempts, so with no MaxElapsed a notification waits for the
+// callback to come back. After a failed attempt the queue waits until the
+// time the attempt log names as its next retry (nextAttempt).
 func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.CoalescedRun) result {
 	w := q.w
 	sched := w.cfg.Schedule
@@ -38,8 +40,8 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 	n := 0
 	var last attempt
 	for {
-		// Take the rates' tokens, a slot of the host's limit, then ask its
-		// breaker, so an attempt queued behind a failing one sees the
+		// Take the rates' tokens, a slot of the host's limit, then ask the
+		// breakers, so an attempt queued behind a failing one sees the
 		// circuit it opened.
 		if !q.pace(ctx) {
 			return resultAbandoned
@@ -48,12 +50,13 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		if err != nil {
 			return resultAbandoned
 		}
-		ok, retryAt, changed := w.breakers.allow(q.host, w.cfg.Clock())
+		sub := q.getSub()
+		ok, retryAt, changed, open := w.admit(q.host, q.callback, w.cfg.Clock())
 		if !ok {
 			slot.release()
 			now := w.cfg.Clock()
 			if sched.MaxElapsed > 0 && retryAt.Sub(first) > sched.MaxElapsed {
-				return q.giveUp(ctx, rec, run, n, attempt{status: last.status, err: circuitError(q.host, n, last)})
+				return q.giveUp(ctx, rec, run, n, attempt{status: last.status, err: circuitError(open, n, last)})
 			}
 			q.update(func(s *SubStats) { s.State = StateCircuitOpen })
 			if !sleep(ctx, retryAt.Sub(now), changed, nil) {
@@ -61,18 +64,19 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 			}
 			continue
 		}
-		sub := q.getSub()
 		var out wire.Record
 		if run != nil {
 			out = run.Record(rec.Channel)
 		} else if out, err = w.filters.filteredRecord(rec, sub.Filter); err != nil {
 			slot.release()
+			w.unadmit(q.host, q.callback, w.cfg.Clock())
 			return q.deadLetter(ctx, rec, n, attempt{err: err, permanent: true})
 		}
 		if sub.Format == hub.FormatAtom { // atom.go
 			var ok bool
 			if out, ok, err = w.atomRecord(out, sub.Topic); err != nil || !ok {
 				slot.release()
+				w.unadmit(q.host, q.callback, w.cfg.Clock())
 				if err != nil {
 					return q.giveUp(ctx, rec, run, n, attempt{err: err, permanent: true})
 				}
@@ -83,29 +87,21 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		a := w.post(ctx, q, &q.target, sub, out)
 		end := time.Now()
 		took := end.Sub(t0)
-		if a.ok() {
-			q.held = slot.kept(a, took, end) // for its next attempt, or the next queue (queue_park.go)
-		} else {
-			slot.done(a, took, end)
-		}
 		now := w.cfg.Clock()
+		seen := w.settle(q.host, q.callback, a, now) // isolate.go
+		if a.ok() {
+			q.held = slot.kept(seen, took, end) // for its next attempt, or the next queue (queue_park.go)
+		} else {
+			slot.done(seen, took, end)
+		}
 		if a.abandoned {
-			w.breakers.report(q.host, now, outcomeAbandon)
 			return resultAbandoned
 		}
 		n++
 		last = a
-		switch {
-		case a.ok(), a.gone():
-			w.breakers.report(q.host, now, outcomeSuccess)
-		case a.hostFailure():
-			w.breakers.report(q.host, now, outcomeFailure)
-		default:
-			w.breakers.report(q.host, now, outcomeAbandon)
-		}
-		d, more := q.retryDelay(a, n, first, now)
+		at, more, held := q.nextAttempt(a, n, first, now)
 		q.recordAttempt(a, now)
-		q.logAttempt(out.Seq, n, a, took, now, d, more) // attemptlog.go
+		q.logAttempt(out.Seq, n, a, took, now, at, more) // attemptlog.go
 		if a.ok() {
 			w.obs.Attempted("delivered", took, end.Sub(rec.Received))
 			return resultDelivered
@@ -117,27 +113,40 @@ func (q *queue) deliver(ctx context.Context, rec wire.Record, run *logcache.Coal
 		w.obs.Attempted("failed", took, 0)
 		q.logger.Debug("delivery failed", "seq", rec.Seq, "attempt", n, "reason", a.reason())
 		if !more {
+			if held != "" {
+				return q.giveUp(ctx, rec, run, n, attempt{status: a.status, err: circuitError(held, n, a)})
+			}
 			return q.giveUp(ctx, rec, run, n, a)
 		}
-		if !sleep(ctx, d, nil, nil) {
+		if !sleep(ctx, at.Sub(now), nil, nil) {
 			return resultAbandoned
 		}
 	}
 }
 
-// retryDelay is how long after a failed attempt, the nth of a
-// notification first attempted at first, the next one is made, or more
-// false when none is (delivered, gone, permanent or the schedule ran out).
-func (q *queue) retryDelay(a attempt, n int, first, now time.Time) (d time.Duration, more bool) {
+// nextAttempt is when the next attempt after a failed one, the nth of a
+// notification first attempted at first, made at now, is made: after the
+// schedule's delay and the callback's Retry-After, once the circuits of
+// the callback and its host let it (held names the one that holds it,
+// "" for none), and the rates and the host's pause do; or more false when
+// none is (delivered, gone, permanent, the schedule ran out or its
+// MaxElapsed would pass).
+func (q *queue) nextAttempt(a attempt, n int, first, now time.Time) (at time.Time, more bool, held string) {
 	if a.ok() || a.gone() || a.permanent {
-		return 0, false
+		return time.Time{}, false, ""
 	}
 	sched := q.w.cfg.Schedule
-	d, more = sched.Delay(n, jitter())
-	if more && sched.MaxElapsed > 0 && now.Add(d).Sub(first) > sched.MaxElapsed {
-		more = false
+	d, more := sched.Delay(n, jitter())
+	if !more {
+		return time.Time{}, false, ""
 	}
-	return d, more
+	at, held = q.w.heldUntil(q.host, q.callback, now.Add(max(d, a.retryAfter)), now)
+	real := time.Now().Add(at.Sub(now)) // the rates run on real time, Config.Clock may not
+	at = at.Add(q.readyAt(real).Sub(real))
+	if sched.MaxElapsed > 0 && at.Sub(first) > sched.MaxElapsed {
+		return time.Time{}, false, held
+	}
+	return at, true, ""
 }
 
 // recordAttempt updates the subscription's statistics after an attempt.

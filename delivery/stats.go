@@ -31,13 +31,18 @@ type SubStats struct {
 	State       string `json:"state"`
 	Host        string `json:"host"`
 	HostBreaker string `json:"hostBreaker"` // closed, open or half-open
-	LastStatus  int    `json:"lastStatus"`  // 0: none yet, or a transport error
-	LastError   string `json:"lastError,omitempty"`
+	// CallbackBreaker is the circuit breaker of the subscription's
+	// callback, which its failed answers count against (isolate.go); set
+	// by the engine's stats (a pointer: a queue keeps its SubStats, and
+	// its size counts, queue_log_test.go).
+	CallbackBreaker *BreakerStats `json:"callbackBreaker,omitempty"`
+	LastStatus      int           `json:"lastStatus"` // 0: none yet, or a transport error
+	LastError       string        `json:"lastError,omitempty"`
 	// Stalled is the store or log error the queue is retrying when State
 	// is StateStalled.
 	Stalled             string     `json:"stalled,omitempty"`
-	LastAttempt         time.Time  `json:"lastAttempt"`
-	LastSuccess         time.Time  `json:"lastSuccess"`
+	LastAttempt         time.Time  `json:"lastAttempt,omitzero"`
+	LastSuccess         time.Time  `json:"lastSuccess,omitzero"`
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
 	Cursor              hub.Cursor `json:"cursor"`
 	// Backlog is 0 when the queue has caught up with its channel;
@@ -46,7 +51,7 @@ type SubStats struct {
 	// shared by all channels.
 	Backlog     uint64    `json:"backlog"`
 	DeadLetters int       `json:"deadLetters"`
-	Expires     time.Time `json:"expires"`
+	Expires     time.Time `json:"expires,omitzero"`
 }
 
 // queueStats is what a queue keeps of its SubStats: the fields its
@@ -169,7 +174,9 @@ func (w *Webhooks) statOf(q *queue, last uint64, now time.Time) SubStats {
 	s.Host = q.host
 	bs, _ := w.breakers.state(q.host, now)
 	s.HostBreaker = bs.String()
-	if bs == BreakerOpen && s.State == StateFailing {
+	cb := breakerStats(w.callbacks, s.Callback, now)
+	s.CallbackBreaker = &cb
+	if (bs == BreakerOpen || cb.State == BreakerOpen.String()) && s.State == StateFailing {
 		s.State = StateCircuitOpen
 	}
 	if ok, _, err := q.h.State(); !ok && s.State != StateStopped {

@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,14 +35,38 @@ func (w *Webhooks) startAttempt(ctx context.Context, sub hub.Subscription, rec w
 	}
 	ctx, span := w.cfg.Tracer.Start(ctx, spanPost, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
-		host := ""
-		if u, err := url.Parse(sub.Callback); err == nil {
-			host = u.Host // not the URL: its path or query may hold a secret
-		}
+		host, port := serverOf(sub.Callback) // not the URL: its path or query may hold a secret
 		span.SetAttributes(attribute.String("rshub.subscription", sub.ID), attribute.String("rshub.channel", rec.Channel),
 			attribute.Int64("rshub.seq", int64(rec.Seq)), attribute.String("server.address", host))
+		if port > 0 {
+			span.SetAttributes(attribute.Int("server.port", port))
+		}
 	}
 	return ctx, span, time.Now()
+}
+
+// serverOf is the host (an IPv6 address without brackets) and port of a
+// callback, as OpenTelemetry's server.address and server.port name them:
+// the port its scheme implies when none is written; 0 when unknown.
+func serverOf(callback string) (string, int) {
+	u, err := url.Parse(callback)
+	if err != nil {
+		return "", 0
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return u.Hostname(), 0
+		}
+		return u.Hostname(), n
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Hostname(), 443
+	case "http":
+		return u.Hostname(), 80
+	}
+	return u.Hostname(), 0
 }
 
 // endAttempt ends an attempt's span with its status and latency.

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"net"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -87,8 +88,35 @@ func TestWebhooks_TraceContextOnEveryAttempt(t *testing.T) {
 			if !hasAttr(s.Attributes(), attribute.Int("http.response.status_code", status)) || (s.Status().Code == codes.Error) != failed {
 				t.Fatalf("attempt %d: attributes %v status %v", i+1, s.Attributes(), s.Status())
 			}
+			host, port := r.srv.Listener.Addr().(*net.TCPAddr).IP.String(), r.srv.Listener.Addr().(*net.TCPAddr).Port
+			if !hasAttr(s.Attributes(), attribute.String("server.address", host)) || !hasAttr(s.Attributes(), attribute.Int("server.port", port)) {
+				t.Fatalf("attempt %d: attributes %v, want server.address %s (the host alone) and server.port %d", i+1, s.Attributes(), host, port)
+			}
 		}
 	})
+}
+
+// server.address is the callback's host alone, an IPv6 address without
+// its brackets; server.port its port, or the one its scheme implies.
+func TestServerOf_HostAndPortApart(t *testing.T) {
+	for _, c := range []struct {
+		callback string
+		host     string
+		port     int
+	}{
+		{"http://127.0.0.1:8080/cb?secret=x", "127.0.0.1", 8080},
+		{"https://hooks.example/cb", "hooks.example", 443},
+		{"http://hooks.example/cb", "hooks.example", 80},
+		{"http://[::1]:9000/cb", "::1", 9000},
+		{"http://[::1]/cb", "::1", 80},
+		{"ftp://x/cb", "x", 0},
+		{"http://x:99999/cb", "x", 0},
+		{"%zz", "", 0},
+	} {
+		if h, p := serverOf(c.callback); h != c.host || p != c.port {
+			t.Errorf("serverOf(%q) = %q, %d; want %q, %d", c.callback, h, p, c.host, c.port)
+		}
+	}
 }
 
 func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {

@@ -164,18 +164,20 @@ type Webhooks struct {
 	cfg      Config
 	logger   *slog.Logger
 	limit    *hostLimit
-	breakers *breakerSet
-	send     sender // cfg.Client's requests (post.go)
-	obs      Observer
-	lastSeq  atomic.Uint64       // last sequence of the log, as last seen
-	h        *loophealth.Tracker // the engine's own store and log calls that fail
-	filters  filterCache         // filtered bodies, shared by the queues
-	wakes    *wakeIndex          // queues by channel, woken by dispatchWakes
-	leases   leaseWakes          // parked queues by the end of their lease
-	kick     chan struct{}       // a shard was acquired: reconcile now; buffered 1
-	index    *statsIndex         // troubled queues and counts by state
-	link     atomic.Pointer[linkMemo]
-	cursors  *cursorBatch // cursors delivered, stored together
+	breakers *breakerSet // of callback hosts
+	// callbacks are the breakers of callbacks (isolate.go).
+	callbacks *breakerSet
+	send      sender // cfg.Client's requests (post.go)
+	obs       Observer
+	lastSeq   atomic.Uint64       // last sequence of the log, as last seen
+	h         *loophealth.Tracker // the engine's own store and log calls that fail
+	filters   filterCache         // filtered bodies, shared by the queues
+	wakes     *wakeIndex          // queues by channel, woken by dispatchWakes
+	leases    leaseWakes          // parked queues by the end of their lease
+	kick      chan struct{}       // a shard was acquired: reconcile now; buffered 1
+	index     *statsIndex         // troubled queues and counts by state
+	link      atomic.Pointer[linkMemo]
+	cursors   *cursorBatch // cursors delivered, stored together
 	// listedVer is the store's version of each shard at its last listing;
 	// Run's goroutine only.
 	listedVer [hub.Shards]uint64
@@ -250,6 +252,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 		obs:         obs,
 		limit:       newHostLimit(cfg.PerHost, cfg.PerHostMin, cfg.PerHostMax, cfg.PerHostRate),
 		breakers:    newBreakerSet(cfg.Breaker),
+		callbacks:   newCallbackBreakers(cfg.Breaker),
 		send:        newSender(cfg.Client),
 		wakes:       newWakeIndex(),
 		leases:      leaseWakes{base: time.Now()},

@@ -187,7 +187,7 @@ func TestFreshState_ResetThroughAnotherHubSeenByTheVersion(t *testing.T) {
 	cs := &chanReadCounter{Store: a.Store}
 	clockB := &testenv.Clock{}
 	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(hubtest.LoadContract(t).Validating(t, mux))
 	t.Cleanup(srv.Close)
 	b, err := hub.New(hub.Config{HubURL: a.URL, Store: versionedChanReadCounter{cs}, Log: a.Log, Client: http.DefaultClient,
 		Logger: slog.New(slog.DiscardHandler), Now: clockB.Now})

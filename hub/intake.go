@@ -110,7 +110,7 @@ func idempotencyKey(topic string, body []byte) string {
 func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err error) {
 	var traced wire.Record // the trace context of the caller's span, stored with the record
 	traceRecord(ctx, &traced)
-	ctx, span := h.cfg.Tracer.Start(ctx, spanCommit)
+	ctx, span := h.startCommit(ctx) // trace.go
 	defer func() { endSpan(span, err) }()
 	start := h.cfg.Now()
 	key := in.key

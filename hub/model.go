@@ -71,11 +71,11 @@ type Channel struct {
 // reaches and which gaps were seen.
 type ChannelState struct {
 	Topic     string    `json:"topic"`
-	LastSeq   uint64    `json:"lastSeq"`   // log sequence of the last accepted notification
-	LastFrom  time.Time `json:"lastFrom"`  // from of the last accepted notification
-	LastUntil time.Time `json:"lastUntil"` // until of the last accepted notification
-	LastHash  string    `json:"lastHash"`  // idempotency key of the last accepted notification
-	Published uint64    `json:"published"` // notifications accepted
+	LastSeq   uint64    `json:"lastSeq"`            // log sequence of the last accepted notification
+	LastFrom  time.Time `json:"lastFrom,omitzero"`  // from of the last accepted notification
+	LastUntil time.Time `json:"lastUntil,omitzero"` // until of the last accepted notification
+	LastHash  string    `json:"lastHash"`           // idempotency key of the last accepted notification
+	Published uint64    `json:"published"`          // notifications accepted
 	Gaps      []Gap     `json:"gaps,omitempty"`
 	// Resets are the operator's resets of the continuity anchor (LastUntil), oldest first; see state.go.
 	Resets []ContinuityReset `json:"resets,omitempty"`
@@ -84,9 +84,9 @@ type ChannelState struct {
 // Gap is a window of Source time no notification covered.
 type Gap struct {
 	From     time.Time `json:"from"`
-	Until    time.Time `json:"until"`
+	Until    time.Time `json:"until,omitzero"`
 	Seq      uint64    `json:"seq"` // the notification after the gap
-	Recorded time.Time `json:"recorded"`
+	Recorded time.Time `json:"recorded,omitzero"`
 }
 
 // SubState is the lifecycle state of a subscription.
@@ -107,10 +107,10 @@ type Subscription struct {
 	Callback string    `json:"callback"` // exactly as given, query string included
 	Secret   string    `json:"secret,omitempty"`
 	Lease    int64     `json:"leaseSeconds"`
-	Expires  time.Time `json:"expires"`
+	Expires  time.Time `json:"expires,omitzero"`
 	State    SubState  `json:"state"`
 	Created  time.Time `json:"created"`
-	Verified time.Time `json:"verified"`
+	Verified time.Time `json:"verified,omitzero"`
 	StartSeq uint64    `json:"startSeq"` // first log sequence this subscription receives
 	// Scheme is how deliveries are signed when Secret is set: "" or
 	// wire.SchemeWebSub, wire.SchemeStandard, wire.SchemeBoth.
@@ -140,7 +140,7 @@ type Subscription struct {
 // Source datetime (until) it corresponds to.
 type Cursor struct {
 	Seq   uint64    `json:"seq"`
-	Until time.Time `json:"until"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // DeadLetter is a notification whose delivery to one subscription gave up.
@@ -151,7 +151,7 @@ type DeadLetter struct {
 	Attempts   int       `json:"attempts"`
 	LastStatus int       `json:"lastStatus"` // last HTTP status, 0 for transport errors
 	Reason     string    `json:"reason"`
-	Failed     time.Time `json:"failed"`
+	Failed     time.Time `json:"failed,omitzero"`
 }
 
 // SubscriptionID is the stable key of the subscription (topic, callback):

@@ -373,7 +373,7 @@ func TestFatPing_TwoHubsShareOneHistory(t *testing.T) {
 	a := newFixture(t)
 	ch := a.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
 	mux := http.NewServeMux()
-	srvB := httptest.NewServer(mux)
+	srvB := httptest.NewServer(hubtest.LoadContract(t).Validating(t, mux))
 	t.Cleanup(srvB.Close)
 	b, err := hub.New(hub.Config{HubURL: a.URL, Store: a.Store, Log: a.Log, Client: http.DefaultClient, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

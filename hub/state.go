@@ -227,11 +227,11 @@ const maxResets = 20
 // records after Seq move it on as usual. Every hub sharing the store picks
 // it up (the one with the highest Gen wins).
 type ContinuityReset struct {
-	Gen       uint64    `json:"gen"`       // 1 for a channel's first reset, then counting up
-	At        time.Time `json:"at"`        // when, by the clock of the hub that made it
-	Seq       uint64    `json:"seq"`       // the channel's last log sequence at the reset
-	PrevUntil time.Time `json:"prevUntil"` // the anchor before
-	Until     time.Time `json:"until"`     // the anchor after; zero: none, the next notification is taken as the first
+	Gen       uint64    `json:"gen"`                // 1 for a channel's first reset, then counting up
+	At        time.Time `json:"at"`                 // when, by the clock of the hub that made it
+	Seq       uint64    `json:"seq"`                // the channel's last log sequence at the reset
+	PrevUntil time.Time `json:"prevUntil,omitzero"` // the anchor before
+	Until     time.Time `json:"until,omitzero"`     // the anchor after; zero: none, the next notification is taken as the first
 	By        string    `json:"by,omitempty"`
 }
 

@@ -29,6 +29,18 @@ func (h *Hub) startIntake(r *http.Request, kind string) (context.Context, trace.
 		trace.WithAttributes(attribute.String("rshub.publish", kind)))
 }
 
+// startCommit starts the commit span, a child of the caller's span, the
+// intake of a publish request or a follower's poll; with none, as for the
+// framework notifications the hub composes by itself when a channel comes
+// or goes (hub/pull, PublishFramework), it starts none, rather than a lone
+// trace of one span.
+func (h *Hub) startCommit(ctx context.Context) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, trace.SpanFromContext(ctx) // a no-op span: ctx has none
+	}
+	return h.cfg.Tracer.Start(ctx, spanCommit)
+}
+
 // endSpan ends span, marking it failed with err when err is not nil.
 func endSpan(span trace.Span, err error) {
 	if err != nil {

@@ -166,3 +166,34 @@ func TestThinPing_TraceContextAndFetchSpan(t *testing.T) {
 		t.Fatalf("fetch parent %v, intake %v, stored %q", fetch.Parent(), intake.SpanContext(), r.TraceParent)
 	}
 }
+
+// A commit made within a traced request or poll is a child of its span; a
+// framework notification the hub composes by itself (a channel created by
+// a subscribe to a new open topic, hub/pull) has no request behind it and
+// exports no span: no lone parentless rshub.commit trace.
+func TestCommit_SpanOnlyUnderItsCallersSpan(t *testing.T) {
+	opt, spans := traced()
+	f := newFixture(t, opt)
+	f.Channel(hub.Channel{Name: "a", Topic: "http://127.0.0.1:1/a/change/", Trust: hub.TrustOpen})
+	note := func(loc string) hub.FrameworkNotification {
+		return hub.FrameworkNotification{Topic: hub.FrameworkTopic(f.URL, "a"), Entries: 1,
+			Body: []byte(fwPayload("changelist", "created") + "<!-- " + loc + " -->")}
+	}
+	if _, err := f.Hub.PublishFramework(context.Background(), note("alone")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spans.Ended() {
+		if s.Name() == "rshub.commit" {
+			t.Fatalf("a commit with no caller's span exported span %s (parent %v)", s.Name(), s.Parent())
+		}
+	}
+	tp := sdktrace.NewTracerProvider()
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")
+	if _, err := f.Hub.PublishFramework(ctx, note("traced")); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	if c := spanNamed(t, spans, "rshub.commit"); c.Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Errorf("commit span's parent %v, want the caller's %v", c.Parent(), parent.SpanContext())
+	}
+}

@@ -86,7 +86,7 @@ func newWSEnv(t testing.TB, o wsEnvOpts) *wsEnv {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", ws)
 	mux.Handle("/events", ws.Events())
-	srv := httptest.NewUnstartedServer(mux)
+	srv := httptest.NewUnstartedServer(hubtest.LoadContract(t).Validating(t, mux)) // every answer checked against the contract
 	if o.sndBufSize > 0 {
 		srv.Listener = smallBufListener{srv.Listener, o.sndBufSize}
 	}

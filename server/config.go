@@ -73,6 +73,18 @@ type Config struct {
 	DefaultRate float64
 	MaxRate     float64
 	PerHostRate float64
+	// BreakerFailures and BreakerCoolDown open a callback host's circuit
+	// (what says the host is unreachable or overloaded counts against it);
+	// BreakerCallbackFailures and BreakerCallbackCoolDown one callback's
+	// (its failed answers); BreakerHostEndpoints is how many callbacks of
+	// a host must give 429, 503 or timeouts before these count against the
+	// host (delivery.BreakerConfig, delivery/isolate.go). -1 failures:
+	// that breaker is off.
+	BreakerFailures         int
+	BreakerCoolDown         time.Duration
+	BreakerCallbackFailures int
+	BreakerCallbackCoolDown time.Duration
+	BreakerHostEndpoints    int
 	// CoalesceThreshold: a webhook subscription whose channel has more
 	// undelivered records than this receives coalesced notifications; 0
 	// disables it except for subscriptions that opt in (rshub.coalesce=on).
@@ -164,6 +176,11 @@ func Defaults() Config {
 		PerHostMin:              delivery.DefaultPerHostMin,
 		PerHostMax:              delivery.DefaultPerHostMax,
 		CoalesceThreshold:       delivery.DefaultCoalesceThreshold,
+		BreakerFailures:         delivery.DefaultBreakerFailures,
+		BreakerCoolDown:         delivery.DefaultBreakerCoolDown,
+		BreakerCallbackFailures: delivery.DefaultBreakerFailures,
+		BreakerCallbackCoolDown: delivery.DefaultBreakerCoolDown,
+		BreakerHostEndpoints:    delivery.DefaultBreakerHostEndpoints,
 		LogFormat:               "text",
 		LogLevel:                "info",
 		ShutdownTimeout:         15 * time.Second,
@@ -221,6 +238,12 @@ func (s Config) Check() error {
 		return fmt.Errorf("--default-rate, --max-rate and --per-host-rate must be 0 (no limit) or %g to %g deliveries a second, got %g, %g and %g", hub.MinRate, hub.MaxRate, s.DefaultRate, s.MaxRate, s.PerHostRate)
 	case s.MaxRate > 0 && s.DefaultRate > s.MaxRate:
 		return fmt.Errorf("--default-rate %g exceeds --max-rate %g", s.DefaultRate, s.MaxRate)
+	case s.BreakerFailures < -1 || s.BreakerCallbackFailures < -1 || s.BreakerFailures > 10000 || s.BreakerCallbackFailures > 10000:
+		return fmt.Errorf("--breaker-failures and --breaker-callback-failures must be -1 (off) or 1 to 10000, got %d and %d", s.BreakerFailures, s.BreakerCallbackFailures)
+	case s.BreakerCoolDown < 0 || s.BreakerCallbackCoolDown < 0 || s.BreakerCoolDown > 24*time.Hour || s.BreakerCallbackCoolDown > 24*time.Hour:
+		return fmt.Errorf("--breaker-cooldown and --breaker-callback-cooldown must be 0 (the default %v) to 24h, got %v and %v", delivery.DefaultBreakerCoolDown, s.BreakerCoolDown, s.BreakerCallbackCoolDown)
+	case s.BreakerHostEndpoints < 0 || s.BreakerHostEndpoints > 1000:
+		return fmt.Errorf("--breaker-host-endpoints must be 1 to 1000, got %d", s.BreakerHostEndpoints)
 	case s.CoalesceThreshold < 0:
 		return fmt.Errorf("--coalesce-threshold must be 0 (off) or positive, got %d", s.CoalesceThreshold)
 	case s.NATSReplicas < 1 || s.NATSReplicas > 5:

@@ -98,6 +98,9 @@ func (p *process) buildDelivery(context.Context) error {
 		DefaultRate: s.DefaultRate,
 		MaxRate:     s.MaxRate,
 		PerHostRate: s.PerHostRate,
+		Breaker: delivery.BreakerConfig{Failures: s.BreakerFailures, CoolDown: s.BreakerCoolDown,
+			CallbackFailures: s.BreakerCallbackFailures, CallbackCoolDown: s.BreakerCallbackCoolDown,
+			HostEndpoints: s.BreakerHostEndpoints},
 	})
 	return nil
 }
@@ -207,7 +210,8 @@ func (p *process) buildLive(context.Context) error {
 			out := make([]metrics.HostGauge, len(hosts))
 			for i, h := range hosts {
 				out[i] = metrics.HostGauge{Host: h.Host, Limit: h.Limit, InFlight: h.InFlight, Paused: !h.PausedUntil.IsZero(), Rate: h.Rate, RateWaiting: h.RateWaiting,
-					BaseSeconds: h.BaselineMS / 1000, SmoothedSeconds: h.SmoothedMS / 1000}
+					BaseSeconds: h.BaselineMS / 1000, SmoothedSeconds: h.SmoothedMS / 1000,
+					BreakerOpen: h.Breaker.State != delivery.BreakerClosed.String(), BreakerFailures: h.Breaker.ConsecutiveFailures}
 			}
 			return out
 		},
@@ -215,7 +219,8 @@ func (p *process) buildLive(context.Context) error {
 			stats := hooks.Failing()
 			out := make([]metrics.SubGauge, len(stats))
 			for i, st := range stats {
-				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters}
+				out[i] = metrics.SubGauge{ID: st.ID, Channel: st.Channel, State: st.State, Backlog: st.Backlog, DeadLetters: st.DeadLetters,
+					CallbackBreakerOpen: st.CallbackBreaker != nil && st.CallbackBreaker.State != delivery.BreakerClosed.String()}
 			}
 			return out
 		},

@@ -53,6 +53,8 @@ func TestSettings_BadValuesFailFast(t *testing.T) {
 		"per-host rate":  {"--per-host-rate", "0.001"},
 		"default > max":  {"--default-rate", "10", "--max-rate", "5"},
 		"gc pacing":      {"--gc", "sometimes"},
+		"breaker":        {"--breaker-failures", "-2"},
+		"breaker cool":   {"--breaker-callback-cooldown", "48h"},
 		"gc idle":        {"--gc-idle", "3m"},
 	}
 	for name, args := range cases {

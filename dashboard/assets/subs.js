@@ -99,7 +99,7 @@ window.rshubSubs = deps => {
       rows.push(el("tr", { "data-sub-id": s.id, "data-state": ss, class: s.failingFirst ? "failing-first" : null },
         el("td", {}, el("div", { class: "mono trunc", title: s.callback }, s.callback), el("div", { class: "sub mono" }, s.id.slice(0, 12), attemptsButton(s))),
         el("td", {}, s.channel || el("span", { class: "sub", title: s.topic }, "(topic)")),
-        el("td", {}, el("span", { class: "pill state " + (stateClass[ss] || "idle") }, ss)),
+        el("td", {}, el("span", { class: "pill state " + (stateClass[ss] || "idle") }, ss), circuitNote(d)),
         last,
         el("td", { class: "num" }, d ? String(d.backlog) : "—"),
         el("td", { class: "num" + (nDL ? " bad-text" : "") }, String(nDL)),
@@ -112,6 +112,22 @@ window.rshubSubs = deps => {
     $("#subs-count").textContent = subs.length + total + (subs.length === 1 && !total ? " subscription" : " subscriptions") +
       (st.failing.length ? " · " + st.failing.length + " failing first" : "") + (st.q ? " · matching “" + st.q + "”" : "");
     $("#subs-more").hidden = !st.more;
+  }
+
+  // circuitNote names the open circuit holding a subscription back: its
+  // callback's (its own failed answers) or its host's (the host refuses
+  // or is overloaded), and when the next probe may go.
+  function circuitNote(d) {
+    if (!d) return null;
+    const cb = d.callbackBreaker || {};
+    if (cb.state && cb.state !== "closed") {
+      const when = cb.openUntil ? " · probe " + fmtIn(cb.openUntil) : "";
+      return el("div", { class: "sub circuit", "data-circuit": "callback", title: cb.consecutiveFailures + " failures in a row (opens at " + cb.failures + ")" }, "callback circuit " + cb.state + when);
+    }
+    if (d.hostBreaker && d.hostBreaker !== "closed") {
+      return el("div", { class: "sub circuit", "data-circuit": "host", title: "the host " + d.host + " refuses connections or several of its callbacks are overloaded" }, "host circuit " + d.hostBreaker);
+    }
+    return null;
   }
 
   function deadLetterRow(sub, dls) {

@@ -25,8 +25,8 @@ type Status struct {
 	// owner stopped and no hub has taken the channel over yet. All are
 	// zero before the channel's first poll.
 	Owner        string    `json:"owner"`
-	Updated      time.Time `json:"updated"`
-	ClaimExpires time.Time `json:"claimExpires"`
+	Updated      time.Time `json:"updated,omitzero"`
+	ClaimExpires time.Time `json:"claimExpires,omitzero"`
 	Expired      bool      `json:"expired"`
 	// Polls counts polls, Requests the GETs they made (NotModified of them
 	// answered 304), Bytes the body bytes fetched, Lists the Change Lists
@@ -56,9 +56,9 @@ type Status struct {
 	Resources int `json:"resources,omitempty"`
 	// Failures is the number of failed polls in a row (the backoff).
 	Failures    int       `json:"failures"`
-	LastPoll    time.Time `json:"lastPoll"`
-	LastSuccess time.Time `json:"lastSuccess"`
-	NextPoll    time.Time `json:"nextPoll"`
+	LastPoll    time.Time `json:"lastPoll,omitzero"`
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	NextPoll    time.Time `json:"nextPoll,omitzero"`
 	LastError   string    `json:"lastError,omitempty"`
 	// Leniencies are the rules the Source's documents broke and the hub
 	// worked around (validation lenient), by rule; at most maxLeniencies

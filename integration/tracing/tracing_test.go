@@ -169,6 +169,10 @@ func TestTracing_OneTraceFromPublishToEveryDelivery(t *testing.T) {
 		case "rshub.webhook.post":
 			posted = append(posted, "00-"+traceID+"-"+s.SpanID+"-01")
 			statuses = append(statuses, fmt.Sprint(s.tag("http.response.status_code")))
+			if addr, port := fmt.Sprint(s.tag("server.address")), fmt.Sprint(s.tag("server.port")); addr != "127.0.0.1" ||
+				(port != failing.srv.URL[strings.LastIndex(failing.srv.URL, ":")+1:] && port != healthy.srv.URL[strings.LastIndex(healthy.srv.URL, ":")+1:]) {
+				t.Errorf("attempt span: server.address %q server.port %q, want the callback's host alone and its port", addr, port)
+			}
 			fallthrough
 		case "rshub.live.send", "rshub.validate", "rshub.commit":
 			if s.parent() != intake.SpanID || s.TraceID != traceID {

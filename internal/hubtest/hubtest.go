@@ -74,7 +74,8 @@ type Fixture struct {
 // loopback, a 1 MiB body limit, the fixture's clock and activations and a
 // silent logger; edit (if not nil) changes that configuration, and mount
 // (if not nil) adds routes to the hub's mux. The hub runs until the test
-// ends, which waits for it.
+// ends, which waits for it. Every answer of the admin API and the hub URL
+// is validated against the contract (contract.go).
 func Start(t *testing.T, edit func(*hub.Config), mount func(*hub.Hub, *http.ServeMux)) *Fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +83,7 @@ func Start(t *testing.T, edit func(*hub.Config), mount func(*hub.Hub, *http.Serv
 	lg, st := Backing(t)
 	f := &Fixture{T: t, Log: lg, Store: st, Clock: &testenv.Clock{}, Active: &Activations{}}
 	mux := http.NewServeMux()
-	f.Server = httptest.NewServer(mux)
+	f.Server = httptest.NewServer(LoadContract(t).Validating(t, mux)) // contract.go
 	t.Cleanup(f.Server.Close)
 	f.URL = f.Server.URL + "/"
 	cfg := hub.Config{

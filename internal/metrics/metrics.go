@@ -28,6 +28,9 @@ type SubGauge struct {
 	State       string
 	Backlog     uint64
 	DeadLetters int
+	// CallbackBreakerOpen is true while its callback's circuit is open or
+	// half-open (delivery/isolate.go).
+	CallbackBreakerOpen bool
 }
 
 // HostGauge is one callback host's adaptive delivery concurrency at scrape
@@ -45,6 +48,10 @@ type HostGauge struct {
 	// SmoothedSeconds its answer time over about the last 8 answers: the
 	// limit grows while SmoothedSeconds stays near BaseSeconds.
 	BaseSeconds, SmoothedSeconds float64
+	// BreakerOpen is true while the host's circuit is open or half-open;
+	// BreakerFailures is the failures it counted since its last success.
+	BreakerOpen     bool
+	BreakerFailures int
 }
 
 // Sources are read at every scrape; nil fields are skipped.
@@ -189,35 +196,40 @@ type gauges struct {
 	attempts                             *prometheus.Desc
 	hostLimit, hostInFlight, hostPaused  *prometheus.Desc
 	hostRate, hostRateWait, hostAnswer   *prometheus.Desc
+	hostBreaker, hostBreakerFails        *prometheus.Desc
+	subBreaker                           *prometheus.Desc
 }
 
 func newGauges(src Sources) *gauges {
 	return &gauges{
-		src:            src,
-		backlog:        prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
-		dead:           prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
-		ws:             prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
-		events:         prometheus.NewDesc("rshub_events_connections", "Open Server-Sent Events streams.", nil, nil),
-		wsRefused:      prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
-		logMsgs:        prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
-		logBytes:       prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
-		logQuarantined: prometheus.NewDesc("rshub_log_quarantined_total", "Log messages that can never be decoded, skipped by every reader (listed at /admin/quarantine).", nil, nil),
-		subStates:      prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
-		deadTotal:      prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
-		subsHeld:       prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
-		hostLimit:      prometheus.NewDesc("rshub_delivery_host_limit", "Webhook requests a callback host may have in flight, as its adaptive limit stands (--per-host-min to --per-host-max).", []string{"host"}, nil),
-		hostInFlight:   prometheus.NewDesc("rshub_delivery_host_in_flight", "Webhook requests in flight to a callback host.", []string{"host"}, nil),
-		hostRate:       prometheus.NewDesc("rshub_delivery_host_rate", "Webhook deliveries a second a callback host is held to (--per-host-rate; absent: no limit).", []string{"host"}, nil),
-		hostRateWait:   prometheus.NewDesc("rshub_delivery_host_rate_waiting", "Webhook deliveries waiting for a callback host's rate or the end of its Retry-After pause, before they wait for a slot.", []string{"host"}, nil),
-		hostAnswer:     prometheus.NewDesc("rshub_delivery_host_answer_seconds", "A callback host's answer time: base, its fastest of the last 5 to 10 s; smoothed, over about its last 8 answers. Its limit grows while smoothed stays within three times base and a millisecond.", []string{"host", "kind"}, nil),
-		hostPaused:     prometheus.NewDesc("rshub_delivery_host_paused", "1 while a callback host's Retry-After pauses deliveries to it.", []string{"host"}, nil),
-		subsRefused:    prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
-		attempts:       prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
+		src:              src,
+		backlog:          prometheus.NewDesc("rshub_subscription_backlog", "Notifications not yet delivered to a subscription (upper bound).", []string{"subscription", "channel", "state"}, nil),
+		dead:             prometheus.NewDesc("rshub_subscription_dead_letters", "Dead letters of a subscription.", []string{"subscription", "channel"}, nil),
+		ws:               prometheus.NewDesc("rshub_websocket_connections", "Open WebSocket sessions.", nil, nil),
+		events:           prometheus.NewDesc("rshub_events_connections", "Open Server-Sent Events streams.", nil, nil),
+		wsRefused:        prometheus.NewDesc("rshub_websocket_protocol_closed_total", "WebSocket clients closed for sending frames the protocol does not allow.", nil, nil),
+		logMsgs:          prometheus.NewDesc("rshub_log_messages", "Notifications held in the log.", nil, nil),
+		logBytes:         prometheus.NewDesc("rshub_log_bytes", "Bytes held in the log.", nil, nil),
+		logQuarantined:   prometheus.NewDesc("rshub_log_quarantined_total", "Log messages that can never be decoded, skipped by every reader (listed at /admin/quarantine).", nil, nil),
+		subStates:        prometheus.NewDesc("rshub_subscriptions", "Webhook subscriptions this hub delivers, by delivery state.", []string{"state"}, nil),
+		deadTotal:        prometheus.NewDesc("rshub_dead_letters", "Dead letters held by the subscriptions this hub delivers.", nil, nil),
+		subsHeld:         prometheus.NewDesc("rshub_subscriptions_counted", "Subscriptions the store holds, as the --open-topics subscription limits last counted them.", nil, nil),
+		hostLimit:        prometheus.NewDesc("rshub_delivery_host_limit", "Webhook requests a callback host may have in flight, as its adaptive limit stands (--per-host-min to --per-host-max).", []string{"host"}, nil),
+		hostInFlight:     prometheus.NewDesc("rshub_delivery_host_in_flight", "Webhook requests in flight to a callback host.", []string{"host"}, nil),
+		hostRate:         prometheus.NewDesc("rshub_delivery_host_rate", "Webhook deliveries a second a callback host is held to (--per-host-rate; absent: no limit).", []string{"host"}, nil),
+		hostRateWait:     prometheus.NewDesc("rshub_delivery_host_rate_waiting", "Webhook deliveries waiting for a callback host's rate or the end of its Retry-After pause, before they wait for a slot.", []string{"host"}, nil),
+		hostAnswer:       prometheus.NewDesc("rshub_delivery_host_answer_seconds", "A callback host's answer time: base, its fastest of the last 5 to 10 s; smoothed, over about its last 8 answers. Its limit grows while smoothed stays within three times base and a millisecond.", []string{"host", "kind"}, nil),
+		hostBreaker:      prometheus.NewDesc("rshub_delivery_host_breaker_open", "1 while a callback host's circuit is open or half-open: it refused connections, or several of its callbacks answered 429 or 503 or timed out (--breaker-failures, --breaker-host-endpoints).", []string{"host"}, nil),
+		hostBreakerFails: prometheus.NewDesc("rshub_delivery_host_breaker_failures", "Failures a callback host's circuit breaker counted since the host last answered.", []string{"host"}, nil),
+		subBreaker:       prometheus.NewDesc("rshub_subscription_callback_breaker_open", "1 while a subscription's callback circuit is open or half-open (--breaker-callback-failures); only subscriptions in trouble have one.", []string{"subscription", "channel"}, nil),
+		hostPaused:       prometheus.NewDesc("rshub_delivery_host_paused", "1 while a callback host's Retry-After pauses deliveries to it.", []string{"host"}, nil),
+		subsRefused:      prometheus.NewDesc("rshub_subscription_limit_refusals_total", "Subscribe requests refused by an --open-topics subscription limit (hub: --max-subscriptions, callback_host: --max-subscriptions-per-host).", []string{"limit"}, nil),
+		attempts:         prometheus.NewDesc("rshub_attempt_log_records_total", "Webhook attempt records for the attempt log, by result: written to the store, or dropped (buffer full or the store failing; the deliveries themselves go on).", []string{"result"}, nil),
 	}
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused, g.hostRate, g.hostRateWait, g.hostAnswer} {
+	for _, d := range []*prometheus.Desc{g.backlog, g.dead, g.ws, g.wsRefused, g.events, g.logMsgs, g.logBytes, g.logQuarantined, g.subStates, g.deadTotal, g.subsHeld, g.subsRefused, g.attempts, g.hostLimit, g.hostInFlight, g.hostPaused, g.hostRate, g.hostRateWait, g.hostAnswer, g.hostBreaker, g.hostBreakerFails, g.subBreaker} {
 		ch <- d
 	}
 }
@@ -230,6 +242,7 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range src.Subscriptions() {
 			ch <- prometheus.MustNewConstMetric(g.backlog, prometheus.GaugeValue, float64(s.Backlog), s.ID, s.Channel, s.State)
 			ch <- prometheus.MustNewConstMetric(g.dead, prometheus.GaugeValue, float64(s.DeadLetters), s.ID, s.Channel)
+			ch <- prometheus.MustNewConstMetric(g.subBreaker, prometheus.GaugeValue, one(s.CallbackBreakerOpen), s.ID, s.Channel)
 		}
 	}
 	if src.SubscriptionStates != nil {
@@ -268,6 +281,8 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.hostLimit, prometheus.GaugeValue, float64(h.Limit), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostInFlight, prometheus.GaugeValue, float64(h.InFlight), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostPaused, prometheus.GaugeValue, paused, h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostBreaker, prometheus.GaugeValue, one(h.BreakerOpen), h.Host)
+			ch <- prometheus.MustNewConstMetric(g.hostBreakerFails, prometheus.GaugeValue, float64(h.BreakerFailures), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostRateWait, prometheus.GaugeValue, float64(h.RateWaiting), h.Host)
 			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.BaseSeconds, h.Host, "base")
 			ch <- prometheus.MustNewConstMetric(g.hostAnswer, prometheus.GaugeValue, h.SmoothedSeconds, h.Host, "smoothed")
@@ -287,4 +302,12 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(g.logBytes, prometheus.GaugeValue, float64(bytes))
 		}
 	}
+}
+
+// one is 1 for true, 0 for false.
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -12,7 +12,7 @@ import (
 func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 	m := New(Sources{
 		Subscriptions: func() []SubGauge {
-			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2}}
+			return []SubGauge{{ID: "s1", Channel: "demo", State: "failing", Backlog: 7, DeadLetters: 2, CallbackBreakerOpen: true}}
 		},
 		SubscriptionStates: func() (map[string]int, int) { return map[string]int{"active": 99999, "failing": 1}, 2 },
 		WebSockets:         func() int { return 3 },
@@ -22,7 +22,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		SubscriptionLimits: func() (int, uint64, uint64) { return 12, 3, 4 },
 		AttemptLog:         func() (uint64, uint64) { return 30, 6 },
 		Hosts: func() []HostGauge {
-			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4, BaseSeconds: 0.0015, SmoothedSeconds: 0.004}, {Host: "free.example:443", Limit: 8}}
+			return []HostGauge{{Host: "cb.example:443", Limit: 12, InFlight: 5, Paused: true, Rate: 2.5, RateWaiting: 4, BaseSeconds: 0.0015, SmoothedSeconds: 0.004, BreakerOpen: true, BreakerFailures: 5}, {Host: "free.example:443", Limit: 8}}
 		},
 	})
 	m.Published("demo", 100, time.Millisecond)
@@ -69,6 +69,10 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_delivery_host_rate{host="cb.example:443"} 2.5`,
 		`rshub_delivery_host_rate_waiting{host="cb.example:443"} 4`,
 		`rshub_delivery_host_rate_waiting{host="free.example:443"} 0`,
+		`rshub_delivery_host_breaker_open{host="cb.example:443"} 1`,
+		`rshub_delivery_host_breaker_open{host="free.example:443"} 0`,
+		`rshub_delivery_host_breaker_failures{host="cb.example:443"} 5`,
+		`rshub_subscription_callback_breaker_open{channel="demo",subscription="s1"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {
