@@ -111,6 +111,13 @@ type Config struct {
 	// stops the periodic one (gcgov.Idle by default, at most
 	// gcgov.MaxIdle).
 	GCIdle time.Duration
+
+	// MercureAudience and MercureIssuer are the aud and iss the Mercure
+	// face (server/mercure.go) expects of an access token of the current
+	// draft; an empty audience is the hub URL's origin followed by
+	// /.well-known/mercure, an empty issuer is not checked.
+	MercureAudience string
+	MercureIssuer   string
 }
 
 // The values of Config.GC.

@@ -1,0 +1,167 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rshub/rshub/access"
+	"github.com/rshub/rshub/wire"
+)
+
+// MaxMercureID bounds the id a Mercure publisher gives its update.
+const MaxMercureID = 256
+
+// The form fields of a Mercure publish.
+const (
+	mercureTopic   = "topic"
+	mercureData    = "data"
+	mercureID      = "id"
+	mercureType    = "type"
+	mercureRetry   = "retry"
+	mercurePrivate = "private"
+)
+
+// MercurePublish returns the handler of Mercure publishes: a POST of a
+// form (topic, data, id, private; type and retry are refused, as the log
+// keeps neither) to a channel's topic, which is intake like any other. The
+// form's data must be a ResourceSync change notification: it is a fat
+// ping of the channel whose topic the one topic field names, validated,
+// checked for continuity and stored as the hub URL's fat pings are, and
+// other data is refused with 400 naming why. The publisher shows a token
+// (access.TokenFrom) that the publishers' verifier takes by rules
+// (access.VerifyAccess) and that grants publish on the topic (401, 403);
+// it takes the place of the channel's publisher trust. private is allowed
+// on a private channel only (a public channel's updates reach every
+// subscriber; the channel decides, never the publish). A publisher's id is
+// the update's idempotency key: the same id published again to the
+// channel is answered as the first and stored once. The answer is 200
+// text/plain with the update's id on every face, its cursor in the log.
+func (h *Hub) MercurePublish(rules access.AccessRules) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			plainError(w, http.StatusMethodNotAllowed, "method not allowed: publish with POST, subscribe with GET")
+			return
+		}
+		ctx, span := h.startIntake(r, "mercure")
+		res, err := h.mercurePublish(ctx, r, rules)
+		endSpan(span, err)
+		if err != nil {
+			h.writeRefusal(w, err)
+			return
+		}
+		epoch := ""
+		if e, ok := h.cfg.Log.(interface{ Epoch() string }); ok {
+			epoch = e.Epoch()
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set(wire.HeaderSeq, strconv.FormatUint(res.Seq, 10))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, wire.Cursor{Epoch: epoch, Seq: res.Seq}.String())
+	})
+}
+
+// mercurePublish reads, authorizes, validates and commits one publish.
+func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.AccessRules) (PublishResult, error) {
+	form, err := h.mercureForm(r)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	topics := form[mercureTopic]
+	if len(topics) != 1 || topics[0] == "" {
+		return PublishResult{}, refuse(reasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
+	}
+	topic := topics[0]
+	for _, f := range []string{mercureType, mercureRetry} {
+		if form.Get(f) != "" {
+			return PublishResult{}, refuse(reasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
+		}
+	}
+	id := form.Get(mercureID)
+	if err := checkMercureID(id); err != nil {
+		return PublishResult{}, refuse(reasonInvalid, "id: %v", err)
+	}
+	tok := access.TokenFrom(r, "")
+	if tok == "" {
+		return PublishResult{}, refuse(reasonUnauthorized, "a Mercure publish needs a token (Authorization: Bearer, or the mercureAuthorization cookie) granting publish on the topic")
+	}
+	g, err := h.cfg.Publishers.VerifyAccess(ctx, tok, rules)
+	if err != nil {
+		ref := &access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()}
+		return PublishResult{}, &PublishError{Status: ref.Status, Code: string(reasonInvalidToken), Msg: ref.Reason, refusal: ref}
+	}
+	if !g.Allows(access.Publish, topic) {
+		ref := &access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"}
+		return PublishResult{}, &PublishError{Status: ref.Status, Code: string(reasonInsufficientScope), Msg: ref.Reason, refusal: ref}
+	}
+	ch, err := h.lookupChannel(ctx, topic)
+	if errors.Is(err, ErrNotFound) {
+		return PublishResult{}, refuse(reasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
+	}
+	if err != nil {
+		return PublishResult{}, unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+	}
+	if form.Get(mercurePrivate) != "" && !ch.Private {
+		return PublishResult{}, refuse(reasonInvalid, "private: this channel is public, its updates reach every subscriber; make the channel private (admin API) to keep them to covering grants")
+	}
+	notification := h.notification
+	if fw, err := h.isFrameworkChannel(ctx, ch); err != nil {
+		return PublishResult{}, unavailable("the state store", err)
+	} else if fw {
+		notification = h.frameworkNotification
+	}
+	in, err := notification(ch, []byte(form.Get(mercureData)), "application/xml", "")
+	if err != nil {
+		var pe *PublishError
+		if errors.As(err, &pe) {
+			pe.Msg = "data must be a ResourceSync change notification (the hub keeps only those): " + pe.Msg
+		}
+		return PublishResult{}, err
+	}
+	if id != "" {
+		in.key = idempotencyKey(topic, []byte("mercure-id\x00"+id))
+	}
+	return h.commit(ctx, in)
+}
+
+// mercureForm reads a publish's form, bounded by MaxBody.
+func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, refuse(reasonContentType, "a Mercure publish is a form (application/x-www-form-urlencoded)")
+	}
+	body, err := readLimited(r.Body, h.cfg.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, refuse(reasonRead, "the form does not parse: %v", wire.Clip(err.Error()))
+	}
+	return form, nil
+}
+
+// checkMercureID refuses an id that is too long, not UTF-8 or holds
+// control characters.
+func checkMercureID(id string) error {
+	if len(id) > MaxMercureID {
+		return fmt.Errorf("longer than %d bytes", MaxMercureID)
+	}
+	if !utf8.ValidString(id) {
+		return errors.New("not UTF-8")
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("holds the control character %U", r)
+		}
+	}
+	return nil
+}
