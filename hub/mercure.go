@@ -95,12 +95,10 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 	}
 	g, err := h.cfg.Publishers.VerifyAccess(ctx, tok, rules)
 	if err != nil {
-		ref := &access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()}
-		return PublishResult{}, &PublishError{Status: ref.Status, Code: string(reasonInvalidToken), Msg: ref.Reason, refusal: ref}
+		return PublishResult{}, tokenRefusal(&access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()})
 	}
 	if !g.Allows(access.Publish, topic) {
-		ref := &access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"}
-		return PublishResult{}, &PublishError{Status: ref.Status, Code: string(reasonInsufficientScope), Msg: ref.Reason, refusal: ref}
+		return PublishResult{}, tokenRefusal(&access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"})
 	}
 	ch, err := h.lookupChannel(ctx, topic)
 	if errors.Is(err, ErrNotFound) {

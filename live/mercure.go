@@ -9,11 +9,8 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-// PathMercure is where the hub answers the Mercure protocol.
-const PathMercure = "/.well-known/mercure"
-
 // MercureSubscribe returns the handler of Mercure subscriptions (GET, and
-// OPTIONS for CORS) at PathMercure: a second face of the same sessions as
+// OPTIONS for CORS) at wire.PathMercure: a second face of the same sessions as
 // Events. The subscription's topic matchers (match, match_exact,
 // match_urlpattern, and the topic parameter of older drafts) select the
 // records whose channel topic they match, in every channel; each record is

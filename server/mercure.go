@@ -6,10 +6,10 @@ import (
 	"net/url"
 
 	"github.com/rshub/rshub/access"
-	"github.com/rshub/rshub/live"
+	"github.com/rshub/rshub/wire"
 )
 
-// registerMercure serves the Mercure protocol at live.PathMercure: GET
+// registerMercure serves the Mercure protocol at wire.PathMercure: GET
 // (and OPTIONS) subscribe through the live sessions, POST publishes
 // through the hub's intake; both take access tokens by the same rules
 // (--mercure-audience, --mercure-issuer).
@@ -20,7 +20,7 @@ func (p *process) registerMercure(mux *http.ServeMux) error {
 	}
 	sub := p.live.MercureSubscribe(rules)
 	pub := p.hub.MercurePublish(rules)
-	mux.Handle(live.PathMercure, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(wire.PathMercure, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			pub.ServeHTTP(w, r)
 			return
@@ -38,7 +38,7 @@ func (s Config) mercureRules(hubURL string) (access.AccessRules, error) {
 		if err != nil {
 			return access.AccessRules{}, fmt.Errorf("hub URL: %w", err)
 		}
-		aud = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: live.PathMercure}).String()
+		aud = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wire.PathMercure}).String()
 	}
 	return access.AccessRules{Audience: aud, Issuer: s.MercureIssuer}, nil
 }

@@ -209,6 +209,24 @@ func TestMercure_PublishReachesMatchingSubscribersExactly(t *testing.T) {
 	}
 }
 
+// The hosted topic and the pull-mode documents of a channel advertise the
+// Mercure face: Link <…/.well-known/mercure>; rel="mercure".
+func TestMercure_DiscoveryLinkOnTopicsAndPullDocuments(t *testing.T) {
+	h := startMercureHub(t)
+	h.mustPublish(h.token([]string{"publish"}, "exact", h.pub), h.pub, h.notification("http://example.com/a"))
+	want := "<" + h.aud + `>; rel="mercure"`
+	for _, u := range []string{h.pub, h.base + wire.CapabilityListPath("pub"), h.base + wire.ChangeListPath("pub")} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if links := strings.Join(resp.Header.Values("Link"), ", "); resp.StatusCode != 200 || !strings.Contains(links, want) {
+			t.Errorf("GET %s: %d, Link %q, want %s", u, resp.StatusCode, links, want)
+		}
+	}
+}
+
 // Last-Event-ID (header, last_event_id, lastEventID) resumes a
 // subscription from the log after the event it names; earliest replays
 // every update the log holds.
