@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 		if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {
 			return
 		}
+		if req.mercureAfter != "" {
+			ls.resumeAfterID(r.Context(), &req)
+		}
 		s := newSession(ls, r.Context(), &ls.sseCount, req)
 		s.out = c
 		if !ls.add(s) {
@@ -55,6 +59,36 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 		}
 		s.run()
 	})
+}
+
+// MaxIDScan bounds how many of the log's latest records a subscription
+// resuming after a publisher's id (Last-Event-ID that is no cursor) reads
+// to find it.
+const MaxIDScan = 100_000
+
+// resumeAfterID turns req's publisher id into the cursor of the latest
+// record among the log's last MaxIDScan that carries it. An id not found
+// there (or a log that fails) is the cursor it reads as, when it reads as
+// one (a cursor of this log, or of an earlier one, which resets), and
+// otherwise starts the subscription live, from the log's end. Publishers
+// cannot give ids that read as this log's cursors.
+func (ls *Sessions) resumeAfterID(ctx context.Context, req *wsRequest) {
+	log := ls.cfg.Log
+	first, last, err := log.Bounds(ctx)
+	if err != nil {
+		return
+	}
+	seq := max(first, last-min(last, MaxIDScan))
+	for {
+		rec, err := log.Next(ctx, "", seq)
+		if err != nil {
+			return
+		}
+		if wire.MercureID(rec.Key) == req.mercureAfter {
+			req.since, req.epoch, req.hasSince = rec.Seq, logEpoch(log), true
+		}
+		seq = rec.Seq + 1
+	}
 }
 
 // writeStreamHeader sends the header of an event stream at once.
@@ -113,8 +147,14 @@ type recordWriter interface {
 	record(rec *wire.Record, id wire.Cursor) error
 }
 
+// record writes rec's update: its id is the one its publisher gave
+// (wire.MercureID), else the cursor.
 func (c *mercureConn) record(rec *wire.Record, id wire.Cursor) error {
-	c.buf = appendMercureEvent(c.buf[:0], "", id, rec.Body)
+	text := wire.MercureID(rec.Key)
+	if text == "" {
+		text = id.String()
+	}
+	c.buf = appendMercureEvent(c.buf[:0], "", text, rec.Body)
 	return c.write(c.buf)
 }
 
@@ -122,7 +162,7 @@ func (c *mercureConn) frame(kind string, id wire.Cursor, b []byte) error {
 	if kind == wire.FrameLive {
 		return c.write([]byte(": live " + id.String() + "\n\n"))
 	}
-	c.buf = appendMercureEvent(c.buf[:0], kind, id, b)
+	c.buf = appendMercureEvent(c.buf[:0], kind, id.String(), b)
 	return c.write(c.buf)
 }
 
@@ -132,9 +172,9 @@ func (c *mercureConn) encoded(e *encodedFrame) error { return c.frame(e.kind, e.
 // and data, one data line per line of data (split at CR LF, CR or LF, as
 // the client joins them with LF), so that empty lines and leading spaces
 // come through unchanged.
-func appendMercureEvent(buf []byte, kind string, id wire.Cursor, data []byte) []byte {
+func appendMercureEvent(buf []byte, kind, id string, data []byte) []byte {
 	buf = append(buf, "id: "...)
-	buf = id.Append(buf)
+	buf = append(buf, id...)
 	buf = append(buf, '\n')
 	if kind != "" {
 		buf = append(buf, "event: "...)

@@ -114,10 +114,12 @@ func parseMercureQuery(q url.Values, header string) (wsRequest, error) {
 		req.hasSince = true
 	default:
 		c, err := wire.ParseCursor(id)
-		if err != nil {
-			return req, fmt.Errorf("Last-Event-ID: %w", err)
+		if err != nil || c.Epoch != "" { // a publisher's id, or a cursor of this log or another
+			req.mercureAfter = id
 		}
-		req.since, req.epoch, req.hasSince = c.Seq, c.Epoch, true
+		if err == nil {
+			req.since, req.epoch, req.hasSince = c.Seq, c.Epoch, true
+		}
 	}
 	return req, nil
 }

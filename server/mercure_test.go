@@ -188,6 +188,9 @@ func TestMercure_PublishReachesMatchingSubscribersExactly(t *testing.T) {
 		"authorization": {h.token([]string{"subscribe"}, "exact", h.secret)}})
 	body := h.notification("http://example.com/a")
 	id := h.mustPublish(pubTok, h.pub, body, "id", "publisher-id-1")
+	if id != "publisher-id-1" {
+		t.Fatalf("publish answered %q, want the publisher's id", id)
+	}
 	if again := h.mustPublish(pubTok, h.pub, body, "id", "publisher-id-1"); again != id {
 		t.Fatalf("the same publisher id was stored again: %s then %s", id, again)
 	}
@@ -287,6 +290,34 @@ func TestMercure_PrivateUpdatesOnlyToCoveringGrants(t *testing.T) {
 	}
 }
 
+// Text that is no ResourceSync document is an update too, stored
+// verbatim as text/plain (as a thin ping stores such a topic) and
+// delivered exactly; a publisher's id is the update's id on the stream,
+// and a Last-Event-ID naming it resumes after it.
+func TestMercure_TextUpdatesAndPublisherIDs(t *testing.T) {
+	h := startMercureHub(t)
+	tok := h.token([]string{"publish"}, "exact", h.pub)
+	live := h.subscribe(url.Values{"match": {h.pub}})
+	texts := []string{"data for\n\n        a test", " leading space\r\nand a CRLF", "third"}
+	want := []string{texts[0], " leading space\nand a CRLF", texts[2]} // a client joins lines with LF
+	for i, text := range texts {
+		if id := h.mustPublish(tok, h.pub, text, "id", fmt.Sprintf("text-%d", i)); id != fmt.Sprintf("text-%d", i) {
+			t.Fatalf("publish %d answered %q", i, id)
+		}
+	}
+	for i := range texts {
+		if e, _ := live.next(); e.id != fmt.Sprintf("text-%d", i) || e.data != want[i] {
+			t.Fatalf("event %d: %+v, want id text-%d and %q", i, e, i, want[i])
+		}
+	}
+	resumed := h.subscribe(url.Values{"match": {h.pub}}, "Last-Event-ID", "text-0")
+	for i := 1; i < len(texts); i++ {
+		if e, _ := resumed.next(); e.id != fmt.Sprintf("text-%d", i) {
+			t.Fatalf("resumed after text-0: event %+v, want text-%d", e, i)
+		}
+	}
+}
+
 // Every refusal of the Mercure face names its cause: tokens (missing,
 // bad, wrong audience or issuer, without the grant), forms and queries.
 func TestMercure_AuthorizationAndRequestErrors(t *testing.T) {
@@ -315,18 +346,21 @@ func TestMercure_AuthorizationAndRequestErrors(t *testing.T) {
 		status int
 		says   string
 	}{
-		"no token":          {"", form(), 401, "token"},
-		"bad signature":     {pubTok[:len(pubTok)-4] + "AAAA", form(), 401, "invalid_token"},
-		"wrong audience":    {wrongAud, form(), 401, "aud"},
-		"wrong issuer":      {wrongIss, form(), 401, "iss"},
-		"subscribe only":    {subOnly, form(), 403, "insufficient_scope"},
-		"other topic":       {pubTok, form("topic", h.secret), 403, "insufficient_scope"},
-		"no channel":        {h.token([]string{"publish"}, "exact", "*"), form("topic", "urn:nothing"), 404, "channel"},
-		"not ResourceSync":  {pubTok, form("data", "hello\n\n  world"), 400, "ResourceSync"},
-		"type":              {pubTok, form("type", "custom"), 400, "type"},
-		"retry":             {pubTok, form("retry", "10"), 400, "retry"},
-		"two topics":        {pubTok, url.Values{"topic": {h.pub, h.secret}, "data": {data}}, 400, "one topic"},
-		"id with a newline": {pubTok, form("id", "a\nb"), 400, "id"},
+		"no token":             {"", form(), 401, "token"},
+		"bad signature":        {pubTok[:len(pubTok)-4] + "AAAA", form(), 401, "invalid_token"},
+		"wrong audience":       {wrongAud, form(), 401, "aud"},
+		"wrong issuer":         {wrongIss, form(), 401, "iss"},
+		"subscribe only":       {subOnly, form(), 403, "insufficient_scope"},
+		"other topic":          {pubTok, form("topic", h.secret), 403, "insufficient_scope"},
+		"no channel":           {h.token([]string{"publish"}, "exact", "*"), form("topic", "urn:nothing"), 404, "channel"},
+		"invalid ResourceSync": {pubTok, form("data", `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url/></urlset>`), 400, "ResourceSync"},
+		"empty data":           {pubTok, form("data", ""), 400, "empty"},
+		"cursor-like id":       {pubTok, form("id", "42"), 400, "cursor"},
+		"earliest id":          {pubTok, form("id", "earliest"), 400, "earliest"},
+		"type":                 {pubTok, form("type", "custom"), 400, "type"},
+		"retry":                {pubTok, form("retry", "10"), 400, "retry"},
+		"two topics":           {pubTok, url.Values{"topic": {h.pub, h.secret}, "data": {data}}, 400, "one topic"},
+		"id with a newline":    {pubTok, form("id", "a\nb"), 400, "id"},
 	} {
 		s, b, hdr := h.publish(tc.token, tc.form)
 		if s != tc.status || !strings.Contains(b+hdr.Get("WWW-Authenticate"), tc.says) {
@@ -344,7 +378,7 @@ func TestMercure_AuthorizationAndRequestErrors(t *testing.T) {
 		"reserved namespace":  {"Matching=x", nil, 400, "Matching"},
 		"bad pattern":         {"match_urlpattern=" + url.QueryEscape("https://e/(\\d+)"), nil, 400, "groups"},
 		"control character":   {"match=a%01b", nil, 400, "control"},
-		"bad Last-Event-ID":   {"match=x", []string{"Last-Event-ID", "not a cursor"}, 400, "Last-Event-ID"},
+		"last_event_id twice": {"match=x&last_event_id=a&last_event_id=b", nil, 400, "last_event_id"},
 		"bad token":           {"match=x&authorization=x.y.z", nil, 401, "invalid_token"},
 		"publish-only aud ok": {"match=x", []string{"Authorization", "Bearer " + wrongAud}, 401, "aud"},
 	} {
@@ -352,7 +386,7 @@ func TestMercure_AuthorizationAndRequestErrors(t *testing.T) {
 		for i := 0; i+1 < len(tc.hdr); i += 2 {
 			req.Header.Set(tc.hdr[i], tc.hdr[i+1])
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req) // a stream opened by mistake fails, not hangs
 		if err != nil {
 			t.Fatal(err)
 		}
