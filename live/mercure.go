@@ -15,10 +15,10 @@ import (
 // Events. The subscription's topic matchers (match, match_exact,
 // match_urlpattern, and the topic parameter of older drafts) select the
 // records whose channel topic they match, in every channel; each record is
-// an event whose id is the cursor (as on /events, so Last-Event-ID, or
-// the query's last_event_id or lastEventID, resumes from the log;
-// "earliest" replays all it holds) and whose data is the notification as
-// it was published, line by line. A token (access.TokenFrom: the
+// an event whose id is its publisher's (wire.MercureID) or else its cursor
+// (as on /events), so Last-Event-ID, or the query's last_event_id or
+// lastEventID, resumes from the log ("earliest" replays all it holds), and
+// whose data is the update as it was published, line by line. A token (access.TokenFrom: the
 // authorization query parameter, the mercureAuthorization cookie or
 // Authorization: Bearer) is verified with rules (access.VerifyAccess):
 // one that does not verify is refused with 401; without one the
