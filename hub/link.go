@@ -13,7 +13,8 @@ import (
 // channel's), describedby when the channel names a dataset description,
 // and rel="alternate" the channel's Atom feed, which pull mode serves for
 // stored channels only: a framework channel has no documents of its own,
-// so its topic advertises no feed.
+// so its topic advertises no feed. Last, rel="mercure" names the hub's
+// Mercure face (wire.PathMercure), where the topic is a Mercure topic.
 func (h *Hub) topicLinks(ctx context.Context, ch Channel) (string, error) {
 	links := wire.NotificationLinks(ch.Topic, h.cfg.HubURL, ch.CapabilityList)
 	if ch.DescribedBy != "" {
@@ -26,5 +27,5 @@ func (h *Hub) topicLinks(ctx context.Context, ch Channel) (string, error) {
 	if !framework {
 		links += ", " + wire.FeedLink(h.origin()+wire.CapabilityListPath(ch.Name))
 	}
-	return links, nil
+	return links + ", " + wire.MercureLink(h.origin()), nil
 }

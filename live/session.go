@@ -162,9 +162,12 @@ func (s *session) writeQueued() error {
 // writeLive writes one queued frame: shared encodings, or the session's own
 // when it filters entries.
 func (s *session) writeLive(f liveFrame) error {
+	rw, own := s.out.(recordWriter)
 	switch {
 	case f.gap != nil:
 		return s.out.encoded(f.gap)
+	case own:
+		return s.sendTraced(&f.lr.rec, func() error { return rw.record(&f.lr.rec, wire.Cursor{Epoch: f.lr.rec.Epoch, Seq: f.pos}) })
 	case !s.req.filter.IsZero():
 		b, err := notificationJSON(f.lr.rec, s.req.raw, s.req.filter)
 		if err != nil {
@@ -229,6 +232,9 @@ func (s *session) wants(rec *wire.Record) bool {
 		if !found {
 			return false
 		}
+	}
+	if s.req.topics != nil && !s.req.topics.match(rec.Topic) {
+		return false
 	}
 	if s.req.sinceTime.IsZero() {
 		return true
@@ -351,6 +357,14 @@ func (s *session) replayFrom(cursor uint64) (uint64, error) {
 		}
 		cursor = rec.Seq
 		if !s.wants(&rec) || s.hides(&rec) {
+			continue
+		}
+		if rw, own := s.out.(recordWriter); own {
+			if err := rw.record(&rec, wire.Cursor{Epoch: s.epoch, Seq: rec.Seq}); err != nil {
+				s.close(0, "")
+				return cursor, err
+			}
+			s.pos = rec.Seq
 			continue
 		}
 		b, err := notificationJSON(rec, s.req.raw, s.req.filter)

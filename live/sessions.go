@@ -160,6 +160,10 @@ type wsRequest struct {
 	coalesce  bool              // replay the backlog coalesced (wire.ParamSessionCoalesce)
 	grant     access.Grant      // what the session's token lets it read of private channels
 	expires   time.Time         // when the token expires, if it admitted a private channel
+	topics    *topicMatcher     // a Mercure subscription's matchers (mercure_query.go); nil: channels decide
+	// mercureAfter is a Mercure subscription's Last-Event-ID when it is a
+	// publisher's id rather than a cursor (resumeAfterID)
+	mercureAfter string
 }
 
 // add registers a new session unless the transport is shut down.

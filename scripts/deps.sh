@@ -18,6 +18,10 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 if [ "${RSHUB_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  # integration/mercure runs Mercure's conformance suite (Playwright, with
+  # this chromium) through node; npm installs its runner into the cache
+  command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+  command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 fi
 [ ${#need_apt[@]} -eq 0 ] && exit 0
 

@@ -146,6 +146,13 @@ type Config struct {
 	SubscriberJWTIssuer   string
 	PublisherJWTAudience  string
 	PublisherJWTIssuer    string
+
+	// MercureAudience and MercureIssuer are the aud and iss the Mercure
+	// face (server/mercure.go) expects of an access token of the current
+	// draft; an empty audience is the hub URL's origin followed by
+	// /.well-known/mercure, an empty issuer is not checked.
+	MercureAudience string
+	MercureIssuer   string
 }
 
 // The values of Config.GC.

@@ -295,7 +295,10 @@ func (p *process) buildRoutes(context.Context) error {
 	}
 	p.pull.Register(mux)
 	mux.Handle("GET /ws", p.live)
-	mux.Handle("/events", p.live.Events())         // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
+	mux.Handle("/events", p.live.Events()) // Server-Sent Events; answers OPTIONS (CORS) and 405 itself
+	if err := p.registerMercure(mux); err != nil {
+		return err
+	}
 	mux.Handle("GET /metrics", p.metricsHandler()) // metricsdoor.go
 	if p.dash != nil {
 		p.dash.Register(mux)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // TestHostedTopic_EveryAdvertisedLinkAnswers200: every link the Link
 // header of a hosted topic advertises (self, hub, resourcesync,
-// describedby, the Atom feed), on HEAD and GET, and every link its
+// describedby, the Atom feed, the Mercure face), on HEAD and GET, and every link its
 // framework topic advertises, answers 200 on the same hub: no topic
 // advertises a document nobody serves.
 func TestHostedTopic_EveryAdvertisedLinkAnswers200(t *testing.T) {
@@ -54,11 +55,15 @@ func TestHostedTopic_EveryAdvertisedLinkAnswers200(t *testing.T) {
 				for _, r := range l.Rels {
 					rels[r] = true
 				}
-				if got := status(t, http.MethodGet, l.Href); got != http.StatusOK {
+				href := l.Href
+				if l.Has(wire.RelMercure) { // the Mercure face answers a subscription to the topic
+					href += "?match=" + url.QueryEscape(topic)
+				}
+				if got := status(t, http.MethodGet, href); got != http.StatusOK {
 					t.Errorf("%s %s advertises <%s>; rel=%v, which answers %d", m, topic, l.Href, l.Rels, got)
 				}
 			}
-			for _, r := range []string{wire.RelSelf, wire.RelHub, wire.RelResourceSync} {
+			for _, r := range []string{wire.RelSelf, wire.RelHub, wire.RelResourceSync, wire.RelMercure} {
 				if !rels[r] {
 					t.Errorf("%s %s: no rel=%s in %q", m, topic, r, resp.Header.Values("Link"))
 				}

@@ -95,6 +95,8 @@ func parseSettings(args []string, lookup func(string) (string, bool), out io.Wri
 	fs.StringVar(&s.PublisherJWTAudience, "publisher-jwt-audience", "", "when set, publisher tokens must name it in aud")
 	fs.StringVar(&s.PublisherJWTIssuer, "publisher-jwt-issuer", "", "when set, publisher tokens must have it as iss")
 	fs.StringVar(&s.PublisherJWKSURL, "publisher-jwks-url", "", "JWKS URL of publisher token keys, chosen by the token's kid")
+	fs.StringVar(&s.MercureAudience, "mercure-audience", "", "the resource identifier a Mercure access token (typ at+jwt, authorization_details) must name in aud, e.g. https://hub.example/.well-known/mercure; empty: the hub URL's origin followed by /.well-known/mercure")
+	fs.StringVar(&s.MercureIssuer, "mercure-issuer", "", "the iss a Mercure access token must have; empty: not checked")
 	fs.IntVar(&s.RotateEntries, "rotate-entries", d.RotateEntries, "close a pull-mode Change List at this many entries (at most 50000)")
 	fs.DurationVar(&s.RotatePeriod, "rotate-period", d.RotatePeriod, "close a pull-mode Change List when Source time passes this period (0: by count only)")
 	fs.DurationVar(&s.ClaimTTL, "claim-ttl", d.ClaimTTL, "bound on how long a dead hub's delivery shards wait for live hubs: shard leases last two thirds of it, renewed every sixth")

@@ -216,11 +216,14 @@ func (p *Pull) writeDescription(w io.Writer, chans []hub.Channel) error {
 // linkHeader returns the Link header of a document of channel ch: its
 // Capability List (rel="resourcesync", ResourceSync §12.2), the document's
 // parent up (rel="up", the target of its rs:ln rel="up") and, when the
-// channel has one, its dataset description (rel="describedby").
+// channel has one, its dataset description (rel="describedby"), and the
+// hub's Mercure face (rel="mercure"), where the channel's topic is a
+// Mercure topic.
 func (p *Pull) linkHeader(ch hub.Channel, up string) string {
 	return wire.FormatLinks(
 		wire.Link{Href: p.capabilityURL(ch.Name), Rels: []string{wire.RelResourceSync}},
 		wire.Link{Href: up, Rels: []string{wire.RelUp}},
 		wire.Link{Href: ch.DescribedBy, Rels: []string{wire.RelDescribedBy}},
+		wire.Link{Href: p.base + wire.PathMercure, Rels: []string{wire.RelMercure}},
 	)
 }

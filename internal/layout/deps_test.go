@@ -63,7 +63,7 @@ func TestDeps_AptGet(t *testing.T) {
 				t.Errorf("call %q: want it to wait for the dpkg lock", c)
 			}
 		}
-		for _, pkg := range []string{"install", "redis-server", "curl", "openssl", "python3", "chromium"} {
+		for _, pkg := range []string{"install", "redis-server", "curl", "openssl", "python3", "chromium", "nodejs", "npm"} {
 			if !strings.Contains(calls[1], pkg) {
 				t.Errorf("install call %q: want %s", calls[1], pkg)
 			}
@@ -89,7 +89,8 @@ func TestDeps_AptGet(t *testing.T) {
 	})
 	t.Run("nothing missing, nothing run", func(t *testing.T) {
 		out, ok, calls := depsRun(t, map[string]string{"id": `echo 0`, "apt-get": stubAptGet,
-			"redis-server": stubTrue, "curl": stubTrue, "openssl": stubTrue, "python3": stubTrue, "chromium": stubTrue})
+			"redis-server": stubTrue, "curl": stubTrue, "openssl": stubTrue, "python3": stubTrue, "chromium": stubTrue,
+			"node": stubTrue, "npm": stubTrue})
 		if !ok || len(calls) != 0 {
 			t.Fatalf("ok=%v calls=%q out=%q: want no apt-get", ok, calls, out)
 		}

@@ -1,0 +1,212 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rshub/rshub/access"
+	"github.com/rshub/rshub/changefeed"
+	"github.com/rshub/rshub/wire"
+)
+
+// MaxMercureID bounds the id a Mercure publisher gives its update.
+const MaxMercureID = 256
+
+// The form fields of a Mercure publish.
+const (
+	mercureTopic   = "topic"
+	mercureData    = "data"
+	mercureID      = "id"
+	mercureType    = "type"
+	mercureRetry   = "retry"
+	mercurePrivate = "private"
+)
+
+// MercurePublish returns the handler of Mercure publishes: a POST of a
+// form (topic, data, id, private; type and retry are refused, as the log
+// keeps neither) to a channel's topic, which is intake like any other (with
+// --open-topics, a topic no channel has makes an open channel, as a
+// WebSub ping's does). Data that claims to be a ResourceSync document must
+// be a valid change notification: a fat ping of the channel, validated,
+// checked for continuity and stored as the hub URL's fat pings are; other
+// non-empty UTF-8 text is stored verbatim as text/plain, as a thin ping
+// stores a topic that is no ResourceSync document (webhooks deliver it as
+// it is, live sessions carry it, pull mode leaves it out). The publisher
+// shows a token (access.TokenFrom) that the publishers' verifier takes by
+// rules (access.VerifyAccess) and that grants publish on the topic (401,
+// 403); it takes the place of the channel's publisher trust. private is
+// allowed on a private channel only (a public channel's updates reach
+// every subscriber; the channel decides, never the publish). A publisher's
+// id (one that does not read as this log's cursor) is the update's id on
+// the Mercure face and its idempotency key (wire.MercureKey): published
+// again to the topic it is answered as the first and stored once. The
+// answer is 200 text/plain with the update's id: the publisher's, else
+// its cursor in the log.
+func (h *Hub) MercurePublish(rules access.AccessRules) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			plainError(w, http.StatusMethodNotAllowed, "method not allowed: publish with POST, subscribe with GET")
+			return
+		}
+		ctx, span := h.startIntake(r, "mercure")
+		res, id, err := h.mercurePublish(ctx, r, rules)
+		endSpan(span, err)
+		if err != nil {
+			h.writeRefusal(w, err)
+			return
+		}
+		if id == "" {
+			id = wire.Cursor{Epoch: h.logEpoch(), Seq: res.Seq}.String()
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set(wire.HeaderSeq, strconv.FormatUint(res.Seq, 10))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, id)
+	})
+}
+
+// mercurePublish reads, authorizes, validates and commits one publish; it
+// returns the publisher's id too ("" without one).
+func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.AccessRules) (PublishResult, string, error) {
+	form, err := h.mercureForm(r)
+	if err != nil {
+		return PublishResult{}, "", err
+	}
+	topics := form[mercureTopic]
+	if len(topics) != 1 || topics[0] == "" {
+		return PublishResult{}, "", refuse(reasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
+	}
+	topic := topics[0]
+	for _, f := range []string{mercureType, mercureRetry} {
+		if form.Get(f) != "" {
+			return PublishResult{}, "", refuse(reasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
+		}
+	}
+	id := form.Get(mercureID)
+	if err := checkMercureID(id); err != nil {
+		return PublishResult{}, "", refuse(reasonInvalid, "id: %v", err)
+	}
+	if c, err := wire.ParseCursor(id); id != "" && (id == "earliest" || err == nil && (c.Epoch == "" || c.Epoch == h.logEpoch())) {
+		return PublishResult{}, "", refuse(reasonInvalid, "id: %s reads as one of the hub's own ids (a cursor of its log, or earliest); choose another", wire.Clip(strconv.Quote(id)))
+	}
+	tok := access.TokenFrom(r, "")
+	if tok == "" {
+		return PublishResult{}, "", refuse(reasonUnauthorized, "a Mercure publish needs a token (Authorization: Bearer, or the mercureAuthorization cookie) granting publish on the topic")
+	}
+	g, err := h.cfg.Publishers.VerifyAccess(ctx, tok, rules)
+	if err != nil {
+		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()})
+	}
+	if !g.Allows(access.Publish, topic) {
+		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"})
+	}
+	ch, err := h.lookupChannel(ctx, topic)
+	if errors.Is(err, ErrNotFound) && form.Get(mercurePrivate) == "" {
+		ch, err = h.channelFor(ctx, topic) // --open-topics: a new open channel
+	}
+	if errors.Is(err, ErrNotFound) {
+		return PublishResult{}, "", refuse(reasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
+	}
+	if err != nil {
+		var pe *PublishError
+		if errors.As(err, &pe) {
+			return PublishResult{}, "", err
+		}
+		return PublishResult{}, "", unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
+	}
+	if form.Get(mercurePrivate) != "" && !ch.Private {
+		return PublishResult{}, "", refuse(reasonInvalid, "private: this channel is public, its updates reach every subscriber; make the channel private (admin API) to keep them to covering grants")
+	}
+	in, err := h.mercureUpdate(ctx, ch, []byte(form.Get(mercureData)))
+	if err != nil {
+		return PublishResult{}, "", err
+	}
+	if id != "" {
+		in.key = wire.MercureKey(topic, id)
+	}
+	res, err := h.commit(ctx, in)
+	return res, id, err
+}
+
+// logEpoch is the identity of the hub's log ("" for a log without one).
+func (h *Hub) logEpoch() string {
+	if e, ok := h.cfg.Log.(interface{ Epoch() string }); ok {
+		return e.Epoch()
+	}
+	return ""
+}
+
+// mercureUpdate makes the incoming record of a publish's data: a fat ping
+// when the data claims to be a ResourceSync document (then it must be a
+// valid change notification, or a framework notification on a framework
+// channel), any other text stored verbatim as text/plain, as a thin ping
+// stores a topic that is no ResourceSync document.
+func (h *Hub) mercureUpdate(ctx context.Context, ch Channel, data []byte) (incoming, error) {
+	fw, err := h.isFrameworkChannel(ctx, ch)
+	if err != nil {
+		return incoming{}, unavailable("the state store", err)
+	}
+	switch {
+	case fw:
+		return h.frameworkNotification(ch, data, "application/xml", "")
+	case changefeed.Sniff(data).ResourceSync:
+		in, err := h.notification(ch, data, "application/xml", "")
+		var pe *PublishError
+		if errors.As(err, &pe) {
+			pe.Msg = "data is a ResourceSync document but not a valid change notification: " + pe.Msg
+		}
+		return in, err
+	case len(data) == 0:
+		return incoming{}, refuse(reasonInvalid, "data is empty: an update carries a change notification or text")
+	case !utf8.Valid(data):
+		return incoming{}, refuse(reasonInvalid, "data is not UTF-8")
+	}
+	return incoming{ch: ch, body: data, contentType: mercureText}, nil
+}
+
+// mercureText is the content type of a Mercure update's data that is no
+// ResourceSync document.
+const mercureText = "text/plain; charset=utf-8"
+
+// mercureForm reads a publish's form, bounded by MaxBody.
+func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, refuse(reasonContentType, "a Mercure publish is a form (application/x-www-form-urlencoded)")
+	}
+	body, err := readLimited(r.Body, h.cfg.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, refuse(reasonRead, "the form does not parse: %v", wire.Clip(err.Error()))
+	}
+	return form, nil
+}
+
+// checkMercureID refuses an id that is too long, not UTF-8 or holds
+// control characters.
+func checkMercureID(id string) error {
+	if len(id) > MaxMercureID {
+		return fmt.Errorf("longer than %d bytes", MaxMercureID)
+	}
+	if !utf8.ValidString(id) {
+		return errors.New("not UTF-8")
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("holds the control character %U", r)
+		}
+	}
+	return nil
+}
