@@ -83,24 +83,24 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 	}
 	topics := form[mercureTopic]
 	if len(topics) != 1 || topics[0] == "" {
-		return PublishResult{}, "", refuse(reasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
+		return PublishResult{}, "", refuse(ReasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
 	}
 	topic := topics[0]
 	for _, f := range []string{mercureType, mercureRetry} {
 		if form.Get(f) != "" {
-			return PublishResult{}, "", refuse(reasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
+			return PublishResult{}, "", refuse(ReasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
 		}
 	}
 	id := form.Get(mercureID)
 	if err := checkMercureID(id); err != nil {
-		return PublishResult{}, "", refuse(reasonInvalid, "id: %v", err)
+		return PublishResult{}, "", refuse(ReasonInvalid, "id: %v", err)
 	}
 	if c, err := wire.ParseCursor(id); id != "" && (id == "earliest" || err == nil && (c.Epoch == "" || c.Epoch == h.logEpoch())) {
-		return PublishResult{}, "", refuse(reasonInvalid, "id: %s reads as one of the hub's own ids (a cursor of its log, or earliest); choose another", wire.Clip(strconv.Quote(id)))
+		return PublishResult{}, "", refuse(ReasonInvalid, "id: %s reads as one of the hub's own ids (a cursor of its log, or earliest); choose another", wire.Clip(strconv.Quote(id)))
 	}
 	tok := access.TokenFrom(r, "")
 	if tok == "" {
-		return PublishResult{}, "", refuse(reasonUnauthorized, "a Mercure publish needs a token (Authorization: Bearer, or the mercureAuthorization cookie) granting publish on the topic")
+		return PublishResult{}, "", refuse(ReasonUnauthorized, "a Mercure publish needs a token (Authorization: Bearer, or the mercureAuthorization cookie) granting publish on the topic")
 	}
 	g, err := h.cfg.Publishers.VerifyAccess(ctx, tok, rules)
 	if err != nil {
@@ -114,7 +114,7 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 		ch, err = h.channelFor(ctx, topic) // --open-topics: a new open channel
 	}
 	if errors.Is(err, ErrNotFound) {
-		return PublishResult{}, "", refuse(reasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
+		return PublishResult{}, "", refuse(ReasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
 	}
 	if err != nil {
 		var pe *PublishError
@@ -124,7 +124,7 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 		return PublishResult{}, "", unavailable("the state store", fmt.Errorf("channel lookup: %w", err))
 	}
 	if form.Get(mercurePrivate) != "" && !ch.Private {
-		return PublishResult{}, "", refuse(reasonInvalid, "private: this channel is public, its updates reach every subscriber; make the channel private (admin API) to keep them to covering grants")
+		return PublishResult{}, "", refuse(ReasonInvalid, "private: this channel is public, its updates reach every subscriber; make the channel private (admin API) to keep them to covering grants")
 	}
 	in, err := h.mercureUpdate(ctx, ch, []byte(form.Get(mercureData)))
 	if err != nil {
@@ -166,9 +166,9 @@ func (h *Hub) mercureUpdate(ctx context.Context, ch Channel, data []byte) (incom
 		}
 		return in, err
 	case len(data) == 0:
-		return incoming{}, refuse(reasonInvalid, "data is empty: an update carries a change notification or text")
+		return incoming{}, refuse(ReasonInvalid, "data is empty: an update carries a change notification or text")
 	case !utf8.Valid(data):
-		return incoming{}, refuse(reasonInvalid, "data is not UTF-8")
+		return incoming{}, refuse(ReasonInvalid, "data is not UTF-8")
 	}
 	return incoming{ch: ch, body: data, contentType: mercureText}, nil
 }
@@ -181,7 +181,7 @@ const mercureText = "text/plain; charset=utf-8"
 func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, refuse(reasonContentType, "a Mercure publish is a form (application/x-www-form-urlencoded)")
+		return nil, refuse(ReasonContentType, "a Mercure publish is a form (application/x-www-form-urlencoded)")
 	}
 	body, err := readLimited(r.Body, h.cfg.MaxBody)
 	if err != nil {
@@ -189,7 +189,7 @@ func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, refuse(reasonRead, "the form does not parse: %v", wire.Clip(err.Error()))
+		return nil, refuse(ReasonRead, "the form does not parse: %v", wire.Clip(err.Error()))
 	}
 	return form, nil
 }
