@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rshub/rshub/access"
+	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/wire"
 )
 
@@ -36,7 +37,7 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 			return
 		default:
 			w.Header().Set("Allow", "GET, OPTIONS")
-			http.Error(w, "method not allowed: subscribe with GET", http.StatusMethodNotAllowed)
+			ls.cfg.Refusals.Refuse(w, hub.ReasonMethod, "method not allowed: subscribe with GET")
 			return
 		}
 		req, ok := ls.admitMercure(w, r, rules)
@@ -105,18 +106,17 @@ func writeStreamHeader(w http.ResponseWriter) {
 // the engine shuts down (503); it answers a refused request itself.
 func (ls *Sessions) admitMercure(w http.ResponseWriter, r *http.Request, rules access.AccessRules) (wsRequest, bool) {
 	if !ls.originAllowed(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonOrigin, "origin not allowed")
 		return wsRequest{}, false
 	}
 	ls.allowOrigin(w, r)
 	if ls.cfg.Token != "" && r.URL.Query().Get(wire.ParamToken) != ls.cfg.Token {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rshub"`)
-		http.Error(w, "missing or wrong token: this hub's live sessions need ?token=", http.StatusUnauthorized)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonSessionToken, "missing or wrong token: this hub's live sessions need ?token=")
 		return wsRequest{}, false
 	}
 	req, err := parseMercureQuery(r.URL.Query(), r.Header.Get(wire.HeaderLastEventID))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonSession, "%s", err.Error())
 		return req, false
 	}
 	if tok := access.TokenFrom(r, ""); tok != "" {
@@ -131,7 +131,7 @@ func (ls *Sessions) admitMercure(w http.ResponseWriter, r *http.Request, rules a
 	closed := ls.closed
 	ls.mu.Unlock()
 	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		ls.cfg.Refusals.Refuse(w, hub.ReasonShuttingDown, "shutting down")
 	}
 	return req, !closed
 }
