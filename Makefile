@@ -10,9 +10,10 @@ run:
 
 # Runs an edge hub of `make run`'s hub on 127.0.0.1:8081 (docs/edge.md): its
 # log mirrors the origin's over a NATS leaf node link, publishes go to the
-# origin.
+# origin. EDGE_DATA is its data folder.
+EDGE_DATA ?= ./data-edge
 run-edge:
-	go run ./cmd/hub --demo --listen 127.0.0.1:8081 --data-dir ./data-edge --nats-listen off \
+	go run ./cmd/hub --demo --listen 127.0.0.1:8081 --data-dir $(EDGE_DATA) --nats-listen off \
 		--upstream http://127.0.0.1:8080/ --upstream-leaf nats-leaf://127.0.0.1:7422 --leaf-password-file examples/demo/leaf-password
 
 # Runs every check and test, installing what the tests need.

@@ -21,6 +21,7 @@ func (p *process) openLog(ctx context.Context) error {
 	what := "log"
 	if s.isEdge() { // a mirror of the origin's log (edge.go)
 		cfg.Upstream, what = s.UpstreamDomain, "the origin's log (JetStream domain "+s.UpstreamDomain+") to mirror"
+		cfg.AwaitOrigin = p.former != "" // starting again on the origin's new log: not the former one's mirror
 	}
 	link := newLinkCheck(s, time.Now())
 	err := untilReady(ctx, s.StartupTimeout, p.logger, what, func(ctx context.Context) (err error) {

@@ -95,7 +95,15 @@ func (l *Log) open(ctx context.Context, nc *nats.Conn, gen uint64) (*handles, er
 	ensure := ensureStream
 	if cfg.Upstream != "" {
 		ensure = func(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) (jetstream.Stream, string, error) {
-			st, epoch, replaced, err := ensureMirror(ctx, nc, js, sc, cfg.Upstream)
+			l.linkMu.Lock()
+			await := cfg.AwaitOrigin && !l.mirrorOpened
+			l.linkMu.Unlock()
+			st, epoch, replaced, err := ensureMirror(ctx, nc, js, sc, cfg.Upstream, await)
+			if err == nil {
+				l.linkMu.Lock()
+				l.mirrorOpened = true
+				l.linkMu.Unlock()
+			}
 			if replaced != "" {
 				l.log.Error("jslog: the origin's log was created again (its data lost): the mirror of its former log is replaced by one of the new log; what was positioned in the former starts again",
 					"former_epoch", replaced, "epoch", epoch)

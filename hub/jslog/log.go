@@ -42,7 +42,13 @@ type Config struct {
 	// origin's stream of the same name: the same records at the same
 	// sequences, with the origin's epoch. Appends fail with ErrMirror.
 	Upstream string
-	Logger   *slog.Logger // reconnection events; default: none
+	// AwaitOrigin, with Upstream, makes the mirror's first opening wait
+	// for the origin's answer: an edge starting again on the origin's new
+	// log (its former mirror still held) must not keep serving the former
+	// one because its new leaf link is not up yet. Until the origin
+	// answers, opening fails (the caller retries).
+	AwaitOrigin bool
+	Logger      *slog.Logger // reconnection events; default: none
 }
 
 // Log is a hub.Log stored in a JetStream stream.
@@ -78,6 +84,9 @@ type Log struct {
 	heard  time.Time // a mirror's: when Link last found the origin heard from
 	// replaced is the epoch of the mirror replaced on opening (Replaced).
 	replaced string
+	// mirrorOpened is set once the mirror opened (AwaitOrigin waits only
+	// for the first opening).
+	mirrorOpened bool
 
 	// appended is told each record this process appends (OnAppend).
 	appended atomic.Pointer[func(wire.Record)]

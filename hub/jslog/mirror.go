@@ -99,7 +99,7 @@ func linkState(info *jetstream.StreamInfo, now, heard time.Time) LinkState {
 // anew from the origin's new log, and replaced names the epoch it had: a
 // mirror keeps the sequences it holds and would take none of the new
 // log's below them, and serve the rest under the old epoch.
-func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg jetstream.StreamConfig, upstream string) (st jetstream.Stream, epoch, replaced string, err error) {
+func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg jetstream.StreamConfig, upstream string, await bool) (st jetstream.Stream, epoch, replaced string, err error) {
 	st, err = js.Stream(ctx, cfg.Name)
 	if err == nil {
 		info := st.CachedInfo()
@@ -110,13 +110,16 @@ func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cf
 		octx, cancel := context.WithTimeout(ctx, originEpochTimeout)
 		now, oerr := originEpoch(octx, nc, upstream, cfg.Name)
 		cancel()
-		if oerr != nil || now == held {
+		switch {
+		case oerr != nil && await:
+			return nil, "", "", fmt.Errorf("the origin's log in JetStream domain %q did not answer (waiting for it before serving the mirror): %w", upstream, oerr)
+		case oerr != nil || now == held:
 			return st, held, "", nil // the origin unreachable: serve what the mirror holds
 		}
 		if err := js.DeleteStream(ctx, cfg.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil, "", "", fmt.Errorf("deleting the mirror of the origin's former log (epoch %s; the origin's is %s now): %w", held, now, err)
 		}
-		st, epoch, _, err = ensureMirror(ctx, nc, js, cfg, upstream)
+		st, epoch, _, err = ensureMirror(ctx, nc, js, cfg, upstream, false)
 		return st, epoch, held, err
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, "", "", err
@@ -136,7 +139,7 @@ func ensureMirror(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cf
 	cfg.Metadata = map[string]string{wire.MetadataEpoch: epoch}
 	st, err = js.CreateStream(ctx, cfg)
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return ensureMirror(ctx, nc, js, cfg, upstream) // another hub of this edge created it meanwhile
+		return ensureMirror(ctx, nc, js, cfg, upstream, await) // another hub of this edge created it meanwhile
 	}
 	if err != nil {
 		return nil, "", "", err

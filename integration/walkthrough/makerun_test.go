@@ -31,16 +31,7 @@ func TestMakeRun_CtrlCStopsCleanlyWithoutAnError(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "run", "DEMO_BIN="+filepath.Join(t.TempDir(), "demo"))
-	cmd.Dir = root
-	out := &output{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a process group of its own, as a terminal's job
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, out, done := startMake(t, ctx, root, "run", "DEMO_BIN="+filepath.Join(t.TempDir(), "demo"))
 	waitFor(t, "make run", out, regexp.MustCompile(`source +published seq`), 3*time.Minute, nil)
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -60,4 +51,22 @@ func TestMakeRun_CtrlCStopsCleanlyWithoutAnError(t *testing.T) {
 	if (err != nil && !interrupted) || strings.Contains(got, "make: ***") || !strings.Contains(got, "identical: true") {
 		t.Fatalf("make run after Ctrl-C: %v, want status 0 (or make's own SIGINT), \"identical: true\" and no make error:\n%s", err, got)
 	}
+}
+
+// startMake starts make with args in dir as a terminal starts a job, in a
+// process group of its own (so a Ctrl-C, SIGINT to the group, reaches make
+// and what it runs): its output, and its end.
+func startMake(t *testing.T, ctx context.Context, dir string, args ...string) (*exec.Cmd, *output, <-chan error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "make", append([]string{"--no-print-directory"}, args...)...)
+	cmd.Dir = dir
+	out := &output{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, out, done
 }
