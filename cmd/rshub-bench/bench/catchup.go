@@ -61,7 +61,7 @@ func newCatchUpBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *catch
 			b.close()
 		}
 	}()
-	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose, Retry: "20ms,x1,max=20ms,attempts=0,jitter=0"}, lg); err != nil {
+	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose, Retry: "20ms,x1,max=20ms,attempts=0,jitter=0", NoBreakers: true}, lg); err != nil {
 		return nil, err
 	}
 	b.pub = newPublisher(b.hub)

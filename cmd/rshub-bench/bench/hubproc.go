@@ -37,6 +37,9 @@ type hubOptions struct {
 	NATSListen bool // expose the embedded NATS server on a loopback port
 	Verbose    bool
 	Retry      string // webhook retry schedule (--retry); "" is the default
+	// NoBreakers turns the circuit breakers off (host and callback), for a
+	// scenario whose subscribers fail on purpose and then catch up.
+	NoBreakers bool
 }
 
 // startHub runs a hub with an embedded NATS server in a temporary data
@@ -101,28 +104,30 @@ func benchHubConfig(dir, token, natsListen string, o hubOptions) server.Config {
 		DataDir:    dir,
 		NATSListen: natsListen,
 		// the bench's subscriber reads the log without credentials
-		NATSAnonymousRead: natsListen != "off",
-		NATSReplicas:      1,
-		Sync:              "default",
-		MaxBody:           10 << 20,
-		LeaseMin:          300,
-		LeaseDefault:      864000,
-		LeaseMax:          2678400,
-		AdminToken:        token,
-		AllowNetworks:     "127.0.0.0/8",
-		SigMethod:         "sha256",
-		PerHost:           cmp.Or(o.PerHost, server.Defaults().PerHost),
-		PerHostMax:        max(o.PerHost, server.Defaults().PerHostMax),
-		Retry:             o.Retry,
-		LogFormat:         "text",
-		LogLevel:          "warn",
-		Demo:              true,
-		ShutdownTimeout:   15 * time.Second,
-		RotateEntries:     50000,
-		RotatePeriod:      24 * time.Hour,
-		ClaimTTL:          30 * time.Second,
-		Reconcile:         5 * time.Second,
-		StartupTimeout:    time.Minute,
+		NATSAnonymousRead:       natsListen != "off",
+		NATSReplicas:            1,
+		Sync:                    "default",
+		MaxBody:                 10 << 20,
+		LeaseMin:                300,
+		LeaseDefault:            864000,
+		LeaseMax:                2678400,
+		AdminToken:              token,
+		AllowNetworks:           "127.0.0.0/8",
+		SigMethod:               "sha256",
+		PerHost:                 cmp.Or(o.PerHost, server.Defaults().PerHost),
+		PerHostMax:              max(o.PerHost, server.Defaults().PerHostMax),
+		Retry:                   o.Retry,
+		BreakerFailures:         breakersOff(o.NoBreakers),
+		BreakerCallbackFailures: breakersOff(o.NoBreakers),
+		LogFormat:               "text",
+		LogLevel:                "warn",
+		Demo:                    true,
+		ShutdownTimeout:         15 * time.Second,
+		RotateEntries:           50000,
+		RotatePeriod:            24 * time.Hour,
+		ClaimTTL:                30 * time.Second,
+		Reconcile:               5 * time.Second,
+		StartupTimeout:          time.Minute,
 	}
 }
 
@@ -208,3 +213,12 @@ func publishFatPing(ctx context.Context, client *http.Client, hubURL, link strin
 // errIncomplete marks a measurement whose receipts did not all arrive
 // within the duration cap.
 var errIncomplete = errors.New("not every receipt arrived within --duration-cap")
+
+// breakersOff is a breaker's failures setting: -1 (off) when off, else 0
+// (the hub's default).
+func breakersOff(off bool) int {
+	if off {
+		return -1
+	}
+	return 0
+}
