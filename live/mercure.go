@@ -30,14 +30,7 @@ import (
 // comments.
 func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-		case http.MethodOptions:
-			ls.preflight(w, r)
-			return
-		default:
-			w.Header().Set("Allow", "GET, OPTIONS")
-			ls.cfg.Refusals.Refuse(w, hub.ReasonMethod, "method not allowed: subscribe with GET")
+		if !ls.streamMethod(w, r, "subscribe with GET") {
 			return
 		}
 		req, ok := ls.admitMercure(w, r, rules)

@@ -26,14 +26,7 @@ func (ls *Sessions) Events() http.Handler { return http.HandlerFunc(ls.serveEven
 // endpoint refuses, as plain HTTP, then runs the session in the request's
 // goroutine.
 func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet:
-	case http.MethodOptions:
-		ls.preflight(w, r)
-		return
-	default:
-		w.Header().Set("Allow", "GET, OPTIONS")
-		ls.cfg.Refusals.Refuse(w, hub.ReasonMethod, "method not allowed: open a session with GET")
+	if !ls.streamMethod(w, r, "open a session with GET") {
 		return
 	}
 	req, ok := ls.admit(w, r, true)
@@ -142,4 +135,20 @@ func appendEvent(buf []byte, kind string, id wire.Cursor, json []byte) []byte {
 	buf = append(buf, "\ndata: "...)
 	buf = append(buf, json...)
 	return append(buf, "\n\n"...)
+}
+
+// streamMethod lets a GET through to an event stream (/events, Mercure),
+// answers an OPTIONS preflight, and refuses any other method (405, how
+// saying what to do); it reports whether the request goes on.
+func (ls *Sessions) streamMethod(w http.ResponseWriter, r *http.Request, how string) bool {
+	switch r.Method {
+	case http.MethodGet:
+		return true
+	case http.MethodOptions:
+		ls.preflight(w, r)
+	default:
+		w.Header().Set("Allow", "GET, OPTIONS")
+		ls.cfg.Refusals.Refuse(w, hub.ReasonMethod, "method not allowed: %s", how)
+	}
+	return false
 }
