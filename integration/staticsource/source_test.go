@@ -74,14 +74,15 @@ func (s *fileSource) start(base string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.base = base
-	s.open()
+	s.open(now())
 	s.writeIndex()
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
 
-func (s *fileSource) open() {
-	s.lists = append(s.lists, &fileList{path: fmt.Sprintf("changelist-%05d.xml", len(s.lists)+1), from: now()})
+// open starts a new, empty, open list from the given second.
+func (s *fileSource) open(from time.Time) {
+	s.lists = append(s.lists, &fileList{path: fmt.Sprintf("changelist-%05d.xml", len(s.lists)+1), from: from})
 	s.writeList(s.lists[len(s.lists)-1])
 }
 
@@ -115,10 +116,13 @@ func (s *fileSource) change() {
 	s.ids[s.id(e)] = true
 	s.writeList(cur)
 	if len(cur.entries) >= s.rotateEvery {
+		// one instant: the new list begins where the closed one ends (two
+		// clock reads could straddle a second, a gap between the lists the
+		// hub would rightly report)
 		cur.until = now()
 		s.writeList(cur)
 		s.rotations++
-		s.open()
+		s.open(cur.until)
 		s.writeIndex()
 	}
 }
