@@ -5,22 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rshub/rshub/changefeed"
 	"github.com/rshub/rshub/client/mirror"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
 )
@@ -76,63 +74,23 @@ func (h testHub) followStatus(t *testing.T, channel string) followStatus {
 	return v.FollowStatus
 }
 
-// receiver is a webhook destination recording every entry it receives
-// (loc, change, hash), in order, and checking that the notifications are
-// contiguous.
-type receiver struct {
-	srv *httptest.Server
+// receiver is a webhook destination recording every entry it receives,
+// in order, and checking that the notifications are contiguous
+// (hubtest.Receiver).
+type receiver struct{ *hubtest.Receiver }
 
-	mu       sync.Mutex
-	ids      []string
-	entries  []changefeed.Entry
-	lastTill time.Time
-	errs     []string
-	gaps     int
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodGet {
-			_, _ = io.WriteString(w, req.URL.Query().Get("hub.challenge"))
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		doc, err := changefeed.Parse(bytes.NewReader(body), changefeed.Options{})
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err != nil {
-			r.errs = append(r.errs, err.Error())
-			return
-		}
-		switch from := doc.MD.From.Time; {
-		case r.lastTill.IsZero() || from.Equal(r.lastTill):
-		case from.After(r.lastTill):
-			r.gaps++
-		default:
-			r.errs = append(r.errs, fmt.Sprintf("from %s is before the previous until %s", from, r.lastTill))
-		}
-		r.lastTill = doc.MD.Until.Time
-		for _, e := range doc.Entries {
-			r.ids = append(r.ids, e.Loc+" "+string(e.MD.Change)+" "+e.MD.Hash)
-			r.entries = append(r.entries, e)
-		}
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
+func newReceiver(t *testing.T) *receiver { return &receiver{hubtest.NewReceiver(t)} }
 
 // received returns every entry received, in order.
-func (r *receiver) received() []changefeed.Entry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]changefeed.Entry(nil), r.entries...)
-}
+func (r *receiver) received() []changefeed.Entry { return r.Entries() }
 
+// got names every entry received by (loc, change, hash), in order, with
+// the receiver's errors and gaps.
 func (r *receiver) got() (ids, errs []string, gaps int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.ids...), append([]string(nil), r.errs...), r.gaps
+	for _, e := range r.Entries() {
+		ids = append(ids, e.Loc+" "+string(e.MD.Change)+" "+e.MD.Hash)
+	}
+	return ids, r.Errors(), r.Gaps()
 }
 
 // follow creates a channel following the Source at index, subscribes rcv
@@ -145,7 +103,7 @@ func (h testHub) follow(t *testing.T, name, index, interval string, rcv *receive
 	}
 	var ch struct{ Topic string }
 	_ = json.Unmarshal(body, &ch)
-	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {ch.Topic}, "hub.callback": {rcv.srv.URL + "/cb"}}
+	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {ch.Topic}, "hub.callback": {rcv.URL() + "/cb"}}
 	resp, err := http.PostForm(h.url, form)
 	if err != nil {
 		t.Fatal(err)
