@@ -37,6 +37,7 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 		if !ok {
 			return
 		}
+		defer ls.mercure.track(r.URL.Query())() // listed by the subscription API
 		c := &mercureConn{sseConn{w: w, rc: http.NewResponseController(w), timeout: ls.cfg.WriteTimeout}}
 		writeStreamHeader(w)
 		if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {

@@ -76,6 +76,7 @@ type Sessions struct {
 	done     sync.WaitGroup      // open sessions
 	h        *loophealth.Tracker // the dispatcher's log calls that fail
 	stalls   wsStalls            // sessions whose replay waits for the log
+	mercure  mercureSubs         // open Mercure sessions, for the subscription API
 
 	mu         sync.Mutex
 	closed     bool

@@ -20,6 +20,9 @@ func (p *process) registerMercure(mux *http.ServeMux) error {
 	}
 	sub := p.live.MercureSubscribe(rules)
 	pub := p.hub.MercurePublish(rules)
+	if err := p.registerMercureSubscriptions(mux, rules); err != nil {
+		return err
+	}
 	mux.Handle(wire.PathMercure, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			pub.ServeHTTP(w, r)
