@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rshub/rshub/internal/browsertest"
 )
 
 // dashBrowser is a headless Chromium tab driven over the DevTools
@@ -23,46 +24,12 @@ type dashBrowser struct {
 	errors []string // uncaught exceptions and console errors of the page
 }
 
-// chromiumPath finds Debian's Chromium.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: the dashboard tests need Debian's chromium; `make test` installs it (apt-get install chromium)")
-	return ""
-}
-
 // newDashBrowser starts headless Chromium with a laptop-sized window and a
 // fresh profile; it ends with the test or at timeout.
 func newDashBrowser(t *testing.T, timeout time.Duration) *dashBrowser {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1440, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	ctx := browsertest.Start(t, timeout)
 	b := &dashBrowser{t: t, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
 	// Uncaught exceptions and console.error calls fail the test at its
 	// end; the browser's own log (a 401 answer, say) does not.
 	messages := chromedp.Console(ctx)

@@ -8,6 +8,9 @@
 //	expect="re"           run it to the end; it must succeed and its output match re
 //	retry expect="re"     the same, run again (for at most a minute) until it matches
 //	then name=N wait="re" run it to the end, then wait for re in the output of N
+//	browser name=N wait="re"  a js block: run it in headless Chromium in a page of
+//	                      the hub's origin, once its EventSources are open go on
+//	                      when its console output matches re (as bg)
 //
 // The test builds the commands once and runs the built binaries for
 // `go run ./cmd/…`, moves every fixed port to a free one, and every path
@@ -37,6 +40,7 @@ import (
 type step struct {
 	line    int // of the marker, for messages
 	bg      bool
+	browser bool
 	retry   bool
 	name    string
 	wait    *regexp.Regexp // bg: in its own output; then: in name's output
@@ -74,6 +78,8 @@ func parseSteps(t *testing.T, readme string) []step {
 				s.bg = true
 			case "retry":
 				s.retry = true
+			case "browser":
+				s.browser = true
 			case "then":
 			case "name":
 				s.name = val
@@ -85,8 +91,12 @@ func parseSteps(t *testing.T, readme string) []step {
 				t.Fatalf("README line %d: unknown walk attribute %q", i+1, a[1])
 			}
 		}
-		if i+1 >= len(lines) || lines[i+1] != "```sh" {
-			t.Fatalf("README line %d: a walk marker must be followed by a sh block", i+1)
+		block := "```sh"
+		if s.browser {
+			block = "```js"
+		}
+		if i+1 >= len(lines) || lines[i+1] != block {
+			t.Fatalf("README line %d: this walk marker must be followed by a %s block", i+1, strings.TrimPrefix(block, "```"))
 		}
 		var body []string
 		for i += 2; i < len(lines) && lines[i] != "```"; i++ {
@@ -207,6 +217,13 @@ func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 			cmd := exec.CommandContext(ctx, "bash", "-e", "-c", command)
 			cmd.Dir, cmd.Env = root, env
 			return cmd
+		}
+		if s.browser {
+			out := &output{}
+			startBrowserStep(t, where, hubAddr, command, out)
+			bgs[s.name], exited[s.name] = out, make(chan struct{})
+			waitFor(t, where, out, s.wait, time.Minute, exited[s.name])
+			continue
 		}
 		if s.bg {
 			cmd := shell()
