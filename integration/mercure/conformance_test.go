@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/npmtest"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
 	"github.com/rshub/rshub/wire"
@@ -125,11 +126,7 @@ func TestConformance_MercureSuite(t *testing.T) {
 // tool finds a command, skipping the test without it.
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s not found: the Mercure conformance suite needs node, npm and chromium (scripts/deps.sh installs them)", name)
-	}
-	return p
+	return npmtest.Tool(t, name)
 }
 
 // suiteDir returns the suite's directory in the module cache, downloading
@@ -155,29 +152,7 @@ func suiteDir(t *testing.T) string {
 // with npm into the user's cache, never into the repository.
 func nodeModules(t *testing.T) string {
 	t.Helper()
-	npm := tool(t, "npm")
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cache, "rshub-mercure-suite")
-	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "@playwright", "test", "cli.js")); err == nil {
-		return modules
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"rshub-mercure-suite","private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", playwright, dotenv)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s: %v: %s", playwright, err, tail(string(out)))
-	}
-	return modules
+	return npmtest.Install(t, "rshub-mercure-suite", []string{"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1"}, playwright, dotenv)
 }
 
 // readReport reads Playwright's JSON report: each test's title and the
