@@ -153,6 +153,14 @@ type Config struct {
 	// /.well-known/mercure, an empty issuer is not checked.
 	MercureAudience string
 	MercureIssuer   string
+
+	// Middleware, when not nil, wraps the handler that serves Listen:
+	// every request to the hub URL, the admin API, the dashboard and the
+	// live sessions passes through it (the metrics listener's do not). A
+	// program that embeds the hub adds its own logging or access rules
+	// here; package servertest validates every answer against the admin
+	// API's contract with it. cmd/hub has no setting for it.
+	Middleware func(http.Handler) http.Handler `json:"-"`
 }
 
 // The values of Config.GC.

@@ -272,7 +272,7 @@ func (p *process) shutdown(stopEngines func(), engines *sync.WaitGroup) error {
 // buildRoutes serves every part of the hub on one mux: the hub URL and
 // hosted topics, the admin API and dashboard (with an admin token), pull
 // mode, live sessions (WebSocket, Server-Sent Events), metrics and the
-// health endpoints.
+// health endpoints; Config.Middleware, when set, wraps them all.
 func (p *process) buildRoutes(context.Context) error {
 	mux := http.NewServeMux()
 	p.hub.Register(mux)
@@ -316,6 +316,9 @@ func (p *process) buildRoutes(context.Context) error {
 			return err
 		}
 		handler = in
+	}
+	if p.cfg.Middleware != nil {
+		handler = p.cfg.Middleware(handler)
 	}
 	p.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: hub.MaxHeaderBytes}
 	p.srv.RegisterOnShutdown(p.live.CloseSessions) // Server-Sent Events responses end only with their sessions

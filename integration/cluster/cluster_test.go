@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rshub/rshub/integration/series"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
@@ -42,7 +43,11 @@ type cluster struct {
 	hubs     []*testproc.Proc
 	hubArgs  [][]string // binary and arguments of each hub
 	hubURLs  []string   // each hub's own base URL
-	hubURL   string     // the hub URL Sources name (hub 0's, as behind a load balancer)
+	// checked are validating proxies (hubtest.Contract.Proxy) in front of
+	// each hub, where the test's publishes, subscribes, WebSocket and admin
+	// requests go: every answer of those is checked against the contract.
+	checked []string
+	hubURL  string // the hub URL Sources name (hub 0's, as behind a load balancer)
 }
 
 func startCluster(t *testing.T) *cluster {
@@ -94,10 +99,12 @@ func startCluster(t *testing.T) *cluster {
 	for _, p := range c.natsPort {
 		natsURLs = append(natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
+	contract := hubtest.LoadContract(t)
 	ports := []int{testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)}
 	c.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", ports[0])
 	for i := range 3 {
 		c.hubURLs = append(c.hubURLs, fmt.Sprintf("http://127.0.0.1:%d/", ports[i]))
+		c.checked = append(c.checked, contract.Proxy(t, c.hubURLs[i]))
 		c.hubArgs = append(c.hubArgs, []string{hubBin,
 			"--listen", fmt.Sprintf("127.0.0.1:%d", ports[i]), "--hub-url", c.hubURL,
 			"--nats-url", strings.Join(natsURLs, ","), "--nats-replicas", "3", "--redis-url", c.redisURL,
@@ -140,9 +147,9 @@ func (p *publisher) publish(t *testing.T, n int) {
 	body := series.Notification(n)
 	deadline := time.Now().Add(60 * time.Second)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		i := attempt % len(p.c.hubURLs) // pinned to hub 0 while it is up
+		i := attempt % len(p.c.checked) // pinned to hub 0 while it is up
 		if p.rotate {
-			i = (n + attempt) % len(p.c.hubURLs)
+			i = (n + attempt) % len(p.c.checked)
 		}
 		p.mu.Lock()
 		down := p.down[i]
@@ -150,7 +157,7 @@ func (p *publisher) publish(t *testing.T, n int) {
 		if down {
 			continue
 		}
-		req, _ := http.NewRequest(http.MethodPost, p.c.hubURLs[i], strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, p.c.checked[i], strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/xml")
 		req.Header.Set("Link", "<"+topic+`>; rel="self", <`+p.c.hubURL+`>; rel="hub"`)
 		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -184,7 +191,7 @@ func (p *publisher) markDown(i int, down bool) {
 func subscribe(t *testing.T, c *cluster, srv *httptest.Server, names []string, via func(i int) int) {
 	for i, name := range names {
 		form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {srv.URL + "/" + name}}
-		resp, err := http.PostForm(c.hubURLs[via(i)], form)
+		resp, err := http.PostForm(c.checked[via(i)], form)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +283,7 @@ func TestCluster_FailoverLosesNothingAndKeepsOrder(t *testing.T) {
 	subscribe(t, c, srv, three, func(i int) int { return i % 3 })
 	waitActive(t, c, 12)
 	// a WebSocket client on hub 2 sees what is published through the others
-	ws := dialWS(t, c.hubURLs[2])
+	ws := dialWS(t, c.checked[2])
 	start = time.Now()
 	base := burst
 	for n := base; n < base+burst; n++ {
@@ -361,7 +368,7 @@ func waitActive(t *testing.T, c *cluster, n int) {
 
 // countActive counts active subscriptions through hub 0's admin API.
 func countActive(c *cluster) int {
-	req, _ := http.NewRequest(http.MethodGet, c.hubURLs[0]+"admin/subscriptions", nil)
+	req, _ := http.NewRequest(http.MethodGet, c.checked[0]+"admin/subscriptions", nil)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

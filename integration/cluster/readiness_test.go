@@ -114,7 +114,7 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 	for i := range 3 {
 		topic := fmt.Sprintf("http://127.0.0.1:1/cluster/ready%d", i)
 		body := fmt.Sprintf(`{"name":"ready%d","topic":%q,"trust":"open"}`, i, topic)
-		req, _ := http.NewRequest(http.MethodPost, c.hubURLs[0]+"admin/channels", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, c.checked[0]+"admin/channels", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+adminToken)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -122,7 +122,7 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 			t.Fatalf("create channel ready%d: %v %v", i, resp, err)
 		}
 		resp.Body.Close()
-		probers[i] = &prober{hub: c.hubURLs[i], hubURL: c.hubURL, topic: topic}
+		probers[i] = &prober{hub: c.checked[i], hubURL: c.hubURL, topic: topic}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rshub/rshub/client/dataset"
 	"github.com/rshub/rshub/client/mirror"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/internal/testproc"
 )
@@ -118,7 +119,10 @@ func endToEnd(t *testing.T, transport string) {
 	root := t.TempDir()
 	w.dir = filepath.Join(root, "dataset")
 	hubPort, natsPort, srcPort, cbPort := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
-	w.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", hubPort)
+	// the hub's public URL is a validating proxy in front of it (as a hub
+	// behind a reverse proxy): every answer to the Source and the
+	// subscriber is checked against the contract
+	w.hubURL = hubtest.LoadContract(t).Proxy(t, fmt.Sprintf("http://127.0.0.1:%d/", hubPort))
 	w.srcURL = fmt.Sprintf("http://127.0.0.1:%d", srcPort)
 	channels := filepath.Join(root, "channels.json")
 	ch := fmt.Sprintf(`[{"topic": %q, "name": "dataset1", "trust": "token", "token": %q, "capabilityList": %q}]`,
@@ -130,7 +134,7 @@ func endToEnd(t *testing.T, transport string) {
 	if err := os.WriteFile(natsPW, []byte("reader-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.hub = testproc.Start(t, "hub", bins.hub, "--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--data-dir", filepath.Join(root, "hubdata"),
+	w.hub = testproc.Start(t, "hub", bins.hub, "--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--hub-url", w.hubURL, "--data-dir", filepath.Join(root, "hubdata"),
 		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--nats-password-file", natsPW, "--channels", channels, "--allow-networks", "127.0.0.0/8",
 		"--retry", "100ms,x2,max=400ms,attempts=4,jitter=0.1", "--rotate-entries", "25", "--log-level", "warn", "--shutdown-timeout", "5s")
 	testproc.WaitHTTP(t, w.hub, w.hubURL+"readyz", 30*time.Second)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rshub/rshub/client/mirror"
 	"github.com/rshub/rshub/examples/dirsource/source"
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 )
 
@@ -48,7 +49,10 @@ func newWorld(t *testing.T, transport, redisURL string) *world {
 		t.Fatal(err)
 	}
 	hubPort, natsPort, srcPort, cbPort := freePort(t), freePort(t), freePort(t), freePort(t)
-	w.hubURL = fmt.Sprintf("http://127.0.0.1:%d/", hubPort)
+	// the hub's public URL is a validating proxy in front of it (as a hub
+	// behind a reverse proxy): every answer to the Source and the
+	// subscriber is checked against the contract
+	w.hubURL = hubtest.LoadContract(t).Proxy(t, fmt.Sprintf("http://127.0.0.1:%d/", hubPort))
 	w.srcURL = fmt.Sprintf("http://127.0.0.1:%d", srcPort)
 	channels := filepath.Join(root, "channels.json")
 	ch := fmt.Sprintf(`[{"topic": %q, "name": "files", "trust": "token", "token": %q, "capabilityList": %q}]`, w.srcURL+"/topic", token, w.srcURL+"/capabilitylist.xml")
@@ -59,7 +63,7 @@ func newWorld(t *testing.T, transport, redisURL string) *world {
 	if err := os.WriteFile(natsPW, []byte("reader-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.hubArgs = []string{"--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--data-dir", filepath.Join(root, "hubdata"),
+	w.hubArgs = []string{"--listen", fmt.Sprintf("127.0.0.1:%d", hubPort), "--hub-url", w.hubURL, "--data-dir", filepath.Join(root, "hubdata"),
 		"--nats-listen", fmt.Sprintf("127.0.0.1:%d", natsPort), "--nats-password-file", natsPW, "--channels", channels, "--allow-networks", "127.0.0.0/8",
 		"--retry", "100ms,x2,max=400ms,attempts=4,jitter=0.1", "--rotate-entries", "7", "--log-level", "warn", "--shutdown-timeout", "5s"}
 	if redisURL != "" {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/wire"
@@ -47,6 +48,7 @@ func newHub(t *testing.T, name string, edit func(*server.Config)) *hubProc {
 	cfg.AllowNetworks, cfg.Retry, cfg.CoalesceThreshold = "127.0.0.0/8", "50ms,x2,max=1s,attempts=1000", 0
 	cfg.Reconcile, cfg.LogLevel, cfg.StartupTimeout, cfg.ShutdownTimeout = 500*time.Millisecond, "warn", 30*time.Second, 5*time.Second
 	cfg.LeafPasswordFile = leafPasswordFile(t) // the origin's and every edge's
+	cfg.Middleware = hubtest.Validator(t)      // every answer against the admin API's contract
 	edit(&cfg)
 	h := &hubProc{t: t, name: name, cfg: cfg, logs: &testenv.Buffer{}, url: fmt.Sprintf("http://127.0.0.1:%d/", port)}
 	h.Start()

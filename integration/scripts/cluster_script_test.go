@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rshub/rshub/internal/hubtest"
 )
 
 // root is the repository's top directory.
@@ -120,8 +122,9 @@ func TestClusterScript_StartPublishStop(t *testing.T) {
 	if hubs == nil {
 		t.Fatalf("start printed no hub URLs:\n%s", out)
 	}
+	contract := hubtest.LoadContract(t) // each answer checked, through a validating proxy
 	for _, u := range []string{hubs[1], hubs[2]} {
-		c := exec.Command("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+token[1], u+"admin/channels/demo")
+		c := exec.Command("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+token[1], contract.Proxy(t, u)+"admin/channels/demo")
 		got, err := c.Output()
 		if err != nil || string(got) != "200" {
 			t.Errorf("GET %sadmin/channels/demo with the token: %v %q, want 200", u, err, got)

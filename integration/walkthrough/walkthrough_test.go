@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/testproc"
 )
 
@@ -157,6 +158,11 @@ func waitFor(t *testing.T, what string, out *output, re *regexp.Regexp, d time.D
 	}
 }
 
+// hostOf is the host:port of a URL.
+func hostOf(u string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/")
+}
+
 func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the walkthrough's processes")
@@ -188,17 +194,23 @@ func TestWalkthrough_READMECommandsWorkAsWritten(t *testing.T) {
 	work := t.TempDir()
 	hubAddr, dirAddr, dsAddr := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
 	privateAddr := "127.0.0.1:" + freePort(t) // the private channels' hub
+	// each hub's public URL (--hub-url), where the README's requests go, is
+	// a validating proxy in front of it: every answer is checked against
+	// the contract
+	contract := hubtest.LoadContract(t)
+	hubURL, privateURL := contract.Proxy(t, "http://"+hubAddr+"/"), contract.Proxy(t, "http://"+privateAddr+"/")
 	// each server is told its moved address first, so that a --listen the
 	// README gives would still win
 	rewrite := strings.NewReplacer(
-		"go run ./cmd/hub", filepath.Join(bin, "hub")+" --listen "+hubAddr,
+		"go run ./cmd/hub", filepath.Join(bin, "hub")+" --listen "+hubAddr+" --hub-url "+hubURL,
+		"--listen 127.0.0.1:8082", "--listen "+privateAddr+" --hub-url "+privateURL,
 		"go run ./cmd/subscriber", filepath.Join(bin, "subscriber"),
 		"go run ./examples/dirsource", filepath.Join(bin, "dirsource")+" --listen "+dirAddr,
 		"go run ./examples/datasetsource", filepath.Join(bin, "datasetsource")+" --listen "+dsAddr,
-		"127.0.0.1:8080", hubAddr,
+		"127.0.0.1:8080", hostOf(hubURL),
 		"127.0.0.1:8070", dirAddr,
 		"127.0.0.1:8071", dsAddr,
-		"127.0.0.1:8082", privateAddr,
+		"127.0.0.1:8082", hostOf(privateURL),
 		"/tmp/rshub-walk", work,
 	)
 	env := append(os.Environ(),

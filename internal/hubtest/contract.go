@@ -95,6 +95,15 @@ func (c *Contract) Validating(tb testing.TB, h http.Handler) http.Handler {
 	})
 }
 
+// Validator returns a middleware that validates every answer of the
+// handler it wraps against the contract, as Validating does: what
+// server.Config.Middleware takes, so that a whole hub's answers are
+// checked.
+func Validator(tb testing.TB) func(http.Handler) http.Handler {
+	c := LoadContract(tb)
+	return func(h http.Handler) http.Handler { return c.Validating(tb, h) }
+}
+
 // covers reports whether path is one the contract speaks for: the admin
 // API, the hub URL, /events and /ws.
 func (c *Contract) covers(path string) bool {

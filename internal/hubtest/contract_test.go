@@ -53,25 +53,51 @@ func TestContract_ValidatingReportsEveryAnswerThatBreaksIt(t *testing.T) {
 		{"refused request", "POST", "/", answer(http.StatusBadRequest, "text/plain", "hub.mode missing"), ""},
 		{"beside the contract", "GET", "/topic.xml", answer(http.StatusTeapot, "", ""), ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := &errorsOf{TB: t}
-			srv := httptest.NewServer(c.Validating(rec, tc.h))
-			defer srv.Close()
-			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			srv.Close() // the handler has returned: its report is in
-			got := strings.Join(rec.errs, "\n")
-			switch {
-			case tc.want == "" && got != "":
-				t.Errorf("reported %s", got)
-			case tc.want != "" && !strings.Contains(got, tc.want):
-				t.Errorf("report %q, want one naming %q", got, tc.want)
-			}
-		})
+		for _, via := range []string{"handler", "proxy"} {
+			t.Run(tc.name+" via "+via, func(t *testing.T) {
+				rec := &errorsOf{TB: t}
+				var base string
+				var srv *httptest.Server
+				if via == "handler" {
+					srv = httptest.NewServer(c.Validating(rec, tc.h))
+					base = srv.URL
+				} else {
+					srv = httptest.NewServer(tc.h)
+					base = strings.TrimSuffix(c.Proxy(rec, srv.URL), "/")
+				}
+				defer srv.Close()
+				req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				srv.Close() // the handler has returned: its report is in
+				got := strings.Join(rec.errs, "\n")
+				switch {
+				case tc.want == "" && got != "":
+					t.Errorf("reported %s", got)
+				case tc.want != "" && !strings.Contains(got, tc.want):
+					t.Errorf("report %q, want one naming %q", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// The proxy in front of a hub that is down answers 502 itself: that is
+// no answer of the hub's, and it is not reported.
+func TestContract_ProxyLeavesItsOwnAnswersAlone(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	rec := &errorsOf{TB: t}
+	resp, err := http.Get(LoadContract(t).Proxy(rec, down.URL) + "admin/summary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || len(rec.errs) > 0 {
+		t.Errorf("status %d, reported %q; want 502 and nothing", resp.StatusCode, rec.errs)
 	}
 }

@@ -11,15 +11,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/server"
 )
 
 // Config returns server.Defaults adjusted for tests: a free loopback port, a
 // temporary data directory, no NATS listener, the demo channel (loopback
-// callbacks allowed), short timeouts.
+// callbacks allowed), short timeouts, and every answer validated against
+// the admin API's contract (admin/openapi.json, hubtest.Validator): a
+// mismatch fails t.
 func Config(t testing.TB) server.Config {
 	cfg := server.Defaults()
 	cfg.Listen, cfg.DataDir, cfg.NATSListen, cfg.Demo = "127.0.0.1:0", t.TempDir(), "off", true
+	cfg.Middleware = hubtest.Validator(t)
 	cfg.LogLevel, cfg.ShutdownTimeout, cfg.StartupTimeout = "warn", 5*time.Second, 30*time.Second
 	return cfg
 }
