@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/rshub/rshub/access"
@@ -86,13 +85,17 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 		return PublishResult{}, "", refuse(ReasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
 	}
 	topic := topics[0]
+	chTopic, err := h.mercureChannelTopic(topic)
+	if err != nil {
+		return PublishResult{}, "", err
+	}
 	for _, f := range []string{mercureType, mercureRetry} {
 		if form.Get(f) != "" {
 			return PublishResult{}, "", refuse(ReasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
 		}
 	}
 	id := form.Get(mercureID)
-	if err := checkMercureID(id); err != nil {
+	if err := wire.CheckMercureString(id, MaxMercureID); err != nil {
 		return PublishResult{}, "", refuse(ReasonInvalid, "id: %v", err)
 	}
 	if c, err := wire.ParseCursor(id); id != "" && (id == "earliest" || err == nil && (c.Epoch == "" || c.Epoch == h.logEpoch())) {
@@ -109,9 +112,9 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 	if !g.Allows(access.Publish, topic) {
 		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"})
 	}
-	ch, err := h.lookupChannel(ctx, topic)
+	ch, err := h.lookupChannel(ctx, chTopic)
 	if errors.Is(err, ErrNotFound) && form.Get(mercurePrivate) == "" {
-		ch, err = h.channelFor(ctx, topic) // --open-topics: a new open channel
+		ch, err = h.channelFor(ctx, chTopic) // --open-topics: a new open channel
 	}
 	if errors.Is(err, ErrNotFound) {
 		return PublishResult{}, "", refuse(ReasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
@@ -194,19 +197,21 @@ func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
 	return form, nil
 }
 
-// checkMercureID refuses an id that is too long, not UTF-8 or holds
-// control characters.
-func checkMercureID(id string) error {
-	if len(id) > MaxMercureID {
-		return fmt.Errorf("longer than %d bytes", MaxMercureID)
+// mercureChannelTopic returns the topic of the channel a Mercure topic
+// names: an http(s) URL is a channel's topic itself; any other string
+// (bounded by wire.MaxMercureTopic, UTF-8, no control or format
+// characters) names the channel whose topic is the hub's URL for it
+// (wire.MercureTopicURL).
+func (h *Hub) mercureChannelTopic(topic string) (string, error) {
+	if wire.IsURLTopic(topic) {
+		return topic, nil
 	}
-	if !utf8.ValidString(id) {
-		return errors.New("not UTF-8")
+	if err := wire.CheckMercureString(topic, wire.MaxMercureTopic); err != nil {
+		return "", refuse(ReasonTopic, "topic %s: %v", wire.Clip(strconv.Quote(topic)), err)
 	}
-	for _, r := range id {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("holds the control character %U", r)
-		}
-	}
-	return nil
+	return wire.MercureTopicURL(h.origin(), topic), nil
 }
+
+// Origin returns the hub URL's scheme and authority, normalised
+// (wire.NormalizeURL): where the hub's own URLs start.
+func (h *Hub) Origin() string { return h.origin() }

@@ -78,7 +78,11 @@ func (s *session) hides(rec *wire.Record) bool {
 	if ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, rec.Channel); err == nil {
 		private, topic = ch.Private, ch.Topic
 	}
-	return private && !s.req.grant.Allows(access.Subscribe, topic)
+	if !private || s.req.grant.Allows(access.Subscribe, topic) {
+		return false
+	}
+	raw, ok := wire.MercureTopicOf(s.ls.cfg.Origin, topic) // a grant names a Mercure topic that is no URL as it is
+	return !ok || !s.req.grant.Allows(access.Subscribe, raw)
 }
 
 // expireWithToken closes the session when the token that admitted it to a

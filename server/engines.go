@@ -188,6 +188,7 @@ func (p *process) buildLive(context.Context) error {
 		Token:          p.cfg.WSToken,
 		Channels:       p.hub,
 		Readers:        p.hub.Subscribers(),
+		Origin:         p.hub.Origin(),
 		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
 		Refusals:       hub.Refusals{Count: p.obs.Rejected},
