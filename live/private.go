@@ -12,7 +12,8 @@ import (
 )
 
 // Private channels (hub.Channel.Private) in live sessions. A session
-// naming a private channel needs a token whose mercure.subscribe claim
+// naming a private channel needs a token whose grant (its mercure.subscribe
+// claim or its authorization_details, access.Verifier.Verify)
 // covers the channel's topic (access.TokenFrom: the "authorization" query
 // parameter, the mercureAuthorization cookie, or Authorization: Bearer
 // when it is not the --ws-token): a bad token is refused with 401, a

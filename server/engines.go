@@ -109,7 +109,11 @@ func (p *process) buildDelivery(context.Context) error {
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
 	failures := newKeySetFailures(p.metrics.KeySetFailed, p.logger.With("component", "access"))
-	subscribers, publishers, err := s.verifiers(p.client, failures.reporter)
+	rules, err := s.mercureRules(p.hubURL)
+	if err != nil {
+		return err
+	}
+	subscribers, publishers, err := s.verifiers(p.client, failures.reporter, rules)
 	if err != nil {
 		return err
 	}
