@@ -27,6 +27,12 @@ func TestMercure_TopicsThatAreNoURL(t *testing.T) {
 			t.Fatalf("matched by its %s spelling: %+v, want %s", name, e, id)
 		}
 	}
+	if id := h.mustPublish(tok, asURL, "by its URL", "id", "raw-2"); id != "raw-2" { // a grant of the raw string covers its URL
+		t.Fatalf("publish to the URL spelling answered %q", id)
+	}
+	if e, _ := byRaw.next(); e.id != "raw-2" {
+		t.Fatalf("the update published to the URL spelling reached the raw matcher as %+v", e)
+	}
 	if s, b, _ := h.publish(h.token([]string{"publish"}, "exact", "other"), url.Values{"topic": {raw}, "data": {"x"}}); s != 403 {
 		t.Fatalf("a grant of another topic published to %q: %d %s", raw, s, b)
 	}
