@@ -38,7 +38,7 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 			return
 		}
 		defer ls.mercure.track(r.URL.Query())() // listed by the subscription API
-		ls.pinLiveStart(r.Context(), &req) // a publisher's id not found in the log starts here too
+		ls.pinLiveStart(r.Context(), &req)      // a publisher's id not found in the log starts here too
 		c := &mercureConn{sseConn{w: w, rc: http.NewResponseController(w), timeout: ls.cfg.WriteTimeout}}
 		writeStreamHeader(w)
 		if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {
