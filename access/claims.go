@@ -35,6 +35,14 @@ func (a Action) Claim() string {
 	return "mercure.subscribe"
 }
 
+// action returns a's name in an authorization detail's actions.
+func (a Action) action() string {
+	if a == Publish {
+		return "publish"
+	}
+	return "subscribe"
+}
+
 // Claims are a token's registered claims and Mercure's "mercure" claim.
 type Claims struct {
 	jwt.RegisteredClaims

@@ -87,7 +87,7 @@ func (v *Verifier) Check(ctx context.Context, r *http.Request, a Action, topic, 
 		return Grant{}, &Refusal{Status: http.StatusNotFound, Reason: "no such channel"}
 	}
 	if !g.Allows(a, topic) {
-		return Grant{}, &Refusal{Status: http.StatusForbidden, Reason: fmt.Sprintf("the token's %s claim does not cover this channel's topic", a.Claim())}
+		return Grant{}, &Refusal{Status: http.StatusForbidden, Reason: fmt.Sprintf("the token grants no %s on this channel's topic (neither its %s claim nor its authorization_details cover it)", a.action(), a.Claim())}
 	}
 	return g, nil
 }

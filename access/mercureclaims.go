@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // DetailType is the RFC 9396 authorization detail type of the current
@@ -57,40 +55,33 @@ type accessClaims struct {
 // set), and every Mercure detail must be well-formed, or the whole token
 // is refused. Any other token is read as before, by its mercure claim
 // (subscribe and publish selectors). The error says why, fit for an RFC
-// 6750 error_description.
+// 6750 error_description. Verify applies the Verifier's own rules
+// (Config.Access).
 func (v *Verifier) VerifyAccess(ctx context.Context, raw string, rules AccessRules) (Grant, error) {
 	if v == nil {
 		return Grant{}, errors.New("this hub verifies no tokens")
 	}
-	if len(raw) > MaxTokenLen {
-		return Grant{}, fmt.Errorf("the token is longer than %d bytes", MaxTokenLen)
-	}
-	var c accessClaims
-	tok, err := v.parser.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
-		return v.keyFor(ctx, t)
-	})
-	if err != nil {
-		return Grant{}, describe(err)
-	}
-	g, err := GrantOf(&c.Claims)
-	if err != nil {
-		return Grant{}, fmt.Errorf("bad claims: %w", err)
-	}
-	typ, _ := tok.Header["typ"].(string)
+	return v.verify(ctx, raw, rules)
+}
+
+// addAccess adds to g the grants of c when it is an access token of the
+// current draft (typ, its header's, at+jwt, or authorization_details
+// present), after checking it against r; other tokens are left as read.
+func (r AccessRules) addAccess(g *Grant, typ string, c *accessClaims) error {
 	typ = strings.ToLower(strings.TrimPrefix(strings.ToLower(typ), "application/"))
 	hasDetails := len(c.Details) > 0 && string(c.Details) != "null"
 	if !hasDetails && typ != "at+jwt" {
-		return g, nil
+		return nil
 	}
-	if err := rules.check(typ, &c.Claims); err != nil {
-		return Grant{}, err
+	if err := r.check(typ, &c.Claims); err != nil {
+		return err
 	}
 	if hasDetails {
 		if err := g.addDetails(c.Details); err != nil {
-			return Grant{}, fmt.Errorf("bad authorization_details: %w", err)
+			return fmt.Errorf("bad authorization_details: %w", err)
 		}
 	}
-	return g, nil
+	return nil
 }
 
 // check applies the rules of an access token to its header's typ and its

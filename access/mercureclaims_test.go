@@ -102,3 +102,33 @@ func TestVerifyAccess_OlderMercureClaimStillAccepted(t *testing.T) {
 		t.Fatal("the mercure claim's selectors are not the grant")
 	}
 }
+
+// Verify reads an access token's authorization_details by the Verifier's
+// own rules (Config.Access), as VerifyAccess does, so every face that
+// calls it reads the same grant; a token that breaks the rules is
+// refused, and crit is refused as for any token.
+func TestVerify_ReadsAccessTokensByTheVerifiersRules(t *testing.T) {
+	v, err := access.New(access.Config{Key: suiteKey, Access: suiteRules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := v.Verify(context.Background(), suiteToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Allows(access.Subscribe, "https://example.net/private") || !g.Allows(access.Publish, "raw") {
+		t.Fatal("Verify read no grant from the token's authorization_details")
+	}
+	strict, err := access.New(access.Config{Key: suiteKey, Access: access.AccessRules{Audience: "https://other.example/.well-known/mercure"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strict.Verify(context.Background(), suiteToken); err == nil || !strings.Contains(err.Error(), "aud") {
+		t.Fatalf("a token for another audience: %v, want refused naming aud", err)
+	}
+	k := accesstest.NewSecret(t)
+	crit := k.Mint(t, "HS256", map[string]any{"typ": "at+jwt", "crit": []string{"x"}, "x": 1}, map[string]any{"exp": time.Now().Add(time.Hour).Unix()})
+	if _, err := k.Verifier(t).VerifyAccess(context.Background(), crit, access.AccessRules{}); err == nil || !strings.Contains(err.Error(), "crit") {
+		t.Fatalf("a token with crit: %v, want refused", err)
+	}
+}

@@ -44,6 +44,11 @@ type Config struct {
 	// Audience and Issuer, when set, are the aud a token must name and the
 	// iss it must have.
 	Audience, Issuer string
+	// Access are the rules an access token of the current Mercure draft
+	// (one with authorization_details, or typ at+jwt) must meet for
+	// Verify, which reads its grant as VerifyAccess does: one grant
+	// decides every face.
+	Access AccessRules
 	// OnKeySetError, when set, is told every failed read of the key set
 	// at JWKSURL (naming the URL and the cause); callers are told only
 	// ErrKeySetUnavailable.
@@ -57,6 +62,7 @@ type Verifier struct {
 	set    *jwks
 	parser *jwt.Parser
 	now    func() time.Time
+	rules  AccessRules // Config.Access
 }
 
 // New returns the Verifier of cfg, or nil when cfg names no key.
@@ -68,7 +74,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Leeway = cmp.Or(cfg.Leeway, DefaultLeeway)
-	v := &Verifier{now: cfg.Now}
+	v := &Verifier{now: cfg.Now, rules: cfg.Access}
 	algs := []string{}
 	if cfg.Key != "" {
 		k, err := parseKey(cfg.Key)
@@ -121,18 +127,25 @@ func (v *Verifier) RecheckKeySet(ctx context.Context) (failing bool, since time.
 }
 
 // Verify checks raw's signature, alg, crit, exp, nbf (and aud and iss when
-// Config names them) and returns its grant.
+// Config names them) and returns its grant: the older mercure claim's and,
+// for an access token of the current draft, its authorization_details'
+// under Config.Access (VerifyAccess).
 // The error says why a token is refused, in words fit for an RFC 6750
 // error_description.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
 	if v == nil {
 		return Grant{}, errors.New("this hub verifies no tokens")
 	}
+	return v.verify(ctx, raw, v.rules)
+}
+
+// verify is Verify with the rules of access tokens given.
+func (v *Verifier) verify(ctx context.Context, raw string, rules AccessRules) (Grant, error) {
 	if len(raw) > MaxTokenLen {
 		return Grant{}, fmt.Errorf("the token is longer than %d bytes", MaxTokenLen)
 	}
-	var claims Claims
-	_, err := v.parser.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
+	var c accessClaims
+	tok, err := v.parser.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
 		if _, ok := t.Header["crit"]; ok {
 			// RFC 7515 §4.1.11: a token whose critical extensions the
 			// recipient does not understand is refused; this hub
@@ -146,12 +159,16 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Grant, error) {
 	}
 	// one rule at both ends: a token is refused from its exp on, the
 	// moment a session it admitted ends (no leeway past exp)
-	if claims.ExpiresAt != nil && !v.now().Before(claims.ExpiresAt.Time) {
+	if c.ExpiresAt != nil && !v.now().Before(c.ExpiresAt.Time) {
 		return Grant{}, errors.New("the token has expired")
 	}
-	g, err := GrantOf(&claims)
+	g, err := GrantOf(&c.Claims)
 	if err != nil {
 		return Grant{}, fmt.Errorf("bad claims: %w", err)
+	}
+	typ, _ := tok.Header["typ"].(string)
+	if err := rules.addAccess(&g, typ, &c); err != nil {
+		return Grant{}, err
 	}
 	return g, nil
 }

@@ -55,7 +55,8 @@ type Door struct {
 // private channel); skipBearer is as for access.TokenFrom. It returns the
 // Door, or the refusal to answer with: 401 for a token that does not
 // verify (whether the channel exists or not), 403 for one without the
-// mercure.subscribe claim for an existing private channel. A private
+// subscribe grant (mercure.subscribe claim or authorization_details) for an
+// existing private channel. A private
 // channel without a token, or with a token that verifies, but for a
 // channel that does not exist, comes out as not Found: the door answers
 // as for a channel it does not serve.

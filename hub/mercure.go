@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/rshub/rshub/access"
@@ -34,22 +33,24 @@ const (
 // form (topic, data, id, private; type and retry are refused, as the log
 // keeps neither) to a channel's topic, which is intake like any other (with
 // --open-topics, a topic no channel has makes an open channel, as a
-// WebSub ping's does). Data that claims to be a ResourceSync document must
-// be a valid change notification: a fat ping of the channel, validated,
-// checked for continuity and stored as the hub URL's fat pings are; other
-// non-empty UTF-8 text is stored verbatim as text/plain, as a thin ping
-// stores a topic that is no ResourceSync document (webhooks deliver it as
-// it is, live sessions carry it, pull mode leaves it out). The publisher
-// shows a token (access.TokenFrom) that the publishers' verifier takes by
-// rules (access.VerifyAccess) and that grants publish on the topic (401,
-// 403); it takes the place of the channel's publisher trust. private is
-// allowed on a private channel only (a public channel's updates reach
-// every subscriber; the channel decides, never the publish). A publisher's
-// id (one that does not read as this log's cursor) is the update's id on
-// the Mercure face and its idempotency key (wire.MercureKey): published
-// again to the topic it is answered as the first and stored once. The
-// answer is 200 text/plain with the update's id: the publisher's, else
-// its cursor in the log.
+// WebSub ping's does). A topic that is no http(s) URL names the channel
+// whose topic is the hub's URL for it (wire.MercureTopicURL). Data that
+// claims to be a ResourceSync document must be a valid change
+// notification: a fat ping of the channel, validated, checked for
+// continuity and stored as the hub URL's fat pings are. Other non-empty
+// UTF-8 text is stored verbatim as text/plain on a channel that carries no
+// ResourceSync documents (carriesResourceSync; webhooks deliver it as it
+// is, live sessions carry it, pull mode leaves it out) and refused on one
+// that does. The publisher shows a token (access.TokenFrom) that the
+// publishers' verifier takes by rules (access.VerifyAccess) and that
+// grants publish on the topic (401, 403); it takes the place of the
+// channel's publisher trust. private is allowed on a private channel only
+// (a public channel's updates reach every subscriber; the channel decides,
+// never the publish). A publisher's id (one that does not read as this
+// log's cursor) is the update's id on the Mercure face and its idempotency
+// key (wire.MercureKey): published again to the topic it is answered as
+// the first and stored once. The answer is 200 text/plain with the
+// update's id: the publisher's, else its cursor in the log.
 func (h *Hub) MercurePublish(rules access.AccessRules) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -86,13 +87,17 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 		return PublishResult{}, "", refuse(ReasonNoTopic, "a Mercure publish names exactly one topic, a channel's topic (found %d)", len(topics))
 	}
 	topic := topics[0]
+	chTopic, err := h.mercureChannelTopic(topic)
+	if err != nil {
+		return PublishResult{}, "", err
+	}
 	for _, f := range []string{mercureType, mercureRetry} {
 		if form.Get(f) != "" {
 			return PublishResult{}, "", refuse(ReasonInvalid, "%s: this hub keeps no event type or retry with an update (its subscribers read the change notification itself); publish without %s", f, f)
 		}
 	}
 	id := form.Get(mercureID)
-	if err := checkMercureID(id); err != nil {
+	if err := wire.CheckMercureString(id, MaxMercureID); err != nil {
 		return PublishResult{}, "", refuse(ReasonInvalid, "id: %v", err)
 	}
 	if c, err := wire.ParseCursor(id); id != "" && (id == "earliest" || err == nil && (c.Epoch == "" || c.Epoch == h.logEpoch())) {
@@ -106,12 +111,12 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 	if err != nil {
 		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()})
 	}
-	if !g.Allows(access.Publish, topic) {
+	if raw, _ := wire.MercureTopicOf(h.origin(), chTopic); !g.Allows(access.Publish, topic) && !g.Allows(access.Publish, raw) { // either spelling of a topic that is no URL
 		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"})
 	}
-	ch, err := h.lookupChannel(ctx, topic)
+	ch, err := h.lookupChannel(ctx, chTopic)
 	if errors.Is(err, ErrNotFound) && form.Get(mercurePrivate) == "" {
-		ch, err = h.channelFor(ctx, topic) // --open-topics: a new open channel
+		ch, err = h.channelFor(ctx, chTopic) // --open-topics: a new open channel
 	}
 	if errors.Is(err, ErrNotFound) {
 		return PublishResult{}, "", refuse(ReasonUnknownChannel, "no channel has the topic %s: a Mercure topic is a channel's topic", wire.Clip(strconv.Quote(topic)))
@@ -170,7 +175,39 @@ func (h *Hub) mercureUpdate(ctx context.Context, ch Channel, data []byte) (incom
 	case !utf8.Valid(data):
 		return incoming{}, refuse(ReasonInvalid, "data is not UTF-8")
 	}
+	if why, err := h.carriesResourceSync(ctx, ch); err != nil {
+		return incoming{}, err
+	} else if why != "" {
+		return incoming{}, refuse(ReasonInvalid, "data is no ResourceSync document, and this channel carries ResourceSync documents (%s): publish a change notification (a sitemap <urlset> whose rs:md has capability=\"change-notification\"), or publish text to a topic of its own", why)
+	}
 	return incoming{ch: ch, body: data, contentType: mercureText}, nil
+}
+
+// carriesResourceSync returns why ch carries ResourceSync documents, ""
+// when it does not: it names a Source's Capability List or is hosted (a
+// Change List), follows a Source, or its history holds a change
+// notification. Such a channel's subscribers on every face read change
+// notifications; text stays on channels that never carried one.
+func (h *Hub) carriesResourceSync(ctx context.Context, ch Channel) (string, error) {
+	switch {
+	case ch.Follow != "":
+		return "it follows the Source " + wire.Clip(ch.Follow), nil
+	case ch.Hosted:
+		return "the hub hosts its Change List", nil
+	case ch.CapabilityList != "":
+		return "its Source's Capability List is " + wire.Clip(ch.CapabilityList), nil
+	}
+	st, err := h.ChannelState(ctx, ch.Topic)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", unavailable("the state store", fmt.Errorf("channel state: %w", err))
+	}
+	if !st.LastUntil.IsZero() {
+		return "its history holds change notifications", nil
+	}
+	return "", nil
 }
 
 // mercureText is the content type of a Mercure update's data that is no
@@ -194,19 +231,21 @@ func (h *Hub) mercureForm(r *http.Request) (url.Values, error) {
 	return form, nil
 }
 
-// checkMercureID refuses an id that is too long, not UTF-8 or holds
-// control characters.
-func checkMercureID(id string) error {
-	if len(id) > MaxMercureID {
-		return fmt.Errorf("longer than %d bytes", MaxMercureID)
+// mercureChannelTopic returns the topic of the channel a Mercure topic
+// names: an http(s) URL is a channel's topic itself; any other string
+// (bounded by wire.MaxMercureTopic, UTF-8, no control or format
+// characters) names the channel whose topic is the hub's URL for it
+// (wire.MercureTopicURL).
+func (h *Hub) mercureChannelTopic(topic string) (string, error) {
+	if wire.IsURLTopic(topic) {
+		return topic, nil
 	}
-	if !utf8.ValidString(id) {
-		return errors.New("not UTF-8")
+	if err := wire.CheckMercureString(topic, wire.MaxMercureTopic); err != nil {
+		return "", refuse(ReasonTopic, "topic %s: %v", wire.Clip(strconv.Quote(topic)), err)
 	}
-	for _, r := range id {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("holds the control character %U", r)
-		}
-	}
-	return nil
+	return wire.MercureTopicURL(h.origin(), topic), nil
 }
+
+// Origin returns the hub URL's scheme and authority, normalised
+// (wire.NormalizeURL): where the hub's own URLs start.
+func (h *Hub) Origin() string { return h.origin() }

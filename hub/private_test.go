@@ -55,7 +55,7 @@ func TestPrivate_FatPingNeedsPublishClaim(t *testing.T) {
 		{"expired token", expired, ch.Topic, 401, `error="invalid_token", error_description="the token has expired"`},
 		{"garbage token", "x.y.z", ch.Topic, 401, `error="invalid_token"`},
 		{"garbage token, unknown topic", "x.y.z", unknown, 401, `error="invalid_token"`},
-		{"subscribe claim only", reader, ch.Topic, 403, `error="insufficient_scope", error_description="the token's mercure.publish claim`},
+		{"subscribe claim only", reader, ch.Topic, 403, `error="insufficient_scope", error_description="the token grants no publish on this channel's topic (neither its mercure.publish claim`},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, f.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/xml")

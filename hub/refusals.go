@@ -86,7 +86,7 @@ func refusalTable() []refusalRow {
 		{ReasonUnauthorized, http.StatusUnauthorized, "the channel needs a publisher token and none was sent"},
 		{ReasonForbidden, http.StatusForbidden, "a wrong publisher token, or a channel with no publisher trust"},
 		{ReasonInvalidToken, http.StatusUnauthorized, "a private channel's publisher or subscriber JWT that does not verify (expired, bad signature, wrong key); `WWW-Authenticate` says why"},
-		{ReasonInsufficientScope, http.StatusForbidden, "a valid JWT whose `mercure.publish` or `mercure.subscribe` claim does not cover the topic"},
+		{ReasonInsufficientScope, http.StatusForbidden, "a valid JWT whose grant (its `mercure.publish` or `mercure.subscribe` claim, or its `authorization_details`) does not cover the topic"},
 		{ReasonOrigin, http.StatusForbidden, "a request the `mercureAuthorization` cookie authorises, from a page whose origin is neither the hub's nor one of `--ws-origins`; a `/ws` or `/events` session from such a page"},
 		{ReasonUnverifiedTopic, http.StatusForbidden, "the topic's Link headers do not name it and this hub (verified-topic trust)"},
 		{ReasonUnknownChannel, http.StatusNotFound, "no channel (or hosted topic) for this topic on this hub"},

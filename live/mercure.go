@@ -38,6 +38,7 @@ func (ls *Sessions) MercureSubscribe(rules access.AccessRules) http.Handler {
 			return
 		}
 		defer ls.mercure.track(r.URL.Query())() // listed by the subscription API
+		ls.pinLiveStart(r.Context(), &req)      // a publisher's id not found in the log starts here too
 		c := &mercureConn{sseConn{w: w, rc: http.NewResponseController(w), timeout: ls.cfg.WriteTimeout}}
 		writeStreamHeader(w)
 		if c.write([]byte("retry: "+strconv.FormatInt(wire.EventsRetry.Milliseconds(), 10)+"\n\n")) != nil {
@@ -113,6 +114,7 @@ func (ls *Sessions) admitMercure(w http.ResponseWriter, r *http.Request, rules a
 		ls.cfg.Refusals.Refuse(w, hub.ReasonSession, "%s", err.Error())
 		return req, false
 	}
+	req.topics.origin = ls.cfg.Origin
 	if tok := access.TokenFrom(r, ""); tok != "" {
 		g, err := ls.cfg.Readers.VerifyAccess(r.Context(), tok, rules)
 		if err != nil {

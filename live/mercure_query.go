@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/wire"
@@ -31,14 +29,24 @@ const (
 // topicMatcher selects records by topic for a Mercure subscription: a
 // topic matches when any of its matchers does. Pure.
 type topicMatcher struct {
+	origin   string // the hub's, for the topics that are no URL (wire.MercureTopicOf)
 	all      bool
 	exact    map[string]bool
 	legacy   access.Selectors // the topic parameter of older drafts
 	patterns []*regexp.Regexp
 }
 
-// match reports whether topic is selected.
+// match reports whether the channel topic topic is selected: by itself,
+// or by the Mercure topic that is no URL it stands for.
 func (m *topicMatcher) match(topic string) bool {
+	if raw, ok := wire.MercureTopicOf(m.origin, topic); ok && m.matchOne(raw) {
+		return true
+	}
+	return m.matchOne(topic)
+}
+
+// matchOne reports whether one spelling of a topic is selected.
+func (m *topicMatcher) matchOne(topic string) bool {
 	if m.all || m.exact[topic] || m.legacy.Match(topic) {
 		return true
 	}
@@ -130,16 +138,5 @@ func checkMatcherValue(v string) error {
 	if v == "" {
 		return errors.New("empty")
 	}
-	if len(v) > access.MaxSelectorLen {
-		return fmt.Errorf("longer than %d bytes", access.MaxSelectorLen)
-	}
-	if !utf8.ValidString(v) {
-		return errors.New("not UTF-8")
-	}
-	for _, r := range v {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return fmt.Errorf("holds the control or format character %U", r)
-		}
-	}
-	return nil
+	return wire.CheckMercureString(v, access.MaxSelectorLen)
 }

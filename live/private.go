@@ -12,7 +12,8 @@ import (
 )
 
 // Private channels (hub.Channel.Private) in live sessions. A session
-// naming a private channel needs a token whose mercure.subscribe claim
+// naming a private channel needs a token whose grant (its mercure.subscribe
+// claim or its authorization_details, access.Verifier.Verify)
 // covers the channel's topic (access.TokenFrom: the "authorization" query
 // parameter, the mercureAuthorization cookie, or Authorization: Bearer
 // when it is not the --ws-token): a bad token is refused with 401, a
@@ -78,7 +79,11 @@ func (s *session) hides(rec *wire.Record) bool {
 	if ch, err := s.ls.cfg.Channels.ChannelByName(s.ctx, rec.Channel); err == nil {
 		private, topic = ch.Private, ch.Topic
 	}
-	return private && !s.req.grant.Allows(access.Subscribe, topic)
+	if !private || s.req.grant.Allows(access.Subscribe, topic) {
+		return false
+	}
+	raw, ok := wire.MercureTopicOf(s.ls.cfg.Origin, topic) // a grant names a Mercure topic that is no URL as it is
+	return !ok || !s.req.grant.Allows(access.Subscribe, raw)
 }
 
 // expireWithToken closes the session when the token that admitted it to a

@@ -46,8 +46,12 @@ type Config struct {
 	// Channels and Readers keep private channels (hub.Channel.Private)
 	// from sessions without a token covering them (private.go); with
 	// Channels nil every channel is served.
-	Channels     Channels
-	Readers      *access.Verifier
+	Channels Channels
+	Readers  *access.Verifier
+	// Origin is the hub URL's scheme and authority (hub.Hub.Origin): the
+	// Mercure face reads the channel topics it made for Mercure topics
+	// that are no URL (wire.MercureTopicOf).
+	Origin       string
 	SendQueue    int           // live frames buffered per connection, default 256
 	PingInterval time.Duration // default 30s; a client silent for 2× this is dropped
 	WriteTimeout time.Duration // default 10s

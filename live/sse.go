@@ -33,6 +33,7 @@ func (ls *Sessions) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ls.pinLiveStart(r.Context(), &req)
 	h := w.Header()
 	h.Set("Content-Type", wire.ContentTypeEventStream)
 	// one session's, maybe a private channel's: never a shared cache's

@@ -18,6 +18,7 @@ func (ls *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ls.pinLiveStart(r.Context(), &req)
 	conn, err := ls.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered the client

@@ -14,12 +14,14 @@ import (
 // verifiers makes the verifiers of private channels' subscriber and
 // publisher tokens (--subscriber-jwt-key, --subscriber-jwks-url,
 // --publisher-jwt-key, --publisher-jwks-url); a role without a key gets
-// nil, which verifies no token. Key sets are read through the guarded
+// nil, which verifies no token. Both read access tokens of the current
+// Mercure draft by rules (--mercure-audience, --mercure-issuer) on every
+// face, as the Mercure face does. Key sets are read through the guarded
 // client given (the process's guarded one), so a JWKS URL on a private
 // network must be in --allow-networks; Check makes them once with no key
 // set read, to refuse a bad key before anything starts. failed, when not
 // nil, gives each role the function told its key set's failed reads.
-func (s Config) verifiers(client *http.Client, failed func(role string) func(error)) (subscribers, publishers *access.Verifier, err error) {
+func (s Config) verifiers(client *http.Client, failed func(role string) func(error), rules access.AccessRules) (subscribers, publishers *access.Verifier, err error) {
 	report := func(role string) func(error) {
 		if failed == nil {
 			return nil
@@ -27,12 +29,12 @@ func (s Config) verifiers(client *http.Client, failed func(role string) func(err
 		return failed(role)
 	}
 	subscribers, err = access.New(access.Config{Key: s.SubscriberJWTKey, JWKSURL: s.SubscriberJWKSURL, Client: client, OnKeySetError: report("subscriber"),
-		Audience: s.SubscriberJWTAudience, Issuer: s.SubscriberJWTIssuer})
+		Audience: s.SubscriberJWTAudience, Issuer: s.SubscriberJWTIssuer, Access: rules})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subscriber-jwt-key/--subscriber-jwks-url: %w", err)
 	}
 	publishers, err = access.New(access.Config{Key: s.PublisherJWTKey, JWKSURL: s.PublisherJWKSURL, Client: client, OnKeySetError: report("publisher"),
-		Audience: s.PublisherJWTAudience, Issuer: s.PublisherJWTIssuer})
+		Audience: s.PublisherJWTAudience, Issuer: s.PublisherJWTIssuer, Access: rules})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--publisher-jwt-key/--publisher-jwks-url: %w", err)
 	}

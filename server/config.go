@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rshub/rshub/access"
 	"github.com/rshub/rshub/delivery"
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/internal/embednats"
@@ -295,7 +296,7 @@ func (s Config) Check() error {
 	if s.HubURL != "" && !strings.HasPrefix(s.HubURL, "http://") && !strings.HasPrefix(s.HubURL, "https://") {
 		return fmt.Errorf("--hub-url must be an absolute http(s) URL, got %q", s.HubURL)
 	}
-	if _, _, err := s.verifiers(http.DefaultClient, nil); err != nil { // the keys, refused before anything starts
+	if _, _, err := s.verifiers(http.DefaultClient, nil, access.AccessRules{}); err != nil { // the keys, refused before anything starts
 		return err
 	}
 	if err := s.checkEdge(); err != nil {

@@ -109,7 +109,11 @@ func (p *process) buildDelivery(context.Context) error {
 func (p *process) buildHub(ctx context.Context) error {
 	s := p.cfg
 	failures := newKeySetFailures(p.metrics.KeySetFailed, p.logger.With("component", "access"))
-	subscribers, publishers, err := s.verifiers(p.client, failures.reporter)
+	rules, err := s.mercureRules(p.hubURL)
+	if err != nil {
+		return err
+	}
+	subscribers, publishers, err := s.verifiers(p.client, failures.reporter, rules)
 	if err != nil {
 		return err
 	}
@@ -188,6 +192,7 @@ func (p *process) buildLive(context.Context) error {
 		Token:          p.cfg.WSToken,
 		Channels:       p.hub,
 		Readers:        p.hub.Subscribers(),
+		Origin:         p.hub.Origin(),
 		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
 		Refusals:       hub.Refusals{Count: p.obs.Rejected},

@@ -21,29 +21,37 @@ import (
 )
 
 // mercureHub is a whole hub with an open public channel and a private
-// one, and the tokens a test mints for its Mercure face.
+// one (both hosted: they carry ResourceSync documents), an open channel
+// that carries text (chat), and the tokens a test mints for its Mercure
+// face.
 type mercureHub struct {
-	t                 *testing.T
-	k                 *accesstest.Keys
-	base, pub, secret string // the hub's origin, the channels' topics
-	aud               string
-	next              time.Time // the next notification's from
+	t                       *testing.T
+	k                       *accesstest.Keys
+	base, pub, secret, chat string // the hub's origin, the channels' topics
+	aud                     string
+	next                    time.Time // the next notification's from
 }
 
-func startMercureHub(t *testing.T) *mercureHub {
+func startMercureHub(t *testing.T, configure ...func(*server.Config)) *mercureHub {
 	t.Helper()
 	k := accesstest.NewSecret(t)
 	chans := filepath.Join(t.TempDir(), "channels.json")
-	if err := os.WriteFile(chans, []byte(`[{"name": "pub", "hosted": true, "trust": "open"}, {"name": "secret", "hosted": true, "trust": "open", "private": true}]`), 0o644); err != nil {
+	if err := os.WriteFile(chans, []byte(`[{"name": "pub", "hosted": true, "trust": "open"}, {"name": "secret", "hosted": true, "trust": "open", "private": true}, {"name": "chat", "topic": "`+chatTopic+`", "trust": "open"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st := servertest.Start(t, nil, func(c *server.Config) {
 		c.ChannelsFile, c.SubscriberJWTKey, c.PublisherJWTKey, c.MercureIssuer = chans, k.Secret, k.Secret, "https://issuer.example"
+		for _, f := range configure {
+			f(c)
+		}
 	})
 	base := "http://" + st.Addr
-	return &mercureHub{t: t, k: k, base: base, pub: base + wire.TopicPath("pub"), secret: base + wire.TopicPath("secret"),
+	return &mercureHub{t: t, k: k, base: base, pub: base + wire.TopicPath("pub"), secret: base + wire.TopicPath("secret"), chat: chatTopic,
 		aud: base + "/.well-known/mercure", next: time.Now().UTC().Truncate(time.Second).Add(-time.Hour)}
 }
+
+// chatTopic is the topic of the text channel of a mercureHub.
+const chatTopic = "https://chat.example/room"
 
 // token mints an access token of the current draft granting actions on
 // the topics matched by matchers (match_type, match pairs).
@@ -292,18 +300,18 @@ func TestMercure_PrivateUpdatesOnlyToCoveringGrants(t *testing.T) {
 	}
 }
 
-// Text that is no ResourceSync document is an update too, stored
-// verbatim as text/plain (as a thin ping stores such a topic) and
-// delivered exactly; a publisher's id is the update's id on the stream,
+// Text that is no ResourceSync document is an update too on a channel
+// that carries none, stored verbatim as text/plain (as a thin ping stores
+// such a topic) and delivered exactly; a publisher's id is the update's id on the stream,
 // and a Last-Event-ID naming it resumes after it.
 func TestMercure_TextUpdatesAndPublisherIDs(t *testing.T) {
 	h := startMercureHub(t)
-	tok := h.token([]string{"publish"}, "exact", h.pub)
-	live := h.subscribe(url.Values{"match": {h.pub}})
+	tok := h.token([]string{"publish"}, "exact", h.chat)
+	live := h.subscribe(url.Values{"match": {h.chat}})
 	texts := []string{"data for\n\n        a test", " leading space\r\nand a CRLF", "third"}
 	want := []string{texts[0], " leading space\nand a CRLF", texts[2]} // a client joins lines with LF
 	for i, text := range texts {
-		if id := h.mustPublish(tok, h.pub, text, "id", fmt.Sprintf("text-%d", i)); id != fmt.Sprintf("text-%d", i) {
+		if id := h.mustPublish(tok, h.chat, text, "id", fmt.Sprintf("text-%d", i)); id != fmt.Sprintf("text-%d", i) {
 			t.Fatalf("publish %d answered %q", i, id)
 		}
 	}
@@ -312,7 +320,7 @@ func TestMercure_TextUpdatesAndPublisherIDs(t *testing.T) {
 			t.Fatalf("event %d: %+v, want id text-%d and %q", i, e, i, want[i])
 		}
 	}
-	resumed := h.subscribe(url.Values{"match": {h.pub}}, "Last-Event-ID", "text-0")
+	resumed := h.subscribe(url.Values{"match": {h.chat}}, "Last-Event-ID", "text-0")
 	for i := 1; i < len(texts); i++ {
 		if e, _ := resumed.next(); e.id != fmt.Sprintf("text-%d", i) {
 			t.Fatalf("resumed after text-0: event %+v, want text-%d", e, i)

@@ -30,21 +30,29 @@ const (
 	suiteIssuer   = "https://localhost"
 )
 
-// negatives are the suite's tests in which nothing must arrive: a hub
-// passes them by refusing or delivering nothing, so they must all pass.
-var negatives = []string{
-	"nonmatching raw string", "nonmatching URI", "nonmatching URL pattern",
-	"private raw string", "private URI", "private URL pattern",
-}
+// positives are the suite's tests in which the update must arrive within
+// the suite's own 2 s timer, which starts before the EventSource opens: a
+// loaded machine can spend it opening the browser's connection, so these
+// may pass on a retry ("flaky"). negatives are those in which nothing
+// must arrive: a retry could hide an update that leaked once, so they
+// must pass at their first run.
+var (
+	positives = []string{"raw string", "multiple topic selectors", "URI", "URL pattern"}
+	negatives = []string{
+		"nonmatching raw string", "nonmatching URI", "nonmatching URL pattern",
+		"private raw string", "private URI", "private URL pattern",
+	}
+)
 
 // configJS is the Playwright configuration the test writes beside the
-// suite's spec: chromium only, Debian's browser, one worker, a JSON report.
+// suite's spec: chromium only, Debian's browser, one worker, a JSON report,
+// and two retries of a failed test (only the positives may use them).
 const configJS = `module.exports = {
   testDir: __dirname,
   timeout: 10000,
   expect: { timeout: 5000 },
   workers: 1,
-  retries: 0,
+  retries: 2,
   reporter: [["json", { outputFile: process.env.RSHUB_REPORT }]],
   use: {
     baseURL: process.env.BASE_URL,
@@ -57,12 +65,13 @@ const configJS = `module.exports = {
 
 // TestConformance_MercureSuite runs the suite's spec with its own token
 // and CUSTOM_ID=1 against a hub whose Mercure face expects that token's
-// audience and issuer. The six tests in which nothing must arrive must
-// pass; the outcome of every test is logged. The hub runs with
-// --open-topics, as the suite publishes to topics no channel has yet; its
-// two tests whose topics are no URL cannot pass (docs/usage.md § Mercure),
-// and the two others that publish wait only 2 s for the update, which a
-// loaded machine may miss.
+// audience and issuer, and requires all ten of its tests. The hub runs
+// with --open-topics, as the suite publishes to topics no channel has yet
+// (two of them no URL: docs/usage.md § Mercure). The four tests in which
+// the update must arrive wait for it only 2 s from before the browser's
+// EventSource opens, so each may pass on one of Playwright's two retries
+// (reported "flaky", and logged); the six in which nothing must arrive
+// pass at their first run or fail the test.
 func TestConformance_MercureSuite(t *testing.T) {
 	node, chromium := tool(t, "node"), tool(t, "chromium")
 	suite := suiteDir(t)
@@ -108,14 +117,19 @@ func TestConformance_MercureSuite(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		t.Logf("%-26s %s", name, results[name])
-		if results[name] == "passed" {
+		if results[name] == "passed" || results[name] == "flaky" {
 			passed++
 		}
 	}
 	t.Logf("the Mercure conformance suite: %d of %d tests pass", passed, len(results))
+	for _, name := range positives {
+		if results[name] != "passed" && results[name] != "flaky" {
+			t.Errorf("%s: %q, want passed (or flaky: passed on a retry)\n%s", name, results[name], tail(out.String()))
+		}
+	}
 	for _, name := range negatives {
 		if results[name] != "passed" {
-			t.Errorf("%s: %q, want passed\n%s", name, results[name], tail(out.String()))
+			t.Errorf("%s: %q, want passed at the first run\n%s", name, results[name], tail(out.String()))
 		}
 	}
 	if len(results) != 10 {
@@ -155,8 +169,9 @@ func nodeModules(t *testing.T) string {
 	return npmtest.Install(t, "rshub-mercure-suite", []string{"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1"}, playwright, dotenv)
 }
 
-// readReport reads Playwright's JSON report: each test's title and the
-// status of its last run.
+// readReport reads Playwright's JSON report: each test's title and its
+// outcome: "passed" (at the first run), "flaky" (failed, then passed on a
+// retry), else the status of its last run ("failed", "timedOut", ...).
 func readReport(path string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -166,6 +181,7 @@ func readReport(path string) (map[string]string, error) {
 		Specs []struct {
 			Title string `json:"title"`
 			Tests []struct {
+				Status  string `json:"status"` // expected, unexpected, flaky, skipped
 				Results []struct {
 					Status string `json:"status"`
 				} `json:"results"`
@@ -192,6 +208,9 @@ func readReport(path string) (map[string]string, error) {
 				for _, tc := range sp.Tests {
 					if n := len(tc.Results); n > 0 {
 						status = tc.Results[n-1].Status
+					}
+					if tc.Status == "flaky" {
+						status = "flaky"
 					}
 				}
 				out[sp.Title] = status
