@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
 	"github.com/rshub/rshub/hub/redisstore"
+	"github.com/rshub/rshub/internal/browsertest"
 	"github.com/rshub/rshub/internal/hubtest"
 	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
@@ -153,26 +153,7 @@ func (nopActivator) Deactivate(string)         {}
 // the page are collected.
 func browser(t testing.TB) (context.Context, func() []string) {
 	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Fatal("chromium not found: the dashboard tests need Debian's chromium; `make test` installs it")
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 900))
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	ctx := browsertest.Start(t, 90*time.Second)
 	var mu sync.Mutex
 	var errs []string
 	messages := chromedp.Console(ctx)
