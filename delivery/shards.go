@@ -122,8 +122,10 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 	}
 }
 
-// claimParallel bounds the claims of one round in flight at once.
-const claimParallel = 16
+// claimParallel bounds the claims of one round in flight at once: every
+// shard, so that a round, which has one deadline, takes one claim's
+// answer and not several in turn.
+const claimParallel = hub.Shards
 
 // claimShards claims or renews every shard in target and every shard held,
 // several at a time, within timeout for the whole round; gives up held shards
