@@ -22,6 +22,7 @@ const atomNotification = `<?xml version="1.0" encoding="UTF-8"?>
 // first, with the feed URL as self and id and the hub; other content is
 // skipped.
 func TestAtomRecord(t *testing.T) {
+	t.Parallel()
 	w := &Webhooks{cfg: Config{HubURL: "http://hub.example/"}}
 	feed := "http://hub.example/channels/c/feed.atom"
 	until := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)

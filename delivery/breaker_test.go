@@ -6,6 +6,7 @@ import (
 )
 
 func TestBreaker_OpensAfterConsecutiveFailures(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	b := NewBreaker(BreakerConfig{Failures: 3, CoolDown: 10 * time.Second})
 	for i := 0; i < 2; i++ {
@@ -31,6 +32,7 @@ func TestBreaker_OpensAfterConsecutiveFailures(t *testing.T) {
 }
 
 func TestBreaker_HalfOpenLetsOneProbeThrough(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	cool := 10 * time.Second
 	b := NewBreaker(BreakerConfig{Failures: 1, CoolDown: cool})
@@ -61,6 +63,7 @@ func TestBreaker_HalfOpenLetsOneProbeThrough(t *testing.T) {
 }
 
 func TestBreaker_AbandonedProbeFreesTheSlot(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	b := NewBreaker(BreakerConfig{Failures: 1, CoolDown: time.Second})
 	b.Failure(t0)
@@ -75,6 +78,7 @@ func TestBreaker_AbandonedProbeFreesTheSlot(t *testing.T) {
 }
 
 func TestBreaker_NegativeFailuresDisables(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	b := NewBreaker(BreakerConfig{Failures: -1})
 	for i := 0; i < 100; i++ {
@@ -86,6 +90,7 @@ func TestBreaker_NegativeFailuresDisables(t *testing.T) {
 }
 
 func TestBreakerSet_PerHostAndWakesWaiters(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	s := newBreakerSet(BreakerConfig{Failures: 2, CoolDown: time.Minute})
 	s.report("bad:80", t0, outcomeFailure)
@@ -124,6 +129,7 @@ func TestBreakerSet_PerHostAndWakesWaiters(t *testing.T) {
 // once, a success or a prune that drops the last one clears it, and a
 // success still resets a host's consecutive failures.
 func TestBreakerSet_FailingCountFollowsTheBreakers(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	s := newBreakerSet(BreakerConfig{Failures: 2, CoolDown: time.Minute})
 	s.report("a:80", t0, outcomeSuccess)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestClip_BoundsAtACharacterWithTheOriginalLength(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{
@@ -33,6 +34,7 @@ func TestClip_BoundsAtACharacterWithTheOriginalLength(t *testing.T) {
 }
 
 func TestClipError_KeepsTheChainAndBoundsTheMessage(t *testing.T) {
+	t.Parallel()
 	err := netguard.CheckURL("ftp://example.com/" + strings.Repeat("x", 5000))
 	c := clipError(err)
 	if len(c.Error()) > maxLogged+20 || !errors.Is(c, netguard.ErrRefused) {

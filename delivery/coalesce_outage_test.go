@@ -14,6 +14,7 @@ import (
 // the cursor moves past the run. (The queue used to stop for good there,
 // its failure unreported, until its shard's listing changed.)
 func TestWebhooks_CoalescedDeadLettersOutliveALogOutage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const topic, name = "https://example.org/src", "src"
 	e.channel(topic, name)

@@ -160,6 +160,7 @@ func restrict(state map[string]string, prefix string) map[string]string {
 // opted-out one receives every notification; a filtered one ends in the
 // Source's state restricted to its prefix; the text arrives once, in order.
 func TestWebhooks_CoalescedCatchUp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const topic, name = "https://example.org/src", "src"
 	e.channel(topic, name)
@@ -249,8 +250,10 @@ func TestWebhooks_CoalescedCatchUp(t *testing.T) {
 // retried with the same body and Rshub-Seq; when retries run out, every
 // record of the run gets a dead letter and can be redriven.
 func TestWebhooks_CoalescedRetryAndDeadLetters(t *testing.T) {
+	t.Parallel()
 	for _, giveUp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("giveUp=%v", giveUp), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			const topic, name = "https://example.org/src", "src"
 			e.channel(topic, name)
@@ -310,6 +313,7 @@ func TestWebhooks_CoalescedRetryAndDeadLetters(t *testing.T) {
 // TestCoalesceLog_Runs: a run stops before other content and before the
 // entry limit; Next says where to go on.
 func TestCoalesceLog_Runs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const topic, name = "https://example.org/src", "src"
 	e.channel(topic, name)

@@ -32,6 +32,7 @@ func (s *countingStore) PutCursor(ctx context.Context, id string, c hub.Cursor) 
 // A burst of deliveries stores the cursor once per flush interval, not
 // once per delivery; a graceful stop stores the last delivered record.
 func TestWebhooks_CursorWritesCoalesced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -63,6 +64,7 @@ func TestWebhooks_CursorWritesCoalesced(t *testing.T) {
 // cursor reached, and a queue restarted meanwhile resumes from the cursor
 // handed over, not the older one stored: nothing is delivered twice.
 func TestWebhooks_FanOutCursorWritesBatched(t *testing.T) {
+	t.Parallel()
 	const subs, notes = 20, 10
 	e := newEnv(t)
 	e.channel(topic, "feed")
@@ -113,6 +115,7 @@ func TestWebhooks_FanOutCursorWritesBatched(t *testing.T) {
 // predecessor handed over once the store answers again: it neither stalls
 // nor delivers again.
 func TestWebhooks_RestartDuringStoreOutageResumesFromHandedCursor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -178,6 +181,7 @@ func (s *batchStore) PutCursors(ctx context.Context, cs map[string]hub.Cursor) m
 // cursor the store refused stays pending and is stored by a later round,
 // the others are not written again.
 func TestWebhooks_CursorFlushUsesBatches(t *testing.T) {
+	t.Parallel()
 	const subs, notes = 20, 5
 	e := newEnv(t)
 	e.channel(topic, "feed")
@@ -221,6 +225,7 @@ func TestWebhooks_CursorFlushUsesBatches(t *testing.T) {
 // in proportion, up to cursorWaitMax: a queue's cursor is still written
 // once per round, and rounds come less often when every queue moves.
 func TestCursorBatch_WaitGrowsWithTheCursorsOfARound(t *testing.T) {
+	t.Parallel()
 	b := newCursorBatch(nil, time.Second, nil)
 	for _, c := range []struct {
 		last int
@@ -268,6 +273,7 @@ func (s *roundStore) snapshot() ([]time.Time, []int) {
 // A round of many cursors is followed by a longer wait before the next:
 // the run loop spaces its rounds by wait.
 func TestCursorBatch_ManyCursorsSpaceTheRounds(t *testing.T) {
+	t.Parallel()
 	st := &roundStore{}
 	b := newCursorBatch(st, 10*time.Millisecond, loophealth.New(slog.New(slog.DiscardHandler)))
 	b.rate = 1000 // a round of 500: half a second before the next

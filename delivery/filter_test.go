@@ -81,6 +81,7 @@ func locsOf(doc *changefeed.Document) string {
 }
 
 func TestFilter_DeliversOnlyMatchingEntriesWithTheWindowSignedAsSent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	bodies := [][]byte{
@@ -123,6 +124,7 @@ func TestFilter_DeliversOnlyMatchingEntriesWithTheWindowSignedAsSent(t *testing.
 }
 
 func TestFilter_ChangeTypesAndOtherContentAsIs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	doc := &changefeed.Document{Header: changefeed.Header{MD: changefeed.MD{
@@ -153,6 +155,7 @@ func TestFilter_ChangeTypesAndOtherContentAsIs(t *testing.T) {
 }
 
 func TestFilter_DeadLetterKeepsTheStoredSequenceAndRedriveFilters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return http.StatusBadGateway })
@@ -179,6 +182,7 @@ func TestFilter_DeadLetterKeepsTheStoredSequenceAndRedriveFilters(t *testing.T) 
 }
 
 func TestFilterCache_ComputesOncePerSequenceAndFilterAndStaysBounded(t *testing.T) {
+	t.Parallel()
 	var c filterCache
 	f := &changefeed.Filter{Prefixes: []string{"http://s.example/a/"}}
 	body := notificationBody(t, 0, "http://s.example/a/1", "http://s.example/b/1")

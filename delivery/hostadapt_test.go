@@ -12,6 +12,7 @@ import (
 // Each signal and answer time moves a host's limit as hostadapt.go says,
 // within the floor and the ceiling.
 func TestHostAdapt_Observe(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
 	// a host whose fastest answer of the window took 1 ms, answering in 1 ms
@@ -67,6 +68,7 @@ func TestHostAdapt_Observe(t *testing.T) {
 // host that became slower for good, from one window to the next, gets a
 // slower base, and with it a limit that grows again.
 func TestHostAdapt_BaseFollowsTheHost(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
 	a := hostAdapt{limit: 8}
@@ -100,6 +102,7 @@ func TestHostAdapt_BaseFollowsTheHost(t *testing.T) {
 // answer times that grow with them (a host, or a hub, whose requests
 // queue) hold it near where the queue starts.
 func TestHostAdapt_JitterGrowsQueueHolds(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
 	run := func(answer func(i int, limit float64) time.Duration) float64 {
@@ -129,6 +132,7 @@ func TestHostAdapt_JitterGrowsQueueHolds(t *testing.T) {
 // Retry-After pauses the host, never shortens a pause running, and is
 // bounded by MaxRetryAfter.
 func TestHostAdapt_RetryAfterPauses(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var a hostAdapt
 	a.limit = 8
@@ -153,6 +157,7 @@ func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
 func TestSignalOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a    attempt
 		want signal
@@ -176,6 +181,7 @@ func TestSignalOf(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		in   string
@@ -210,6 +216,7 @@ func TestParseRetryAfter(t *testing.T) {
 // without the ramp's answers growing the limit itself; a shorter pause, or
 // a limit not above the start, keeps every slot.
 func TestHostAdapt_RampsUpAfterIdle(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
 	b := bounds{1, 8, 64}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(2, 2, 2, 0) // fixed: floor = ceiling
 	ctx := context.Background()
 	r1, _ := l.acquire(ctx, "a")
@@ -50,6 +51,7 @@ func TestHostLimit_BoundsPerHostOnly(t *testing.T) {
 // from wherever it is, goroutines and lined queues alike, and the array is
 // reused once the queue empties.
 func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
+	t.Parallel()
 	var f fifo
 	ws := make([]waiter, 6)
 	for i := range ws {
@@ -89,6 +91,7 @@ func TestFIFO_OrderRemoveAndReuse(t *testing.T) {
 // comes to wait after the turn is over gets it before the queue's next
 // attempt, which then waits its turn (reacquire).
 func TestHostLimit_KeptSlotGoesToWaitingGoroutinesAfterATurn(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(1, 1, 1, 0)
 	ctx := context.Background()
 	ok := attempt{status: 200}
@@ -160,6 +163,7 @@ func TestHostLimit_KeptSlotGoesToWaitingGoroutinesAfterATurn(t *testing.T) {
 // use (a 429 halved it): kept gives it back, so the lower limit holds
 // from the next attempt on.
 func TestHostLimit_KeptSlotGivenBackOverALoweredLimit(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(4, 1, 4, 0)
 	ctx := context.Background()
 	var slots []hostSlot
@@ -203,6 +207,7 @@ func hostWaitingOf(l *hostLimit, host string) int {
 // the answering request keeps its slot for its queue's next attempt
 // (kept), not only once a slot is given back.
 func TestHostLimit_RampGrantsAsAnswersCome(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(4, 1, 64, 0)
 	ctx := context.Background()
 	now := time.Now()

@@ -16,6 +16,7 @@ import (
 )
 
 func TestJudge_AnswersCountAgainstTheCallbackOnlyReachabilityAgainstTheHost(t *testing.T) {
+	t.Parallel()
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
 	for _, c := range []struct {
 		name string
@@ -42,6 +43,7 @@ func TestJudge_AnswersCountAgainstTheCallbackOnlyReachabilityAgainstTheHost(t *t
 }
 
 func TestTimeoutError_SaysHowLong(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("delivery: POST http://x/cb: %w", timeoutError{after: 10*time.Second + 3*time.Millisecond})
 	if got, want := err.Error(), "delivery: POST http://x/cb: timed out after 10 s"; got != want {
 		t.Errorf("error = %q, want %q", got, want)
@@ -55,6 +57,7 @@ func TestTimeoutError_SaysHowLong(t *testing.T) {
 // HostEndpoints callbacks gave them with no answer in between, every one
 // of them counts, and the next keep counting until the host answers.
 func TestBreakerSet_PressureOfSeveralCallbacksCountsAgainstTheHost(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	s := newBreakerSet(BreakerConfig{Failures: 3, CoolDown: time.Minute, HostEndpoints: 2})
 	for range 10 {
@@ -101,6 +104,7 @@ func TestBreakerSet_PressureOfSeveralCallbacksCountsAgainstTheHost(t *testing.T)
 // waited on any of them would take minutes; each is asserted to take less than 30 s (on an idle
 // machine they take milliseconds: the figures are logged).
 func TestWebhooks_FailingCallbackNeverHoldsBackItsHostsOthers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		answer func(w http.ResponseWriter)
@@ -117,7 +121,8 @@ func TestWebhooks_FailingCallbackNeverHoldsBackItsHostsOthers(t *testing.T) {
 		{"503", func(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }, 2, StateCircuitOpen},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			const n = 100
+			t.Parallel()
+			const n = 25 // the failing callback is held back after its first 2 requests: the rest show the host is not
 			long := 10 * time.Minute
 			e := newEnv(t)
 			e.channel(topic, "feed")
@@ -192,6 +197,7 @@ func TestWebhooks_FailingCallbackNeverHoldsBackItsHostsOthers(t *testing.T) {
 // A host that refuses connections opens its host circuit: every
 // subscription of the host is then held back, and the stats say so.
 func TestWebhooks_HostBreakerOpensWhenTheHostRefusesConnections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	srv := httptest.NewServer(http.NotFoundHandler())

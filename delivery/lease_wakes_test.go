@@ -11,6 +11,7 @@ import (
 // by one timer: a queue taken out before its end is not, and one whose end
 // is far keeps the timer armed for it alone.
 func TestLeaseWakes_SignalEachAtItsLeaseEnd(t *testing.T) {
+	t.Parallel()
 	w := &Webhooks{leases: leaseWakes{base: time.Now()}}
 	newQ := func() *queue { return &queue{w: w, wake: make(chan struct{}, 1), leaseIdx: -1} }
 	soon, later, removed, far := newQ(), newQ(), newQ(), newQ()
@@ -43,6 +44,7 @@ func TestLeaseWakes_SignalEachAtItsLeaseEnd(t *testing.T) {
 // leaves. A queue that delivers a notification and parks again stays in,
 // and the end of its lease still stops it.
 func TestLeaseWakes_QueueStaysInAcrossWakesUntilItFinishes(t *testing.T) {
+	t.Parallel()
 	w := &Webhooks{leases: leaseWakes{base: time.Now()}}
 	q := &queue{w: w, wake: make(chan struct{}, 1), leaseIdx: -1}
 	other := &queue{w: w, wake: make(chan struct{}, 1), leaseIdx: -1}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestWebhooks_LeaseExpiryStopsDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -39,6 +40,7 @@ func TestWebhooks_LeaseExpiryStopsDelivery(t *testing.T) {
 }
 
 func TestWebhooks_RestartResumesFromStoredCursor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -64,6 +66,7 @@ func TestWebhooks_RestartResumesFromStoredCursor(t *testing.T) {
 }
 
 func TestWebhooks_StopMidRetryKeepsNotificationPending(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return 500 })
@@ -90,6 +93,7 @@ func TestWebhooks_StopMidRetryKeepsNotificationPending(t *testing.T) {
 }
 
 func TestWebhooks_ActivateStartsWithoutWaitingForReconcile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -118,6 +122,7 @@ func TestWebhooks_ActivateStartsWithoutWaitingForReconcile(t *testing.T) {
 }
 
 func TestWebhooks_ActivateBeforeRunIsKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -135,6 +140,7 @@ func TestWebhooks_ActivateBeforeRunIsKept(t *testing.T) {
 }
 
 func TestWebhooks_ReconcileFollowsTheStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -150,6 +156,7 @@ func TestWebhooks_ReconcileFollowsTheStore(t *testing.T) {
 }
 
 func TestWebhooks_ShardHeldByAnotherHubWaitsForIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -189,6 +196,7 @@ func TestWebhooks_ShardHeldByAnotherHubWaitsForIt(t *testing.T) {
 }
 
 func TestWebhooks_StatsReportHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	failing := newReceiver(t, func(int, delivery) int { return 503 })
@@ -222,6 +230,7 @@ func TestWebhooks_StatsReportHealth(t *testing.T) {
 }
 
 func TestWebhooks_ReactivateWaitsForTheStoppedQueue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	entered := make(chan struct{}, 10)

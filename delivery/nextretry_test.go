@@ -48,6 +48,7 @@ func storedAttempts(t *testing.T, e *env, id string, n int) []hub.Attempt {
 // time, and within a second after it (on an idle machine, a few
 // milliseconds: the figures are logged against the 100 ms).
 func TestWebhooks_AttemptLogNextRetryIsTheRealRetry(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		fails  int                                      // requests answered with fail before a 204
@@ -71,6 +72,7 @@ func TestWebhooks_AttemptLogNextRetryIsTheRealRetry(t *testing.T) {
 			func(_ *Config, sub *hub.Subscription) { sub.Rate = 0.5 }, 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.channel(topic, "feed")
 			var mu sync.Mutex
@@ -123,6 +125,7 @@ func TestWebhooks_AttemptLogNextRetryIsTheRealRetry(t *testing.T) {
 
 // An attempt that gets no answer in time reads "timed out after N s".
 func TestWebhooks_TimedOutAttemptSaysSo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	release := make(chan struct{})

@@ -33,6 +33,7 @@ func (o *countingObserver) count(outcome string) int {
 // The observer sees each attempt's outcome: failures, dead letters and
 // deliveries with their lag since the hub received the notification.
 func TestWebhooks_ObserverSeesEveryOutcome(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(n int, _ delivery) int {

@@ -39,6 +39,11 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 	cfg := e.fastConfig()
 	cfg.ClaimTTL = 3 * time.Second // claims time out after 500 ms: a loaded machine must not make them flap
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
 	w := NewWebhooks(o.Log(e.log), &flakyStore{s: e.store, o: o}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
@@ -68,7 +73,7 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 			if after.Load() >= 0 {
 				after.Add(1)
 			}
-			time.Sleep(2 * time.Millisecond) // pacing the load, not synchronisation
+			time.Sleep(5 * time.Millisecond) // pacing the load, not synchronisation
 		}
 	}()
 	testenv.Eventually(t, wait, func() bool {
@@ -134,9 +139,6 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 		if n := strings.Count(out, op+" failed"); n > len(ids) {
 			t.Errorf("%q failure logged %d times, want once per queue at most (%d refused calls)", op, n, o.Refused())
 		}
-	}
-	if t.Failed() {
-		t.Log(out)
 	}
 }
 

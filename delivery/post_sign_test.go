@@ -38,6 +38,7 @@ func capture(t *testing.T) (*httptest.Server, chan signedRequest) {
 // subscription's scheme and the hub's default carries, and that each
 // verifies.
 func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
+	t.Parallel()
 	srv, got := capture(t)
 	now := time.Unix(1_800_000_000, 0)
 	tests := []struct {
@@ -93,6 +94,7 @@ func TestPost_SignsBySubscriptionSchemeElseHubDefault(t *testing.T) {
 // notification to one subscription carries the same webhook-id and the
 // time of that attempt.
 func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
+	t.Parallel()
 	srv, got := capture(t)
 	clock := time.Unix(1_800_000_000, 0)
 	w := NewWebhooks(nil, nil, Config{
@@ -126,6 +128,7 @@ func TestPost_RetryKeepsWebhookIDWithAFreshTimestamp(t *testing.T) {
 // TestPost_BadStandardSecretIsPermanent: a whsec_ secret that is not
 // base64 cannot be signed with; the attempt fails at once, with the reason.
 func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
+	t.Parallel()
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Scheme: wire.SchemeStandard})
 	to := &target{callback: "http://192.0.2.1/", url: &url.URL{Scheme: "http", Host: "192.0.2.1", Path: "/"}}
 	_, err := w.newRequest(context.Background(), to, hub.Subscription{ID: "x", Callback: to.callback, Secret: "whsec_***"}, wire.Record{Seq: 1}, nil)
@@ -142,6 +145,7 @@ func TestPost_BadStandardSecretIsPermanent(t *testing.T) {
 // after another, each get their own record's Link header, however the
 // last one is remembered.
 func TestLinkHeader_FollowsEachRecord(t *testing.T) {
+	t.Parallel()
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL})
 	recs := []wire.Record{
 		{Topic: "http://a.example/t"},

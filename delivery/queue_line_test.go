@@ -96,6 +96,7 @@ func hostWaiting(w *Webhooks) (inFlight, waiting int) {
 // host's line, parked, each started when a slot is handed to it. Every
 // subscription still gets every notification, in order.
 func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
+	t.Parallel()
 	const n = 60
 	s := newLineSetup(t, n)
 	next := s.e.publish(topic, "feed", 1, 1)[0]
@@ -126,6 +127,7 @@ func TestWebhooks_WokenQueuesWaitForASlotWithoutAGoroutine(t *testing.T) {
 // not one per subscription, and every subscription still gets the
 // notification once.
 func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
+	t.Parallel()
 	const n = 40
 	s := newLineSetup(t, n)
 	l := s.w.limit
@@ -148,6 +150,7 @@ func TestWebhooks_ParkingQueueRunsTheNextInLine(t *testing.T) {
 // The runners of one fan-out run the next one's queues: they wait idle for
 // lined queues instead of ending, and end when the engine stops.
 func TestWebhooks_LinedQueuesRunOnIdleRunners(t *testing.T) {
+	t.Parallel()
 	const n = 10
 	s := newLineSetup(t, n)
 	s.open()
@@ -167,6 +170,7 @@ func TestWebhooks_LinedQueuesRunOnIdleRunners(t *testing.T) {
 // when the engine stops, without waiting for a slot, and is not delivered
 // to afterwards.
 func TestWebhooks_LinedQueuesStopWithoutASlot(t *testing.T) {
+	t.Parallel()
 	const n = 30
 	s := newLineSetup(t, n)
 	s.e.publish(topic, "feed", 1, 1)
@@ -221,6 +225,7 @@ func indexOf(ids []string, id string) int {
 // A queue woken with nothing to deliver gives its slot back as it parks
 // again: woken over and over, it leaks no slot of its host.
 func TestWebhooks_LinedQueueWithNothingToDeliverGivesItsSlotBack(t *testing.T) {
+	t.Parallel()
 	s := newLineSetup(t, 3)
 	s.w.mu.Lock()
 	q := s.w.queues[s.ids[0]]
@@ -250,6 +255,7 @@ func TestWebhooks_LinedQueueWithNothingToDeliverGivesItsSlotBack(t *testing.T) {
 // the goroutine its line starts, without a delivery, and gives the slot
 // it got back; the others go on delivering.
 func TestWebhooks_QueueStoppedBeforeItsLineFinishesOnItsSlot(t *testing.T) {
+	t.Parallel()
 	s := newLineSetup(t, 3)
 	s.open()
 	s.w.mu.Lock()
@@ -289,6 +295,7 @@ func TestWebhooks_QueueStoppedBeforeItsLineFinishesOnItsSlot(t *testing.T) {
 // wakeChunk and 1, each lined queue woken once, and every one delivers
 // the next notification.
 func TestWebhooks_WakeLinesTheFirstQueuesBeforeTheRestAreWoken(t *testing.T) {
+	t.Parallel()
 	n := 2*wakeChunk + 1
 	s := newLineSetup(t, n)
 	s.open()

@@ -17,6 +17,7 @@ import (
 // engine's logger wrote: the queue's attributes after the engine's and
 // before the record's, at the engine's level, through With and WithGroup.
 func TestQueueLogger_AddsTheQueuesAttributes(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	cfg := Config{HubURL: testHubURL}
 	cfg.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
@@ -61,6 +62,7 @@ func dropTime(a slog.Attr) slog.Attr {
 // decodes copies of its own), when made and when their subscription is
 // replaced; and a queue's health tracker logs through the queue's logger.
 func TestQueue_SubscriptionsOfAChannelShareItsNames(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	read := func(cb string) hub.Subscription { // as decoded from the store: strings of its own
@@ -92,6 +94,7 @@ func TestQueue_SubscriptionsOfAChannelShareItsNames(t *testing.T) {
 // within the allocator's 768-byte size class (the next is 896), so that
 // a field added costs what it weighs, or this test says what it costs.
 func TestQueue_StaysWithinItsSizeClass(t *testing.T) {
+	t.Parallel()
 	if size := unsafe.Sizeof(queue{}); size > 768 {
 		t.Fatalf("a queue is %d bytes: past 768, each one takes 896 (≈ 128 MB more at 1,000,000 subscriptions); group its small fields or move a rarely used one out", size)
 	}

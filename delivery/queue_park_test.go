@@ -90,6 +90,7 @@ func TestWebhooks_IdleQueuesParkWithoutAGoroutine(t *testing.T) {
 // after several deliveries the end of the lease still stops the queue, and
 // a wake-up before it does not.
 func TestWebhooks_ParkedQueueStopsAtItsLeaseAfterManyParks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -146,6 +147,7 @@ func leasesIn(w *Webhooks) int {
 // A queue stays in the lease wakes while it is woken and parks again, and
 // leaves them when it finishes before its lease ends (deactivated).
 func TestWebhooks_FinishedQueueLeavesTheLeaseWakes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)

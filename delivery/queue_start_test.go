@@ -49,6 +49,7 @@ func (s *gatedStore) counts() (inFlight, maxIn int) {
 // goroutine, and all start once the store answers. A queue stopped while
 // it waits finishes without reading anything.
 func TestWebhooks_StartingQueuesReadTheStoreBoundedly(t *testing.T) {
+	t.Parallel()
 	const n = 3 * startParallel
 	e := newEnv(t)
 	e.channel(topic, "feed")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSubRate_OperatorThenOwnThenDefault_CappedByMax(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		own, operator, def, ceiling, want float64
 	}{
@@ -54,6 +55,7 @@ func inOrder(t *testing.T, what string, ds []delivery, name string, n int) {
 // rshub.rate, the hub's default, the hub's maximum over a higher ask —
 // spaces 15 deliveries over at least 14/5 s, in log order.
 func TestRate_SubscriptionReceivesAtItsRate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	own, byDefault, capped := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
@@ -89,6 +91,7 @@ func TestRate_SubscriptionReceivesAtItsRate(t *testing.T) {
 // host's other subscription (one slot in all) and another host's, fed
 // once it waits, are served at full speed and finish well before it.
 func TestRate_ThrottledSubscriptionSlowsNoOther(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	const other = "https://other.example/cl.xml"
@@ -167,6 +170,7 @@ func TestRate_PerHostAcrossSubscriptions(t *testing.T) {
 // A new rate reaches a queue that waits for its token: it is not held to
 // the old one until its next delivery.
 func TestRate_ChangeAppliesToAWaitingQueue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -195,6 +199,7 @@ func TestRate_ChangeAppliesToAWaitingQueue(t *testing.T) {
 // An engine stops promptly while its queues wait for a subscription's
 // token or a host's.
 func TestRate_StopWhileWaiting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	bySub, byHost := newReceiver(t, nil), newReceiver(t, nil)
@@ -232,6 +237,7 @@ func TestRate_StopWhileWaiting(t *testing.T) {
 // not its host (isolate.go); the rate-limited queue waits it out once,
 // with no attempt in it, then goes on at its rate.
 func TestRate_RetryAfterPauseComposesWithRate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	var mu sync.Mutex

@@ -139,6 +139,7 @@ func (f *followEnv) expiresAt(id string, exp time.Time) bool {
 // changes to, without a listing: after its start the engine reads one
 // change per write, not the shards of the subscriptions written.
 func TestWebhooks_FollowsAnotherHubsWritesWithoutListing(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	f := newFollowEnv(t, n)
 	testenv.Eventually(t, wait, func() bool { s, subs := f.notes.total(); return s == hub.Shards && subs == n }, "every listing handed to the sweep")
@@ -206,6 +207,7 @@ func TestWebhooks_LostChangesFallBackToListing(t *testing.T) {
 // only they: the queues of the subscriptions still stored, in the same
 // shards and in others, go on.
 func TestWebhooks_ListingAfterLostChangesStopsTheDeletedOnly(t *testing.T) {
+	t.Parallel()
 	const n = 120
 	f := newFollowEnv(t, n)
 	f.cs.lose.Store(true)

@@ -82,6 +82,7 @@ func bodyOf(t *testing.T, rc io.ReadCloser) []byte {
 // built in its own request or, one after the other, in a requester's
 // reused one (scratch), where nothing of the POST before stays.
 func TestNewRequest_IsThePlainRequest(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	w := NewWebhooks(nil, nil, Config{HubURL: testHubURL, SigMethod: "sha512", Clock: func() time.Time { return now }})
 	body := []byte(`<urlset><url><loc>http://example.org/r</loc></url></urlset>`)
@@ -178,6 +179,7 @@ func checkRequest(t *testing.T, w *Webhooks, sub hub.Subscription, rec wire.Reco
 // A queue's target is reused while its callback stays, and a changed
 // callback is checked again: one netguard refuses is a permanent failure.
 func TestTargetOf_ChecksAChangedCallback(t *testing.T) {
+	t.Parallel()
 	a, err := targetOf(nil, "http://example.org/a")
 	if err != nil {
 		t.Fatal(err)
@@ -261,6 +263,7 @@ func TestSender_DirectOnlyForAClientThatFollowsNoRedirect(t *testing.T) {
 // no longer set, and more headers than its array had room for (the array
 // moves, and the map follows it).
 func TestHeaders_ReusedMapHoldsTheLastRequest(t *testing.T) {
+	t.Parallel()
 	b := reusableHeaders()
 	build := func(kv ...string) {
 		t.Helper()

@@ -22,6 +22,7 @@ type requesterKey struct{}
 // cancellation, is reused from POST to POST, and one whose timeout fired
 // is replaced for the next POST, whose timer starts afresh.
 func TestRequester_ReusesItsContextUntilATimeoutFires(t *testing.T) {
+	t.Parallel()
 	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), requesterKey{}, "engine"))
 	var r requester
 	defer r.close()
@@ -67,6 +68,7 @@ func TestRequester_ReusesItsContextUntilATimeoutFires(t *testing.T) {
 // A requester's timer is reset by each POST: a POST shorter than the
 // timeout, made after a longer idle, is not cut by an earlier POST's timer.
 func TestRequester_TimerStartsWithEachPOST(t *testing.T) {
+	t.Parallel()
 	var r requester
 	defer r.close()
 	ctx, _ := r.begin(context.Background(), 50*time.Millisecond)
@@ -89,6 +91,7 @@ func TestRequester_TimerStartsWithEachPOST(t *testing.T) {
 // transport writing it: the requester builds its next POST in a new
 // request, and keeps reusing the one of a POST written whole.
 func TestPost_ARequestAnsweredBeforeItIsWrittenIsNotReused(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,7 @@ func TestPost_ARequestAnsweredBeforeItIsWrittenIsNotReused(t *testing.T) {
 // A requester keeps its request for the next POST only once the transport
 // has written the last one (scratch.wrote, from its ClientTrace).
 func TestRequester_KeepsTheRequestOnlyOnceWritten(t *testing.T) {
+	t.Parallel()
 	to, err := targetOf(nil, "http://127.0.0.1:9/cb")
 	if err != nil {
 		t.Fatal(err)

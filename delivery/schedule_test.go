@@ -7,6 +7,7 @@ import (
 )
 
 func TestSchedule_DelayGrowsCapsAndExhausts(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2, Attempts: 6}
 	tests := []struct {
 		attempt int
@@ -31,6 +32,7 @@ func TestSchedule_DelayGrowsCapsAndExhausts(t *testing.T) {
 }
 
 func TestSchedule_JitterSpreadsSymmetrically(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Initial: 10 * time.Second, Multiplier: 1, Jitter: 0.2}
 	tests := []struct {
 		rnd  float64
@@ -52,6 +54,7 @@ func TestSchedule_JitterSpreadsSymmetrically(t *testing.T) {
 }
 
 func TestSchedule_MaxElapsedExhausts(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Initial: time.Minute, Multiplier: 1, MaxElapsed: 3 * time.Minute}
 	for attempt, wantOK := range map[int]bool{1: true, 2: true, 3: true, 4: false, 100: false} {
 		if _, ok := s.Delay(attempt, 0.5); ok != wantOK {
@@ -61,6 +64,7 @@ func TestSchedule_MaxElapsedExhausts(t *testing.T) {
 }
 
 func TestSchedule_UnlimitedAttemptsNeverExhaust(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Initial: time.Millisecond, Max: time.Second, Multiplier: 10}
 	if d, ok := s.Delay(1_000_000, 0.5); !ok || d != time.Second {
 		t.Fatalf("Delay(1e6) = %v, %v", d, ok)
@@ -72,6 +76,7 @@ func TestSchedule_UnlimitedAttemptsNeverExhaust(t *testing.T) {
 }
 
 func TestSchedule_StepsAreExplicit(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Steps: []time.Duration{time.Second, time.Minute}, Attempts: 3}
 	tests := []struct {
 		attempt int
@@ -91,6 +96,7 @@ func TestSchedule_StepsAreExplicit(t *testing.T) {
 }
 
 func TestDefaultSchedule_AboutFifteenAttemptsWithinADay(t *testing.T) {
+	t.Parallel()
 	s := DefaultSchedule()
 	var total time.Duration
 	n := 1
@@ -113,6 +119,7 @@ func TestDefaultSchedule_AboutFifteenAttemptsWithinADay(t *testing.T) {
 }
 
 func TestParseSchedule(t *testing.T) {
+	t.Parallel()
 	def := DefaultSchedule()
 	tests := []struct {
 		in   string
@@ -144,6 +151,7 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestParseSchedule_RejectsGarbage(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"soon", "1s,x0.5", "1s,xx", "attempts=-1", "jitter=2", "max=forever", "colour=blue", "-1s"} {
 		if s, err := ParseSchedule(in); err == nil {
 			t.Errorf("ParseSchedule(%q) = %+v, want error", in, s)
@@ -152,6 +160,7 @@ func TestParseSchedule_RejectsGarbage(t *testing.T) {
 }
 
 func TestSchedule_StringRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"1s,x2,max=1h,attempts=15,jitter=0.2,elapsed=24h", "1s,10s,1m0s,attempts=4,jitter=0.1,elapsed=24h"} {
 		s, err := ParseSchedule(in)
 		if err != nil {
@@ -167,6 +176,7 @@ func TestSchedule_StringRoundTrips(t *testing.T) {
 // A schedule that could not produce waits is refused when parsed (the
 // --retry flag fails at start, not when delivery begins).
 func TestParseSchedule_RefusesZeroInitialWait(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{"0", "0 ,  ", "0s,x2"} {
 		if _, err := ParseSchedule(text); err == nil {
 			t.Errorf("ParseSchedule(%q) accepted a zero initial wait", text)

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -92,6 +93,7 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 	period := w.cfg.ClaimTTL / 6
 	members := []string{w.cfg.Owner}
 	for {
+		began := time.Now()
 		hctx, cancel := context.WithTimeout(ctx, period)
 		ms, err := w.store.Heartbeat(hctx, w.cfg.Owner, w.shardLease())
 		cancel()
@@ -105,7 +107,10 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 			members = ms
 		}
 		w.claimShards(ctx, targetShards(members, w.cfg.Owner), period)
-		wait := period // a failed heartbeat or claim is retried at the backoff's pace
+		// Rounds start a period apart, not a period after the last one
+		// ended: a slow heartbeat and round (each bounded by a period)
+		// leave a lease at most two periods unrenewed.
+		wait := period - time.Since(began) // a failed heartbeat or claim is retried at the backoff's pace
 		for _, op := range []string{opMembers, opShard} {
 			if d := w.h.RetryIn(op, loophealth.EngineRetry); d > 0 {
 				wait = min(wait, d)
@@ -117,11 +122,13 @@ func (w *Webhooks) ownShards(ctx context.Context) {
 	}
 }
 
-// claimParallel bounds the claims of one round in flight at once.
-const claimParallel = 16
+// claimParallel bounds the claims of one round in flight at once: every
+// shard, so that a round, which has one deadline, takes one claim's
+// answer and not several in turn.
+const claimParallel = hub.Shards
 
 // claimShards claims or renews every shard in target and every shard held,
-// several at a time, giving each claim timeout; gives up held shards
+// several at a time, within timeout for the whole round; gives up held shards
 // outside target; and stops the queues of a held shard that another hub
 // took or that has not been renewed for a third of a lease.
 func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, timeout time.Duration) {
@@ -133,6 +140,15 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 	sem := make(chan struct{}, claimParallel)
 	var wg sync.WaitGroup
 	started := time.Now() // a lease renewed in this round lasts from before its claim
+	// One deadline for the whole round, the wait for a claim slot
+	// included: a round never outlasts timeout, however many shards are
+	// held and however slowly the store answers. With a deadline per
+	// claim, a store answering each claim just in time made a round of 64
+	// shards last four timeouts; the leases claimed first lapsed before
+	// the next round renewed them, no claim having failed, and another hub
+	// took their shards while this one still delivered.
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	w.mu.Lock()
 	for n := range hub.Shards {
 		if !target[n] && !w.shards[n].held {
@@ -143,11 +159,16 @@ func (w *Webhooks) claimShards(ctx context.Context, target [hub.Shards]bool, tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			r.ok, r.err = w.store.Claim(cctx, shardKey(n), w.cfg.Owner, w.shardLease())
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-rctx.Done():
+			}
+			if err := rctx.Err(); err != nil { // the round ended before a slot was free
+				r.err = fmt.Errorf("claim %q not sent: %w", shardKey(n), err)
+				return
+			}
+			r.ok, r.err = w.store.Claim(rctx, shardKey(n), w.cfg.Owner, w.shardLease())
 		}()
 	}
 	w.mu.Unlock()

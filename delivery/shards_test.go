@@ -28,6 +28,7 @@ func owners(members []string) [hub.Shards][]string {
 }
 
 func TestTargetShards_EveryShardHasOneOwner(t *testing.T) {
+	t.Parallel()
 	for size := 1; size <= 7; size++ {
 		var members []string
 		for i := range size {
@@ -53,6 +54,7 @@ func TestTargetShards_EveryShardHasOneOwner(t *testing.T) {
 }
 
 func TestTargetShards_AJoiningHubTakesOnlyItsShare(t *testing.T) {
+	t.Parallel()
 	three := []string{"hub-a", "hub-b", "hub-c"}
 	four := append(slices.Clone(three), "hub-d")
 	before, after := owners(three), owners(four)
@@ -71,6 +73,7 @@ func TestTargetShards_AJoiningHubTakesOnlyItsShare(t *testing.T) {
 }
 
 func TestTargetShards_OwnerAbsentFromMembersCountsItself(t *testing.T) {
+	t.Parallel()
 	got := targetShards(nil, "lonely")
 	for n, mine := range got {
 		if !mine {
@@ -78,6 +81,12 @@ func TestTargetShards_OwnerAbsentFromMembersCountsItself(t *testing.T) {
 		}
 	}
 }
+
+// moveWait is the deadline of the conditions of the tests where shards
+// move between hubs: three engines in one process deliver to 24
+// callbacks under the race detector, on a machine that may be busy with
+// other work; a loaded 2-core machine took 30 s for what takes 3 s idle.
+const moveWait = 90 * time.Second
 
 // shardedLoad is a set of subscriptions spread over many shards, each with
 // its own callback path, and a publisher appending to their channel.
@@ -128,7 +137,7 @@ func (l *shardedLoad) check(t *testing.T, dups int) {
 		return out
 	}
 	last := want[len(want)-1]
-	testenv.Eventually(t, wait, func() bool {
+	testenv.Eventually(t, moveWait, func() bool {
 		got := byPath()
 		for i := range l.subs {
 			s := got["/cb/"+strconv.Itoa(i)]
@@ -163,6 +172,7 @@ func split(ws ...*Webhooks) bool {
 }
 
 func TestWebhooks_HubsJoiningAndLeavingSplitTheShardsWithoutLossOrDuplicates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := newShardedLoad(t, e, 24)
 	cfg := e.fastConfig()
@@ -178,24 +188,25 @@ func TestWebhooks_HubsJoiningAndLeavingSplitTheShardsWithoutLossOrDuplicates(t *
 	c, _ := e.start(cfg)
 	// Notifications appended while the shards move are delivered once:
 	// a shard leaves a hub only after its queues stored their cursors.
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(moveWait)
 	for !split(a, b, c) {
 		if time.Now().After(deadline) {
 			t.Fatalf("three hubs did not split the shards: %v, %v, %v", a.Shards(), b.Shards(), c.Shards())
 		}
 		l.publish(1)
-		time.Sleep(20 * time.Millisecond) // pacing the load, not synchronisation
+		time.Sleep(100 * time.Millisecond) // pacing the load, not synchronisation
 	}
 	l.publish(5)
 	l.check(t, 0)
 
 	stopA() // leaves: its shards go to b and c at once, not after a lease
-	testenv.Eventually(t, wait, func() bool { return split(b, c) }, "the remaining hubs hold every shard")
+	testenv.Eventually(t, moveWait, func() bool { return split(b, c) }, "the remaining hubs hold every shard")
 	l.publish(5)
 	l.check(t, 0)
 }
 
 func TestWebhooks_DeadHubsShardsMoveWithinTheClaimTTL(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := newShardedLoad(t, e, 24)
 	cfg := e.fastConfig()
@@ -231,4 +242,53 @@ func TestWebhooks_DeadHubsShardsMoveWithinTheClaimTTL(t *testing.T) {
 	// stored one: repeats are bounded by what it delivered unstored, at
 	// most a CursorFlush interval's worth (cursor.go).
 	l.check(t, 5)
+}
+
+// stallingClaims is a store whose claims answer only when their context
+// ends, recording the deadline each was sent with.
+type stallingClaims struct {
+	Store
+	mu        sync.Mutex
+	deadlines []time.Time
+}
+
+func (s *stallingClaims) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	d, _ := ctx.Deadline()
+	s.mu.Lock()
+	s.deadlines = append(s.deadlines, d)
+	s.mu.Unlock()
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// A round of claims ends by one deadline, however many shards it claims
+// and however slowly the store answers: claims waiting for a slot when it
+// passes are not sent. With a deadline per claim, a store answering each
+// just in time stretched a round of 64 shards over four renewal periods;
+// the leases claimed first lapsed before the next round, no claim having
+// failed, and another hub took shards this one still delivered (a
+// duplicate in TestWebhooks_HubsJoiningAndLeavingSplitTheShardsWithoutLossOrDuplicates).
+func TestWebhooks_ClaimRoundEndsByOneDeadline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	st := &stallingClaims{Store: e.store}
+	w := NewWebhooks(e.log, st, e.fastConfig())
+	var all [hub.Shards]bool
+	for n := range all {
+		all[n] = true
+	}
+	w.claimShards(context.Background(), all, 50*time.Millisecond)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.deadlines) == 0 || len(st.deadlines) > claimParallel {
+		t.Fatalf("%d claims sent, want some and at most the %d a slot each allows before the deadline", len(st.deadlines), claimParallel)
+	}
+	for _, d := range st.deadlines {
+		if d.IsZero() || !d.Equal(st.deadlines[0]) {
+			t.Fatalf("claims sent with deadlines %v, want one for the round", st.deadlines)
+		}
+	}
+	if n := len(w.Shards()); n != 0 {
+		t.Errorf("%d shards held after a round whose claims all failed", n)
+	}
 }

@@ -38,6 +38,7 @@ func (s *countingKV) DeadLetters(ctx context.Context, id string) ([]hub.DeadLett
 // only the dead letters of those that may hold some (one whose only dead
 // letter was deleted among them). They deliver from there.
 func TestWebhooks_StartReadsStateInBulk(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	e := newEnv(t)
 	e.channel(topic, "feed")

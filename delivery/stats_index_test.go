@@ -13,6 +13,7 @@ import (
 // Failing, StateCounts and Health answer from the troubled queues; they
 // must agree with a walk of every queue (Stats) as queues fail and heal.
 func TestWebhooks_FailingIndexAgreesWithEveryQueue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	var down atomic.Bool
@@ -107,6 +108,7 @@ func TestWebhooks_FailingIndexAgreesWithEveryQueue(t *testing.T) {
 // StatsPage pages through the queues by ID: every page in order, each
 // queue once, the last page saying no more follow.
 func TestWebhooks_StatsPageWalksEveryQueueOnceInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	rx := newReceiver(t, nil)

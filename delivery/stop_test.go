@@ -32,6 +32,7 @@ func startManual(e *env, cfg Config) (cancel func(), wait func() error) {
 }
 
 func TestWebhooks_InFlightPostFinishesWithinGrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	entered := make(chan struct{}, 1)
@@ -58,6 +59,7 @@ func TestWebhooks_InFlightPostFinishesWithinGrace(t *testing.T) {
 }
 
 func TestWebhooks_PostBeyondGraceIsAbandoned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	entered := make(chan struct{}, 1)
@@ -90,6 +92,7 @@ func TestWebhooks_PostBeyondGraceIsAbandoned(t *testing.T) {
 // child of Run's (queue.begin): a queue waiting an hour for its next
 // retry lets Run return at once, with nothing delivered twice.
 func TestWebhooks_RunsEndWithRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return http.StatusInternalServerError })
@@ -116,6 +119,7 @@ func TestWebhooks_RunsEndWithRun(t *testing.T) {
 }
 
 func TestWebhooks_PerHostConcurrencyIsBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	var mu sync.Mutex
@@ -153,6 +157,7 @@ func TestWebhooks_PerHostConcurrencyIsBounded(t *testing.T) {
 }
 
 func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -187,6 +192,7 @@ func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
 // stopped, one begun after it too, and a cut of a POST that ended does not
 // touch the next one, which reuses its context.
 func TestQueue_InFlightRequestCutAfterGrace(t *testing.T) {
+	t.Parallel()
 	q := &queue{w: &Webhooks{cfg: Config{Grace: 20 * time.Millisecond}}, parent: context.Background(), rq: &requester{}}
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	q.cancelRun = cancelRun

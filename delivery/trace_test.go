@@ -36,6 +36,7 @@ func (e *env) publishTraced(tp, ts string) {
 // tracer; with one, the attempt's own span, a child of the stored context,
 // with the status of the answer. A record without one sends none.
 func TestWebhooks_TraceContextOnEveryAttempt(t *testing.T) {
+	t.Parallel()
 	fail500 := func(n int, _ delivery) int {
 		if n == 1 {
 			return 500
@@ -43,6 +44,7 @@ func TestWebhooks_TraceContextOnEveryAttempt(t *testing.T) {
 		return 200
 	}
 	t.Run("no tracer", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.channel(topic, "feed")
 		r := newReceiver(t, fail500)
@@ -62,6 +64,7 @@ func TestWebhooks_TraceContextOnEveryAttempt(t *testing.T) {
 		}
 	})
 	t.Run("tracer", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.channel(topic, "feed")
 		r := newReceiver(t, fail500)
@@ -99,6 +102,7 @@ func TestWebhooks_TraceContextOnEveryAttempt(t *testing.T) {
 // server.address is the callback's host alone, an IPv6 address without
 // its brackets; server.port its port, or the one its scheme implies.
 func TestServerOf_HostAndPortApart(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		callback string
 		host     string

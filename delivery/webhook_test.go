@@ -19,6 +19,7 @@ import (
 const topic = "https://source.example/changelist.xml"
 
 func TestWebhooks_DeliversInLogOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	e.channel("https://other.example/cl.xml", "other")
@@ -64,6 +65,7 @@ func TestWebhooks_DeliversInLogOrder(t *testing.T) {
 }
 
 func TestWebhooks_LinkCarriesResourceSync(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -82,8 +84,10 @@ func TestWebhooks_LinkCarriesResourceSync(t *testing.T) {
 }
 
 func TestWebhooks_SignsWithEachMethod(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"sha1", "sha256", "sha384", "sha512"} {
 		t.Run(method, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.channel(topic, "feed")
 			const secret = "s3cret-" + "value"
@@ -111,6 +115,7 @@ func TestWebhooks_SignsWithEachMethod(t *testing.T) {
 }
 
 func TestWebhooks_RetriesUntilSuccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(n int, _ delivery) int {
@@ -148,6 +153,7 @@ func poisonReceiver(t *testing.T) (*receiver, func()) {
 }
 
 func TestWebhooks_DeadLetterAfterExhaustionMovesCursorOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r, _ := poisonReceiver(t)
@@ -172,6 +178,7 @@ func TestWebhooks_DeadLetterAfterExhaustionMovesCursorOn(t *testing.T) {
 }
 
 func TestWebhooks_RedriveDeliversDeadLetterAndDeletesIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r, heal := poisonReceiver(t)
@@ -217,6 +224,7 @@ func TestWebhooks_RedriveDeliversDeadLetterAndDeletesIt(t *testing.T) {
 }
 
 func TestWebhooks_RedriveAllInLogOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return http.StatusBadGateway })
@@ -241,6 +249,7 @@ func TestWebhooks_RedriveAllInLogOrder(t *testing.T) {
 }
 
 func TestWebhooks_GoneEndsSubscription(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return http.StatusGone })
@@ -259,6 +268,7 @@ func TestWebhooks_GoneEndsSubscription(t *testing.T) {
 }
 
 func TestWebhooks_CircuitBreakerOpensForFailingHost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { return http.StatusServiceUnavailable })
@@ -292,6 +302,7 @@ func TestWebhooks_CircuitBreakerOpensForFailingHost(t *testing.T) {
 }
 
 func TestWebhooks_FailingSubscriberDoesNotDelayHealthyOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	release := make(chan struct{})
@@ -325,6 +336,7 @@ func TestWebhooks_FailingSubscriberDoesNotDelayHealthyOne(t *testing.T) {
 }
 
 func TestWebhooks_PreservesCallbackQuery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, nil)
@@ -340,6 +352,7 @@ func TestWebhooks_PreservesCallbackQuery(t *testing.T) {
 }
 
 func TestWebhooks_RedirectIsAFailureNotFollowed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(_ int, d delivery) int {
@@ -366,6 +379,7 @@ func TestWebhooks_RedirectIsAFailureNotFollowed(t *testing.T) {
 }
 
 func TestWebhooks_DefaultPolicyRefusesLoopbackCallback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	r := newReceiver(t, func(int, delivery) int { t.Error("loopback callback reached"); return 200 })
@@ -383,6 +397,7 @@ func TestWebhooks_DefaultPolicyRefusesLoopbackCallback(t *testing.T) {
 }
 
 func TestWebhooks_BadCallbackSchemeDeadLettersAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	sub := e.subscribe(topic, "ftp://127.0.0.1/cb", "")
@@ -395,6 +410,7 @@ func TestWebhooks_BadCallbackSchemeDeadLettersAtOnce(t *testing.T) {
 }
 
 func TestWebhooks_SubscriptionWithoutChannelNameFiltersByTopic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.channel(topic, "feed")
 	e.channel("https://other.example/cl.xml", "other")

@@ -40,6 +40,7 @@ func idle(w *Webhooks, ids []string) bool {
 }
 
 func TestWebhooks_PublishWakesOnlyTheQueuesOfItsChannel(t *testing.T) {
+	t.Parallel()
 	const n, m = 5, 7
 	const topicA, topicB = "https://a.example/changes.xml", "https://b.example/changes.xml"
 	e := newEnv(t)

@@ -94,13 +94,20 @@ func settled(steps []step, since time.Time, n int) bool {
 	return run >= n
 }
 
+// readyWithin is how many publishes taken in a row may still see /readyz
+// say 503 after an outage: a prober's steps are at least 50 ms apart, so
+// these many span at least a second on an idle machine, and more on a busy
+// one, where the hub's recovery is as slow as the prober's steps.
+const readyWithin = 20
+
 // Readiness follows the log within a second both ways through a kill -9
 // of the NATS node that leads the log's stream (issue 45): checked on the
 // order of what each hub answered, not on a clock that load can stretch.
 // A publish the log did not take is followed by a 503 from /readyz unless
 // the next publish is taken (the log was back meanwhile); a publish the
-// log took is followed by 200, except within a second of the first one
-// taken after the kill or the last failure.
+// log took is followed by 200, except within readyWithin publishes (a
+// second or more) of the first one taken after the kill or the last
+// failure.
 func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS cluster, Redis and three hubs")
@@ -159,7 +166,7 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 	failedAnywhere := false
 	for i, p := range probers {
 		steps := p.snapshot()
-		var firstOK time.Time // the first publish taken after the kill or the last failure
+		firstOK := -1 // the step of the first publish taken after the kill or the last failure
 		fails, late := 0, 0
 		var backAfter time.Duration // from the first publish taken after the last failure to the first 200 of /readyz
 		for j, s := range steps {
@@ -168,7 +175,7 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 			}
 			if s.published != http.StatusOK {
 				fails++
-				failedAnywhere, firstOK = true, time.Time{}
+				failedAnywhere, firstOK = true, -1
 				next := j + 1
 				if s.ready == http.StatusOK && next < len(steps) && steps[next].published != http.StatusOK {
 					t.Errorf("hub %d: publish %d answered %d %q, yet /readyz said 200 right after, and the next publish failed too",
@@ -176,20 +183,20 @@ func TestCluster_ReadinessFollowsTheLogThroughAStreamLeaderKill(t *testing.T) {
 				}
 				continue
 			}
-			if firstOK.IsZero() {
-				firstOK, backAfter = s.at, -1
+			if firstOK < 0 {
+				firstOK, backAfter = j, -1
 			}
 			if s.ready == http.StatusOK && backAfter < 0 && fails > 0 {
-				backAfter = s.at.Sub(firstOK)
+				backAfter = s.at.Sub(steps[firstOK].at)
 			}
-			if s.ready != http.StatusOK && s.at.Sub(firstOK) > time.Second {
+			if s.ready != http.StatusOK && j-firstOK >= readyWithin {
 				late++
-				t.Errorf("hub %d: publish %d taken %v after the first taken after the outage, yet /readyz said %d %q",
-					i, j, s.at.Sub(firstOK).Round(time.Millisecond), s.ready, s.readyReason)
+				t.Errorf("hub %d: publish %d taken %d publishes (%v) after the first taken after the outage, yet /readyz said %d %q",
+					i, j, j-firstOK, s.at.Sub(steps[firstOK].at).Round(time.Millisecond), s.ready, s.readyReason)
 			}
 		}
-		t.Logf("hub %d: %d publishes, %d refused during the outage, %d taken while /readyz said 503 later than 1 s; /readyz 200 again at the publish %v after the first taken",
-			i, len(steps), fails, late, backAfter.Round(time.Millisecond))
+		t.Logf("hub %d: %d publishes, %d refused during the outage, %d taken while /readyz said 503 after %d taken; /readyz 200 again at the publish %v after the first taken",
+			i, len(steps), fails, late, readyWithin, backAfter.Round(time.Millisecond))
 	}
 	if !failedAnywhere {
 		t.Log("no publish failed at any hub: the new leader was elected between two publishes; the down direction went unchecked")

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -16,20 +17,27 @@ import (
 // their local ports from: freed again for the process to bind, it can be
 // taken first by any connection any test makes, and the process fails
 // with "address already in use". FreePort draws from below that range,
-// which only a listener takes, and never hands out a port twice in one
-// test binary.
+// which only a listener takes, and never hands out a port twice on the
+// machine while the test binary that got it runs: `go test ./...` runs
+// several packages' binaries at once, and a port free when one drew it
+// could be drawn by another before the first one's server bound it. A
+// port is claimed in this binary's memory and, across binaries, by an
+// exclusive lock on a file named after it (portLock), which the kernel
+// lets go of when the binary ends, however it ends.
 
 // belowEphemeral is the lowest port FreePort draws from; the highest is
 // one below the kernel's ephemeral range.
 const belowEphemeral = 10000
 
 // handed is every port FreePort returned in this test binary, so that two
-// tests running at once never get the same one. It is test support,
-// shared by every test of the binary, and only ever grows.
+// tests running at once never get the same one, with the lock that
+// claims it from other test binaries (nil where locks are not taken). It
+// is test support, shared by every test of the binary, and only ever
+// grows: a lock is held until the binary ends.
 var handed = struct {
 	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
+	ports map[int]io.Closer
+}{ports: map[int]io.Closer{}}
 
 // FreePort returns a loopback TCP port that no one listens on and no
 // outgoing connection takes (see above), for a process the test starts to
@@ -60,14 +68,19 @@ func FreePort(t testing.TB) int {
 	return 0
 }
 
-// claim records p as handed out and reports whether it was not before.
+// claim records p as handed out and reports whether it was not before,
+// in this test binary or in another one that holds its lock.
 func claim(p int) bool {
 	handed.Lock()
 	defer handed.Unlock()
-	if handed.ports[p] {
+	if _, ok := handed.ports[p]; ok {
 		return false
 	}
-	handed.ports[p] = true
+	lock, ok := portLock(p)
+	if !ok {
+		return false
+	}
+	handed.ports[p] = lock
 	return true
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -137,5 +139,45 @@ func TestFreePort_DistinctBindableOutsideTheEphemeralRange(t *testing.T) {
 			t.Fatalf("port %d: %v", p, err)
 		}
 		_ = l.Close()
+	}
+}
+
+// portsEnv names the variable under which TestFreePort_DistinctAcrossTestBinaries
+// runs this test binary again as another test binary drawing ports.
+const portsEnv = "RSHUB_TESTENV_PORTS_CHILD"
+
+// Two test binaries running at once, as `go test ./...` runs packages,
+// never get the same port: the second draws 200 while the first holds
+// 200 it drew and has not bound.
+func TestFreePort_DistinctAcrossTestBinaries(t *testing.T) {
+	if os.Getenv(portsEnv) != "" {
+		for range 200 {
+			fmt.Println("port", FreePort(t))
+		}
+		return
+	}
+	mine := map[int]bool{}
+	for range 200 {
+		mine[FreePort(t)] = true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFreePort_DistinctAcrossTestBinaries$", "-test.count=1")
+	cmd.Env = append(os.Environ(), portsEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("other test binary: %v\n%s", err, out)
+	}
+	got := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		var p int
+		if _, err := fmt.Sscanf(line, "port %d", &p); err != nil {
+			continue
+		}
+		got++
+		if mine[p] {
+			t.Errorf("port %d handed to both test binaries", p)
+		}
+	}
+	if got != 200 {
+		t.Fatalf("the other test binary drew %d ports, want 200:\n%s", got, out)
 	}
 }
