@@ -1,0 +1,104 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rshub/rshub/internal/testenv"
+)
+
+// The cap over all hosts grows while a host waits for room under it and
+// the hub's goroutines get a core quickly, by one per answer in slow start
+// and by about one per cap's worth of answers after; holds while they
+// wait; is cut by a quarter, at most once per probe interval and never
+// below its start, while they wait long; and starts again from its start
+// after an idle spell.
+func TestTotalAdapt_GrowsHoldsCutsAndRestarts(t *testing.T) {
+	now := time.Unix(0, 0)
+	a := newTotalAdapt(2)
+	if a.slots() != 2*totalPerCore {
+		t.Fatalf("start = %d, want %d", a.slots(), 2*totalPerCore)
+	}
+	start := a.limit
+	a.observe(0, false, now)
+	if a.limit != start {
+		t.Fatalf("grew to %v unsaturated", a.limit)
+	}
+	for range 10 {
+		a.observe(schedQuick/2, true, now)
+	}
+	if a.limit != start+10 {
+		t.Fatalf("slow start: %v, want %v", a.limit, start+10)
+	}
+	a.observe(schedQuick+time.Microsecond, true, now)
+	if a.limit != start+10 || !a.backedOff {
+		t.Fatalf("held: %v backedOff %v", a.limit, a.backedOff)
+	}
+	a.observe(0, true, now)
+	if want := start + 10 + 1/(start+10); a.limit != want {
+		t.Fatalf("after back-off: %v, want %v", a.limit, want)
+	}
+	a.limit = 100
+	a.observe(schedSlow+time.Microsecond, true, now.Add(time.Second))
+	a.observe(schedSlow+time.Microsecond, true, now.Add(time.Second+time.Millisecond))
+	if a.limit != 75 {
+		t.Fatalf("cut once within the probe interval: %v, want 75", a.limit)
+	}
+	for i := range 20 {
+		a.observe(schedSlow+time.Microsecond, true, now.Add(time.Duration(2+i)*time.Second))
+	}
+	if a.limit != start {
+		t.Fatalf("cut below start: %v", a.limit)
+	}
+	a.limit = 90
+	a.resume(now)
+	a.rest(now)
+	a.resume(now.Add(restartIdle / 2))
+	if a.limit != 90 {
+		t.Fatalf("restarted after %v idle", restartIdle/2)
+	}
+	a.rest(now)
+	a.resume(now.Add(restartIdle))
+	if a.limit != start || a.backedOff {
+		t.Fatalf("after idle: %v backedOff %v, want %v and slow start", a.limit, a.backedOff, start)
+	}
+}
+
+// Hosts wait for room under the cap over all hosts in arrival order, and
+// a slot given back on one host goes to another host's waiter.
+func TestHostLimit_CapOverAllHosts(t *testing.T) {
+	l := newHostLimit(4, 1, 4, 0)
+	l.total = totalAdapt{start: 2, limit: 2}
+	ctx := context.Background()
+	ra, _ := l.acquire(ctx, "a")
+	rb, _ := l.acquire(ctx, "b")
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := l.acquire(short, "a"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("third acquire = %v, want deadline exceeded", err)
+	}
+	got := make(chan hostSlot)
+	go func() {
+		rc, err := l.acquire(ctx, "c")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- rc
+	}()
+	// c is starved once it waits; then a's slot goes to it
+	testenv.Eventually(t, time.Minute, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.starved) == 1 })
+	ra.release()
+	rc := <-got
+	if n := l.inUse("c"); n != 1 {
+		t.Fatalf("c in use %d", n)
+	}
+	rb.release()
+	rc.release()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight != 0 || len(l.starved) != 0 {
+		t.Fatalf("in flight %d, starved %d after every release", l.inFlight, len(l.starved))
+	}
+}
