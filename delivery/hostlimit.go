@@ -147,12 +147,13 @@ func (l *hostLimit) reacquire(ctx context.Context, h hostSlot, host string) (hos
 	l.mu.Lock()
 	s := h.s
 	s.used = now
-	if (s.waiting.len() == 0 || h.reused < keptTurn) && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if (s.waiting.len() == 0 || h.reused < keptTurn) && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) && l.keepsLocked(h) {
 		l.mu.Unlock()
 		return h, nil
 	}
 	s.inFlight--
 	l.inFlight--
+	l.feedLocked(now) // the hosts waiting for room under the cap go first
 	return l.waitLocked(ctx, s, host, now)
 }
 
@@ -338,7 +339,7 @@ func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
 	defer l.mu.Unlock()
 	l.observeLocked(s, a, took, now)
 	h.reused++
-	if (s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn) || s.inFlight > s.adapt.slots() {
+	if (s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn) || s.inFlight > s.adapt.slots() || !l.keepsLocked(h) {
 		l.releaseLocked(s, now)
 		return hostSlot{}
 	}

@@ -50,6 +50,15 @@ const totalProbeEvery = 10 * time.Millisecond
 // request; l.mu is held.
 func (l *hostLimit) roomLocked() bool { return l.inFlight < l.total.slots() }
 
+// keepsLocked reports whether the cap over all hosts lets a queue keep h
+// for its next attempt: not when the cap went down below the requests in
+// flight, nor once the queue's turn is over (keptTurn) while other hosts
+// wait for room under it, who would otherwise wait as long as the queues
+// holding the room have a backlog. l.mu is held.
+func (l *hostLimit) keepsLocked(h hostSlot) bool {
+	return l.inFlight <= l.total.slots() && (len(l.starved) == 0 || h.reused < keptTurn)
+}
+
 // feedLocked grants the room under the cap over all hosts to the hosts
 // that wait for it, in order; l.mu is held.
 func (l *hostLimit) feedLocked(now time.Time) {

@@ -88,7 +88,11 @@ func TestHostLimit_CapOverAllHosts(t *testing.T) {
 		got <- rc
 	}()
 	// c is starved once it waits; then a's slot goes to it
-	testenv.Eventually(t, time.Minute, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.starved) == 1 })
+	testenv.Eventually(t, time.Minute, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.hosts["c"] != nil && l.hosts["c"].starved
+	})
 	ra.release()
 	rc := <-got
 	if n := l.inUse("c"); n != 1 {
@@ -100,5 +104,38 @@ func TestHostLimit_CapOverAllHosts(t *testing.T) {
 	defer l.mu.Unlock()
 	if l.inFlight != 0 || len(l.starved) != 0 {
 		t.Fatalf("in flight %d, starved %d after every release", l.inFlight, len(l.starved))
+	}
+}
+
+// A queue keeping its slot for its backlog gives it up once its turn is
+// over while another host waits for room under the cap over all hosts.
+func TestHostLimit_KeptSlotGivesWayToAStarvedHost(t *testing.T) {
+	l := newHostLimit(1, 1, 1, 0)
+	l.total = totalAdapt{start: 1, limit: 1}
+	// the hub's goroutines wait long for a core: the cap does not grow
+	l.probe.lag, l.probe.at = 2*schedSlow, time.Now().Add(time.Hour)
+	ctx := context.Background()
+	ha, _ := l.acquire(ctx, "a")
+	got := make(chan hostSlot)
+	go func() {
+		hb, err := l.acquire(ctx, "b")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- hb
+	}()
+	testenv.Eventually(t, time.Minute, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.starved) == 1 })
+	for i := 1; i < keptTurn; i++ {
+		if ha = ha.kept(attempt{}, time.Millisecond, time.Now()); ha.l == nil {
+			t.Fatalf("gave the slot up after %d attempts, before its turn of %d ended", i, keptTurn)
+		}
+	}
+	if ha = ha.kept(attempt{}, time.Millisecond, time.Now()); ha.l != nil {
+		t.Fatal("kept the slot past its turn while host b waits")
+	}
+	hb := <-got
+	hb.release()
+	if n := l.inUse("a") + l.inUse("b"); n != 0 {
+		t.Fatalf("%d slots still taken", n)
 	}
 }
