@@ -42,6 +42,13 @@ const (
 	schedSlow  = time.Millisecond
 )
 
+// rttPerLag is how many scheduling latencies an answer takes at most for
+// the latency to count (totalAdapt.observe): a request to a loopback
+// host, which waits for a core at each of its goroutines' turns (the
+// queue's, the transport's writer and reader, the server's), takes about
+// four or five.
+const rttPerLag = 8
+
 // totalProbeEvery is how often the scheduling latency is read while
 // requests are in flight.
 const totalProbeEvery = 10 * time.Millisecond
@@ -120,10 +127,17 @@ func newTotalAdapt(procs int) totalAdapt {
 // slots is how many requests may be in flight over all hosts.
 func (t *totalAdapt) slots() int { return int(t.limit) }
 
-// observe adapts the cap after an answer at now: lag is the hub's recent
-// scheduling latency (0 when unknown), saturated whether a host waits
-// for room under the cap.
-func (t *totalAdapt) observe(lag time.Duration, saturated bool, now time.Time) {
+// observe adapts the cap after an answer that took rtt at now: lag is
+// the hub's recent scheduling latency (0 when unknown), saturated whether
+// a host waits for room under the cap. An answer that took longer than
+// rttPerLag scheduling latencies waited mostly on the network, not on the
+// hub's cores: it counts as quick whatever the latency, so that a hub
+// whose cores are busy for other reasons (a collection, other processes)
+// still lets the requests to distant hosts grow.
+func (t *totalAdapt) observe(lag, rtt time.Duration, saturated bool, now time.Time) {
+	if rtt > rttPerLag*lag {
+		lag = 0
+	}
 	switch {
 	case lag > schedSlow:
 		if now.Sub(t.lastCut) >= totalProbeEvery {

@@ -22,35 +22,45 @@ func TestTotalAdapt_GrowsHoldsCutsAndRestarts(t *testing.T) {
 		t.Fatalf("start = %d, want %d", a.slots(), 2*totalPerCore)
 	}
 	start := a.limit
-	a.observe(0, false, now)
+	a.observe(0, 0, false, now)
 	if a.limit != start {
 		t.Fatalf("grew to %v unsaturated", a.limit)
 	}
 	for range 10 {
-		a.observe(schedQuick/2, true, now)
+		a.observe(schedQuick/2, 0, true, now)
 	}
 	if a.limit != start+10 {
 		t.Fatalf("slow start: %v, want %v", a.limit, start+10)
 	}
-	a.observe(schedQuick+time.Microsecond, true, now)
+	a.observe(schedQuick+time.Microsecond, 0, true, now)
 	if a.limit != start+10 || !a.backedOff {
 		t.Fatalf("held: %v backedOff %v", a.limit, a.backedOff)
 	}
-	a.observe(0, true, now)
+	a.observe(0, 0, true, now)
 	if want := start + 10 + 1/(start+10); a.limit != want {
 		t.Fatalf("after back-off: %v, want %v", a.limit, want)
 	}
 	a.limit = 100
-	a.observe(schedSlow+time.Microsecond, true, now.Add(time.Second))
-	a.observe(schedSlow+time.Microsecond, true, now.Add(time.Second+time.Millisecond))
+	a.observe(schedSlow+time.Microsecond, 0, true, now.Add(time.Second))
+	a.observe(schedSlow+time.Microsecond, 0, true, now.Add(time.Second+time.Millisecond))
 	if a.limit != 75 {
 		t.Fatalf("cut once within the probe interval: %v, want 75", a.limit)
 	}
 	for i := range 20 {
-		a.observe(schedSlow+time.Microsecond, true, now.Add(time.Duration(2+i)*time.Second))
+		a.observe(schedSlow+time.Microsecond, 0, true, now.Add(time.Duration(2+i)*time.Second))
 	}
 	if a.limit != start {
 		t.Fatalf("cut below start: %v", a.limit)
+	}
+	a.observe(time.Hour, 0, true, now.Add(time.Minute))
+	if a.limit != start {
+		t.Fatalf("cut below start: %v", a.limit)
+	}
+	// an answer that waited on the network far longer than on the hub's
+	// cores counts as quick
+	a.observe(2*schedSlow, rttPerLag*2*schedSlow+time.Millisecond, true, now.Add(2*time.Minute))
+	if a.limit != start+1/start {
+		t.Fatalf("a distant host's answer: %v, want %v", a.limit, start+1/start)
 	}
 	a.limit = 90
 	a.resume(now)
