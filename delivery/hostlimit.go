@@ -218,10 +218,7 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 	}
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
 		if !l.roomLocked() {
-			if !s.starved {
-				s.starved = true
-				l.starved = append(l.starved, s)
-			}
+			l.starveLocked(s)
 			return
 		}
 		l.takeLocked(s, now)
@@ -366,7 +363,7 @@ func (h hostSlot) handOn() (*queue, *runState, hostSlot) {
 	l, s, now := h.l, h.s, time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s.waiting.len() > 0 && s.waiting.first().q != nil && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if s.waiting.len() > 0 && s.waiting.first().q != nil && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) && l.keepsLocked(hostSlot{}) && len(l.starved) == 0 {
 		wt := s.waiting.pop()
 		s.used = now
 		l.handed.Add(1)
@@ -415,6 +412,12 @@ func (l *hostLimit) giveBackLocked(s *hostSem, now time.Time) {
 	s.used = now
 	if s.inFlight == 0 && s.waiting.len() == 0 {
 		s.adapt.rest(now)
+	}
+	if len(l.starved) > 0 { // other hosts wait for the room: s's waiters queue behind them
+		if s.waiting.len() > 0 {
+			l.starveLocked(s)
+		}
+		return
 	}
 	l.grantLocked(s, now)
 }

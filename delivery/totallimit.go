@@ -66,6 +66,15 @@ func (l *hostLimit) keepsLocked(h hostSlot) bool {
 	return l.inFlight <= l.total.slots() && (len(l.starved) == 0 || h.reused < keptTurn)
 }
 
+// starveLocked puts s, a host with waiters, in line for room under the
+// cap over all hosts, unless it is; l.mu is held.
+func (l *hostLimit) starveLocked(s *hostSem) {
+	if !s.starved {
+		s.starved = true
+		l.starved = append(l.starved, s)
+	}
+}
+
 // feedLocked grants the room under the cap over all hosts to the hosts
 // that wait for it, in order; l.mu is held.
 func (l *hostLimit) feedLocked(now time.Time) {

@@ -149,3 +149,44 @@ func TestHostLimit_KeptSlotGivesWayToAStarvedHost(t *testing.T) {
 		t.Fatalf("%d slots still taken", n)
 	}
 }
+
+// Hosts waiting for room under the cap over all hosts take turns: a
+// host's next waiter queues behind the hosts that waited before it.
+func TestHostLimit_HostsTakeTurnsForTheCap(t *testing.T) {
+	l := newHostLimit(4, 1, 4, 0)
+	l.total = totalAdapt{start: 1, limit: 1}
+	l.probe.lag, l.probe.at = 2*schedSlow, time.Now().Add(time.Hour) // no growth
+	ctx := context.Background()
+	first, _ := l.acquire(ctx, "a")
+	order := make(chan string, 3)
+	// a2, a3 wait on host a, then b1 on host b
+	for _, host := range []string{"a", "a", "b"} {
+		go func() {
+			h, err := l.acquire(ctx, host)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- host
+			h.release()
+		}()
+		n := waiting(l) + 1
+		testenv.Eventually(t, time.Minute, func() bool { return waiting(l) == n })
+	}
+	first.release()
+	got := []string{<-order, <-order, <-order}
+	if got[0] != "a" || got[1] != "b" || got[2] != "a" {
+		t.Fatalf("turns %v, want [a b a]", got)
+	}
+}
+
+// waiting counts the waiters of every host of l.
+func waiting(l *hostLimit) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.hosts {
+		n += s.waiting.len()
+	}
+	return n
+}
