@@ -26,7 +26,14 @@ import (
 // or nearby ones, which keep the hub's cores busy, hold it near where a
 // plain sender with a few dozen workers runs best. After the hub was idle
 // (no request in flight) for restartIdle, a burst starts again from the
-// start, as a host's does.
+// start, as a host's does. An answer that took more than rttPerLag
+// scheduling latencies counts as quick whatever the latency: it waited on
+// the network, not on the hub's cores.
+//
+// A host with waiters and free slots of its own but no room under the cap
+// waits in line for it with the other such hosts (hostLimit.starved): room
+// given back goes to the first of them, before the next waiter of the host
+// that gave it back, who queues behind them, so hosts take turns.
 
 // totalPerCore is the requests in flight over all hosts per core (GOMAXPROCS)
 // the cap starts at.
