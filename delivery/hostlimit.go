@@ -351,7 +351,7 @@ func (l *hostLimit) observeLocked(s *hostSem, a attempt, took time.Duration, now
 	sig := signalOf(a)
 	s.adapt.observe(sig, took, a.retryAfter, saturated, now, l.bounds)
 	if sig == signalFast {
-		l.total.observe(l.probe.latency(now), took, len(l.starved) > 0, now)
+		l.total.observe(l.probe.latency(now), s.adapt.base(), len(l.starved) > 0, now)
 	}
 }
 

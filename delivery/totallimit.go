@@ -26,9 +26,9 @@ import (
 // or nearby ones, which keep the hub's cores busy, hold it near where a
 // plain sender with a few dozen workers runs best. After the hub was idle
 // (no request in flight) for restartIdle, a burst starts again from the
-// start, as a host's does. An answer that took more than rttPerLag
-// scheduling latencies counts as quick whatever the latency: it waited on
-// the network, not on the hub's cores.
+// start, as a host's does. The answers of a host whose fastest answer
+// takes more than rttPerLag scheduling latencies count as quick whatever
+// the latency: they wait on the network, not on the hub's cores.
 //
 // A host with waiters and free slots of its own but no room under the cap
 // waits in line for it with the other such hosts (hostLimit.starved): room
@@ -49,11 +49,11 @@ const (
 	schedSlow  = time.Millisecond
 )
 
-// rttPerLag is how many scheduling latencies an answer takes at most for
-// the latency to count (totalAdapt.observe): a request to a loopback
-// host, which waits for a core at each of its goroutines' turns (the
-// queue's, the transport's writer and reader, the server's), takes about
-// four or five.
+// rttPerLag is how many scheduling latencies a host's fastest answer
+// takes at most for the latency to count against its answers
+// (totalAdapt.observe): a request to a loopback host, which waits for a
+// core at each of its goroutines' turns (the queue's, the transport's
+// writer and reader, the server's), takes about four or five.
 const rttPerLag = 8
 
 // totalProbeEvery is how often the scheduling latency is read while
@@ -143,15 +143,18 @@ func newTotalAdapt(procs int) totalAdapt {
 // slots is how many requests may be in flight over all hosts.
 func (t *totalAdapt) slots() int { return int(t.limit) }
 
-// observe adapts the cap after an answer that took rtt at now: lag is
-// the hub's recent scheduling latency (0 when unknown), saturated whether
-// a host waits for room under the cap. An answer that took longer than
-// rttPerLag scheduling latencies waited mostly on the network, not on the
-// hub's cores: it counts as quick whatever the latency, so that a hub
-// whose cores are busy for other reasons (a collection, other processes)
-// still lets the requests to distant hosts grow.
-func (t *totalAdapt) observe(lag, rtt time.Duration, saturated bool, now time.Time) {
-	if rtt > rttPerLag*lag {
+// observe adapts the cap after an answer at now from a host whose
+// fastest answer of late took base: lag is the hub's recent scheduling
+// latency (0 when unknown), saturated whether a host waits for room under
+// the cap. A host whose fastest answer takes more than rttPerLag
+// scheduling latencies is distant: its answers wait mostly on the
+// network, not on the hub's cores, and count as quick whatever the
+// latency, so that a hub whose cores are busy for other reasons (a
+// collection, other processes) still lets the requests to distant hosts
+// grow. (Not the answer's own time: on a loopback host that grows with
+// the requests in flight, each waiting behind the others for a core.)
+func (t *totalAdapt) observe(lag, base time.Duration, saturated bool, now time.Time) {
+	if base > rttPerLag*lag {
 		lag = 0
 	}
 	switch {

@@ -56,11 +56,15 @@ func TestTotalAdapt_GrowsHoldsCutsAndRestarts(t *testing.T) {
 	if a.limit != start {
 		t.Fatalf("cut below start: %v", a.limit)
 	}
-	// an answer that waited on the network far longer than on the hub's
-	// cores counts as quick
+	// the answer of a host whose fastest answer waits on the network far
+	// longer than on the hub's cores counts as quick
 	a.observe(2*schedSlow, rttPerLag*2*schedSlow+time.Millisecond, true, now.Add(2*time.Minute))
 	if a.limit != start+1/start {
 		t.Fatalf("a distant host's answer: %v, want %v", a.limit, start+1/start)
+	}
+	a.observe(2*schedSlow, rttPerLag*2*schedSlow, true, now.Add(3*time.Minute))
+	if a.limit != start {
+		t.Fatalf("a nearby host's answer while the cores wait long: %v, want it cut back to %v", a.limit, start)
 	}
 	a.limit = 90
 	a.resume(now)
@@ -161,6 +165,7 @@ func TestHostLimit_HostsTakeTurnsForTheCap(t *testing.T) {
 	order := make(chan string, 3)
 	// a2, a3 wait on host a, then b1 on host b
 	for _, host := range []string{"a", "a", "b"} {
+		n := waiting(l) + 1
 		go func() {
 			h, err := l.acquire(ctx, host)
 			if err != nil {
@@ -170,7 +175,6 @@ func TestHostLimit_HostsTakeTurnsForTheCap(t *testing.T) {
 			order <- host
 			h.release()
 		}()
-		n := waiting(l) + 1
 		testenv.Eventually(t, time.Minute, func() bool { return waiting(l) == n })
 	}
 	first.release()
