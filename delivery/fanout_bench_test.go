@@ -15,6 +15,7 @@ import (
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/logcache"
+	"github.com/rshub/rshub/internal/netguard"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -44,6 +45,12 @@ func BenchmarkWebhooks_FanOut(b *testing.B) {
 	b.Run("sender-paced-4hosts", func(b *testing.B) { benchFanOut(b, fanOut{subs: 500, hosts: 4, paced: true, sender: true}) })
 	// what each subscription costs a second (its attempt log and cursor
 	// writes) counts once per delivery or so at 10,000
+	// a host per callback, as rshub-bench's webhook-each-host, beside the
+	// plain sender of 16 workers its sweep finds fastest there
+	b.Run("served-paced-1000hosts", func(b *testing.B) { benchFanOut(b, fanOut{subs: 1000, hosts: 1000, served: true, paced: true}) })
+	b.Run("sender-paced-1000hosts", func(b *testing.B) {
+		benchFanOut(b, fanOut{subs: 1000, hosts: 1000, paced: true, sender: true, workers: 16})
+	})
 	b.Run("served-paced-10k", func(b *testing.B) { benchFanOut(b, fanOut{subs: 10000, served: true, paced: true}) })
 }
 
@@ -72,6 +79,9 @@ type fanOut struct {
 	// rshub-bench: 64 keep-alive net/http workers per host POSTing each
 	// notification to every callback
 	sender bool
+	// workers, when set, is the plain sender's workers over all hosts
+	// instead of 64 per host
+	workers int
 }
 
 // benchFanOut runs the case c of BenchmarkWebhooks_FanOut.
@@ -103,7 +113,7 @@ func benchFanOut(b *testing.B, c fanOut) {
 		`<url><loc>http://example.org/res1</loc><rs:md change="updated"/></url></urlset>`)
 	var publish func(ctx context.Context, i int)
 	if c.sender {
-		publish = plainSender(b, callbacks, len(srvs), body)
+		publish = plainSender(b, callbacks, len(srvs), c.workers, body)
 	} else {
 		publish = engineUnderBench(b, e, c, callbacks, body)
 	}
@@ -142,6 +152,9 @@ func engineUnderBench(b *testing.B, e *env, c fanOut, callbacks []string, body [
 	cfg := e.fastConfig()
 	cfg.Clock = nil
 	cfg.PerHostMin, cfg.PerHostMax = c.floor, c.ceiling
+	if c.hosts > 64 { // an idle connection for every host, as the hub keeps (server/engines.go)
+		cfg.Client = netguard.NewClient(loopbackPolicy(b), netguard.Timeouts{Request: 10 * time.Second, MaxIdleConns: 2048})
+	}
 	var log hub.Log = e.log
 	if c.served {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -162,18 +175,21 @@ func engineUnderBench(b *testing.B, e *env, c fanOut, callbacks []string, body [
 	}
 }
 
-// plainSender starts 64 keep-alive workers per host, living for the
-// benchmark, and returns how to publish the notification i: body queued
+// plainSender starts 64 keep-alive workers per host (workers in all when
+// workers > 0), living for the benchmark, and returns how to publish the notification i: body queued
 // for a POST to every callback, as rshub-bench's ceiling does.
-func plainSender(b *testing.B, callbacks []string, hosts int, body []byte) func(context.Context, int) {
+func plainSender(b *testing.B, callbacks []string, hosts, workers int, body []byte) func(context.Context, int) {
 	const perHost = 64
+	if workers <= 0 {
+		workers = perHost * hosts
+	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		MaxIdleConns: perHost * hosts, MaxIdleConnsPerHost: perHost,
 	}}
 	jobs := make(chan string, 4096)
 	var wg sync.WaitGroup
 	b.Cleanup(func() { close(jobs); wg.Wait(); client.CloseIdleConnections() })
-	for range perHost * hosts {
+	for range workers {
 		wg.Go(func() {
 			for cb := range jobs {
 				resp, err := client.Post(cb, "application/xml", bytes.NewReader(body))

@@ -3,8 +3,6 @@ package delivery
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +26,11 @@ const hostIdleTTL = time.Minute
 // goroutine until a slot is handed to it, so an append to a channel whose
 // thousand subscriptions share a host starts as many goroutines as the
 // host has slots free; a queue that parks hands its slot to the next one
-// in line on its own goroutine (hostSlot.handOn). A host's state stays
+// in line on its own goroutine (hostSlot.handOn). Over all hosts, a cap
+// that follows the hub's own scheduling delay bounds the requests in
+// flight (totallimit.go): a host with free slots of its own waits for
+// room under it in line with the others (starved), and a queue that parks
+// hands its slot's room to the first of them on its goroutine. A host's state stays
 // while it is in use and for hostIdleTTL after, so the map follows the
 // hosts recently delivered to.
 type hostLimit struct {
@@ -37,7 +39,14 @@ type hostLimit struct {
 
 	mu    sync.Mutex
 	hosts map[string]*hostSem
-	swept time.Time
+	// total is the cap on requests in flight over all hosts (0: none),
+	// inFlight those in flight; starved holds the hosts with waiters and
+	// free slots of their own that wait for room under total, in order.
+	total    totalAdapt
+	probe    *schedProbe
+	inFlight int
+	starved  []*hostSem
+	swept    time.Time
 	// ready holds the channels of waiters that got their slot, empty
 	// again, for the next waiters.
 	ready sync.Pool
@@ -76,6 +85,7 @@ type hostSem struct {
 	used     time.Time     // last acquire or release
 	pacer    *rate.Limiter // hostLimit.perSecond; nil without it
 	pacing   int           // queues in hostLimit.pace
+	starved  bool          // in hostLimit.starved
 }
 
 func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
@@ -89,7 +99,7 @@ func newHostLimit(start, floor, ceiling int, perSecond float64) *hostLimit {
 	if start <= 0 {
 		start = DefaultPerHost
 	}
-	return &hostLimit{bounds: bounds{floor: floor, start: min(max(start, floor), ceiling), ceiling: ceiling}, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
+	return &hostLimit{total: newTotalAdapt(procs()), probe: newSchedProbe(), bounds: bounds{floor: floor, start: min(max(start, floor), ceiling), ceiling: ceiling}, perSecond: max(perSecond, 0), hosts: map[string]*hostSem{},
 		ready:   sync.Pool{New: func() any { return make(chan struct{}, 1) }},
 		runners: make(chan lineJob), stopped: make(chan struct{})}
 }
@@ -118,7 +128,7 @@ func (l *hostLimit) acquire(ctx context.Context, host string) (hostSlot, error) 
 	now := time.Now()
 	l.mu.Lock()
 	s := l.semLocked(host, now)
-	if s.waiting.len() == 0 && s.inFlight < s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if s.waiting.len() == 0 && s.inFlight < s.adapt.slots() && l.roomLocked() && !now.Before(s.adapt.pause) {
 		l.takeLocked(s, now)
 		l.mu.Unlock()
 		return hostSlot{l: l, s: s}, nil
@@ -137,11 +147,13 @@ func (l *hostLimit) reacquire(ctx context.Context, h hostSlot, host string) (hos
 	l.mu.Lock()
 	s := h.s
 	s.used = now
-	if (s.waiting.len() == 0 || h.reused < keptTurn) && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if (s.waiting.len() == 0 || h.reused < keptTurn) && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) && l.keepsLocked(h) {
 		l.mu.Unlock()
 		return h, nil
 	}
 	s.inFlight--
+	l.inFlight--
+	l.feedLocked(now) // the hosts waiting for room under the cap go first
 	return l.waitLocked(ctx, s, host, now)
 }
 
@@ -162,7 +174,9 @@ func (l *hostLimit) waitLocked(ctx context.Context, s *hostSem, host string, now
 		select {
 		case <-ready: // handed over meanwhile: pass it on
 			s.inFlight--
+			l.inFlight--
 			l.grantLocked(s, time.Now())
+			l.feedLocked(time.Now())
 		default:
 			s.waiting.remove(waiter{ready: ready})
 		}
@@ -203,6 +217,10 @@ func (l *hostLimit) grantLocked(s *hostSem, now time.Time) {
 		return
 	}
 	for s.waiting.len() > 0 && s.inFlight < s.adapt.slots() {
+		if !l.roomLocked() {
+			l.starveLocked(s)
+			return
+		}
 		l.takeLocked(s, now)
 		if wt := s.waiting.pop(); wt.q != nil {
 			l.runLined(lineJob{q: wt.q, st: wt.st, slot: hostSlot{l: l, s: s}})
@@ -318,18 +336,23 @@ func (h hostSlot) kept(a attempt, took time.Duration, now time.Time) hostSlot {
 	defer l.mu.Unlock()
 	l.observeLocked(s, a, took, now)
 	h.reused++
-	if (s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn) || s.inFlight > s.adapt.slots() {
+	if (s.waiting.len() > 0 && s.waiting.first().q == nil && h.reused >= keptTurn) || s.inFlight > s.adapt.slots() || !l.keepsLocked(h) {
 		l.releaseLocked(s, now)
 		return hostSlot{}
 	}
 	l.grantLocked(s, now) // slots the answer added (a growing limit, a ramp)
+	l.feedLocked(now)     // room a growing cap over all hosts added
 	return h
 }
 
 // observeLocked adapts s's limit to a request; l.mu is held.
 func (l *hostLimit) observeLocked(s *hostSem, a attempt, took time.Duration, now time.Time) {
 	saturated := s.inFlight >= s.adapt.slots() || s.waiting.len() > 0
-	s.adapt.observe(signalOf(a), took, a.retryAfter, saturated, now, l.bounds)
+	sig := signalOf(a)
+	s.adapt.observe(sig, took, a.retryAfter, saturated, now, l.bounds)
+	if sig == signalFast {
+		l.total.observe(l.probe.latency(now), s.adapt.base(), len(l.starved) > 0, now)
+	}
 }
 
 // handOn gives h up, its queue parked: to the first in the host's line when
@@ -340,15 +363,17 @@ func (h hostSlot) handOn() (*queue, *runState, hostSlot) {
 	l, s, now := h.l, h.s, time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s.waiting.len() > 0 && s.waiting.first().q != nil && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) {
+	if s.waiting.len() > 0 && s.waiting.first().q != nil && s.inFlight <= s.adapt.slots() && !now.Before(s.adapt.pause) && l.keepsLocked(hostSlot{}) && len(l.starved) == 0 {
 		wt := s.waiting.pop()
 		s.used = now
 		l.handed.Add(1)
 		l.grantLocked(s, now) // slots the last answer added
 		return wt.q, wt.st, hostSlot{l: l, s: s}
 	}
-	l.releaseLocked(s, now)
-	return nil, nil, hostSlot{}
+	l.giveBackLocked(s, now)
+	q, st, slot := l.takeStarvedLocked(now)
+	l.feedLocked(now)
+	return q, st, slot
 }
 
 // release gives the slot back without a request made.
@@ -364,14 +389,35 @@ func (l *hostLimit) takeLocked(s *hostSem, now time.Time) {
 	if s.inFlight == 0 {
 		s.adapt.resume(now, l.bounds.start)
 	}
+	if l.inFlight == 0 {
+		l.total.resume(now)
+	}
 	s.inFlight++
+	l.inFlight++
 }
 
 func (l *hostLimit) releaseLocked(s *hostSem, now time.Time) {
+	l.giveBackLocked(s, now)
+	l.feedLocked(now)
+}
+
+// giveBackLocked gives a slot of s back and grants the host's free slots
+// to its waiters; l.mu is held.
+func (l *hostLimit) giveBackLocked(s *hostSem, now time.Time) {
 	s.inFlight--
+	l.inFlight--
+	if l.inFlight == 0 {
+		l.total.rest(now)
+	}
 	s.used = now
 	if s.inFlight == 0 && s.waiting.len() == 0 {
 		s.adapt.rest(now)
+	}
+	if len(l.starved) > 0 { // other hosts wait for the room: s's waiters queue behind them
+		if s.waiting.len() > 0 {
+			l.starveLocked(s)
+		}
+		return
 	}
 	l.grantLocked(s, now)
 }
@@ -386,117 +432,5 @@ func (l *hostLimit) sweepLocked(now time.Time) {
 		if s.inFlight == 0 && s.waiting.len() == 0 && s.pacing == 0 && now.Sub(s.used) >= hostIdleTTL && !now.Before(s.adapt.pause) {
 			delete(l.hosts, host)
 		}
-	}
-}
-
-// inUse returns the requests in flight to host.
-func (l *hostLimit) inUse(host string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s := l.hosts[host]; s != nil {
-		return s.inFlight
-	}
-	return 0
-}
-
-// HostStats is the concurrency of one callback host as its adaptive limit
-// stands (hostadapt.go).
-type HostStats struct {
-	Host     string `json:"host"`
-	Limit    int    `json:"limit"`    // its adaptive limit (a burst after idle ramps up to it)
-	InFlight int    `json:"inFlight"` // requests in flight
-	Waiting  int    `json:"waiting"`  // deliveries waiting for a slot
-	// BaselineMS is the host's fastest answer time of the last 5 to 10 s,
-	// in milliseconds: what an answer takes when nothing waits.
-	BaselineMS float64 `json:"baselineMs"`
-	// SmoothedMS is its answer time smoothed over about the last 8
-	// answers, in milliseconds: beyond three times the baseline and a
-	// millisecond, its limit stops growing (hostadapt.go).
-	SmoothedMS float64 `json:"smoothedMs"`
-	// PausedUntil is when a Retry-After pause ends, when one is running.
-	PausedUntil time.Time `json:"pausedUntil,omitzero"`
-	// Rate is the deliveries a second the host is held to
-	// (Config.PerHostRate), 0 for none; RateWaiting counts the deliveries
-	// waiting for it or for the end of a Retry-After pause, before they
-	// wait for a slot (Waiting).
-	Rate        float64 `json:"rate"`
-	RateWaiting int     `json:"rateWaiting"`
-	// Breaker is the host's circuit breaker, which only what says the
-	// host is unreachable or overloaded counts against (isolate.go).
-	Breaker BreakerStats `json:"breaker"`
-}
-
-// ms is d in milliseconds, to the microsecond.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// hosts returns the stats of every host delivered to recently, by host.
-func (l *hostLimit) stats() []HostStats {
-	now := time.Now()
-	l.mu.Lock()
-	out := make([]HostStats, 0, len(l.hosts))
-	for host, s := range l.hosts {
-		st := HostStats{Host: host, Limit: int(s.adapt.limit), InFlight: s.inFlight, Waiting: s.waiting.len(),
-			BaselineMS: ms(s.adapt.base()), SmoothedMS: ms(s.adapt.srtt), Rate: l.perSecond, RateWaiting: s.pacing}
-		if now.Before(s.adapt.pause) {
-			st.PausedUntil = s.adapt.pause
-		}
-		out = append(out, st)
-	}
-	l.mu.Unlock()
-	slices.SortFunc(out, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
-	return out
-}
-
-// Hosts returns the concurrency and the circuit breaker of every callback
-// host this engine delivered to in the last minute, ordered by host.
-func (w *Webhooks) Hosts() []HostStats {
-	hs := w.limit.stats()
-	now := w.cfg.Clock()
-	for i := range hs {
-		hs[i].Breaker = breakerStats(w.breakers, hs[i].Host, now)
-	}
-	return hs
-}
-
-// waiter waits for a slot of a host: a goroutine, whose ready (buffered
-// 1) receives when the slot is handed over, or a queue q lined from its
-// parked state st (line).
-type waiter struct {
-	ready chan struct{}
-	q     *queue
-	st    *runState
-}
-
-// fifo is the waiters of a host in arrival order, over an array reused
-// from its start whenever it empties.
-type fifo struct {
-	items []waiter
-	head  int
-}
-
-func (f *fifo) len() int { return len(f.items) - f.head }
-
-func (f *fifo) push(w waiter) { f.items = append(f.items, w) }
-
-// first returns the oldest; f is not empty.
-func (f *fifo) first() waiter { return f.items[f.head] }
-
-// pop removes and returns the oldest; f is not empty.
-func (f *fifo) pop() waiter {
-	c := f.items[f.head]
-	f.items[f.head] = waiter{}
-	f.head++
-	if f.head == len(f.items) {
-		f.items, f.head = f.items[:0], 0
-	}
-	return c
-}
-
-// remove removes the waiter of c's channel or queue, one that gave up.
-func (f *fifo) remove(c waiter) {
-	live := slices.DeleteFunc(f.items[f.head:], func(x waiter) bool { return x.ready == c.ready && x.q == c.q })
-	f.items = f.items[:f.head+len(live)]
-	if f.len() == 0 {
-		f.items, f.head = f.items[:0], 0
 	}
 }

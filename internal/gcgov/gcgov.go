@@ -14,6 +14,9 @@
 // that, which only allocation can now bring, gives the pacing back to
 // GOGC=100. So a process that allocates is paced exactly as before, and
 // one that does not is not collected at all.
+//
+// It also gives a quiet process's free heap back to the operating system
+// once a big heap's work has ended (release.go).
 package gcgov
 
 import (
@@ -48,6 +51,7 @@ type Governor struct {
 	lastCycle time.Time
 	samples   []metrics.Sample // read when engaging, under mu
 	stats     Stats
+	rel       releaser // release.go
 }
 
 // Stats is what a Governor has done.
@@ -56,6 +60,7 @@ type Stats struct {
 	Limit       int64  // the memory limit set when it last engaged
 	Engagements uint64 // times it took the pacing over
 	Cycles      uint64 // collections it saw
+	Releases    uint64 // times it gave a quiet process's free heap back (release.go)
 }
 
 // The runtime/metrics samples limitFor reads, in the order of
@@ -68,6 +73,7 @@ var sampleNames = [...]string{
 	"/memory/classes/heap/released:bytes",
 	"/memory/classes/heap/free:bytes",
 	"/memory/classes/heap/objects:bytes",
+	"/gc/heap/allocs:bytes",
 }
 
 // memState is what the runtime reports, in bytes.
@@ -193,10 +199,18 @@ func (g *Governor) watch() {
 	defer close(g.done)
 	t := time.NewTicker(g.tick)
 	defer t.Stop()
+	rt := time.NewTicker(releaseTick)
+	defer rt.Stop()
 	for {
 		select {
 		case <-g.quit:
 			return
+		case <-rt.C:
+			g.mu.Lock()
+			if !g.stopped {
+				g.releaseLocked()
+			}
+			g.mu.Unlock()
 		case now := <-t.C:
 			g.mu.Lock()
 			if !g.stopped && !g.engaged && now.Sub(g.lastCycle) >= g.idle {
@@ -210,6 +224,19 @@ func (g *Governor) watch() {
 // engageLocked sets the memory limit where GOGC=100 collects next, then
 // turns GOGC off; g.mu is held.
 func (g *Governor) engageLocked() {
+	m, _ := g.readLocked()
+	limit := limitFor(m)
+	debug.SetMemoryLimit(limit) // the limit first: GOGC off without one lets the heap grow
+	debug.SetGCPercent(-1)
+	g.engaged = true
+	g.stats.Engaged, g.stats.Limit = true, limit
+	g.stats.Engagements++
+	g.logger.Debug("gc: idle; no periodic collection until the heap grows", "limit", limit)
+}
+
+// readLocked reads the runtime's memory state and the bytes allocated
+// so far; g.mu is held.
+func (g *Governor) readLocked() (memState, uint64) {
 	metrics.Read(g.samples)
 	v := func(i int) uint64 {
 		if g.samples[i].Value.Kind() != metrics.KindUint64 {
@@ -217,13 +244,7 @@ func (g *Governor) engageLocked() {
 		}
 		return g.samples[i].Value.Uint64()
 	}
-	limit := limitFor(memState{live: v(0), stacks: v(1), globals: v(2), total: v(3), released: v(4), free: v(5), objects: v(6)})
-	debug.SetMemoryLimit(limit) // the limit first: GOGC off without one lets the heap grow
-	debug.SetGCPercent(-1)
-	g.engaged = true
-	g.stats.Engaged, g.stats.Limit = true, limit
-	g.stats.Engagements++
-	g.logger.Debug("gc: idle; no periodic collection until the heap grows", "limit", limit)
+	return memState{live: v(0), stacks: v(1), globals: v(2), total: v(3), released: v(4), free: v(5), objects: v(6)}, v(7)
 }
 
 // disengageLocked gives the pacing back to GOGC=100; g.mu is held.

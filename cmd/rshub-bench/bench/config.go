@@ -64,7 +64,9 @@ type Config struct {
 	// scenarios sweep (besides the hub's own concurrency); the ceiling is
 	// the fastest.
 	CeilingWorkers []int
-	NATSMessages   int // notifications per NATS measurement
+	// Ping is how the webhook scenarios publish: PingFat or PingThin.
+	Ping         string
+	NATSMessages int // notifications per NATS measurement
 	// CatchUpNotifications and CatchUpResources size the catch-up
 	// scenario: notifications published while its subscribers are
 	// offline, and the resources they touch.
@@ -154,6 +156,7 @@ func Defaults() Config {
 
 		OneHostNotifications: 200,
 		CeilingWorkers:       DefaultCeilingWorkers(),
+		Ping:                 PingFat,
 		DurationCap:          60 * time.Second,
 
 		CatchUpNotifications: 100000,
@@ -214,6 +217,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.Clients, "clients", d.Clients, "websocket and sse: client connections (websocket: in a child process)")
 	fs.IntVar(&c.Notifications, "notifications", d.Notifications, "webhook and websocket: notifications published per measurement (each fans out to every receiver)")
 	fs.IntVar(&c.OneHostNotifications, "one-host-notifications", d.OneHostNotifications, "webhook-1host: notifications published per measurement")
+	fs.StringVar(&c.Ping, "ping", d.Ping, "webhook scenarios: fat (the notification POSTed to the hub) or thin (hub.mode=publish&hub.url=<topic> POSTed; the hub GETs the notification from a loopback Source before it answers)")
 	workers := fs.String("ceiling-workers", joinInts(d.CeilingWorkers), "webhook scenarios: comma-separated worker counts of the plain senders swept for the ceiling (the hub's own concurrency is added); the fastest is the ceiling, the others are printed beside it")
 	fs.IntVar(&c.NATSMessages, "nats-messages", d.NATSMessages, "nats: notifications published per measurement")
 	fs.IntVar(&c.CatchUpNotifications, "catchup-notifications", d.CatchUpNotifications, "catchup: notifications published while the subscribers are offline")
@@ -396,6 +400,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("--notifications must be 2 to 10000, got %d", c.Notifications)
 	case c.OneHostNotifications < 2 || c.OneHostNotifications > 10000:
 		return fmt.Errorf("--one-host-notifications must be 2 to 10000, got %d", c.OneHostNotifications)
+	case c.Ping != PingFat && c.Ping != PingThin:
+		return fmt.Errorf("--ping must be %s or %s, got %q", PingFat, PingThin, c.Ping)
 	case len(c.CeilingWorkers) == 0 || len(c.CeilingWorkers) > 10 || slices.Min(c.CeilingWorkers) < 1 || slices.Max(c.CeilingWorkers) > 4096:
 		return fmt.Errorf("--ceiling-workers must name 1 to 10 counts of 1 to 4096, got %v", c.CeilingWorkers)
 	case c.NATSMessages < 2 || c.NATSMessages > 1000000:

@@ -40,6 +40,8 @@ type hubOptions struct {
 	// NoBreakers turns the circuit breakers off (host and callback), for a
 	// scenario whose subscribers fail on purpose and then catch up.
 	NoBreakers bool
+	// OpenTopics lets a thin ping open a channel for its topic.
+	OpenTopics bool
 }
 
 // startHub runs a hub with an embedded NATS server in a temporary data
@@ -122,6 +124,7 @@ func benchHubConfig(dir, token, natsListen string, o hubOptions) server.Config {
 		LogFormat:               "text",
 		LogLevel:                "warn",
 		Demo:                    true,
+		OpenTopics:              o.OpenTopics,
 		ShutdownTimeout:         15 * time.Second,
 		RotateEntries:           50000,
 		RotatePeriod:            24 * time.Hour,

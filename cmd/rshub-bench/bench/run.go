@@ -133,6 +133,7 @@ func settings(cfg Config) map[string]string {
 		"notifications":    strconv.Itoa(cfg.Notifications),
 		"one-host":         strconv.Itoa(cfg.OneHostNotifications) + " notifications",
 		"ceiling-workers":  joinInts(cfg.CeilingWorkers),
+		"ping":             cfg.Ping,
 		"nats-messages":    strconv.Itoa(cfg.NATSMessages),
 		"catchup":          fmt.Sprintf("%d notifications, %d resources", cfg.CatchUpNotifications, cfg.CatchUpResources),
 		"duration-cap":     cfg.DurationCap.String(),
@@ -148,9 +149,9 @@ func settings(cfg Config) map[string]string {
 
 func webhookNotes(cfg Config) []string {
 	return []string{
-		fmt.Sprintf("webhook (%d notifications): %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling is the fastest of plain senders of %s keep-alive net/http workers living for the whole run, each measured at full speed in every run, POSTing the same bodies, each notification to every callback before the next; the fastest also runs the half-rate phase",
-			cfg.Notifications, cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), joinInts(sweepSizes(cfg))),
-		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST; ceiling: before its POSTs are queued)",
+		fmt.Sprintf("webhook (%d notifications, %s pings): %d subscribers of one channel on %d loopback callback servers; hub per-host %d, so at most %d deliveries in flight; the ceiling is the fastest of plain senders of %s keep-alive net/http workers living for the whole run, each measured at full speed in every run, POSTing the same bodies, each notification to every callback before the next; the fastest also runs the half-rate phase",
+			cfg.Notifications, cfg.Ping, cfg.Subscribers, cfg.Servers, cfg.PerHost, cfg.concurrency(), joinInts(sweepSizes(cfg))),
+		"webhook: deliveries/s = distinct (subscriber, notification) receipts / (last receipt − first publish sent); latency = receipt at the callback − publish sent (hub: before the fat-ping POST, or before the notification is put on the loopback Source and the thin ping POSTed, which the hub answers once it fetched and stored it; ceiling: before its POSTs are queued)",
 		"webhook: 'at 50% rate' publishes at half of this run's hub deliveries/s (notifications/s = that / subscribers), hub and ceiling alike",
 		"webhook: CPU per delivery = CPU time of this whole process (hub or ceiling, callback servers, publisher) from the first send to the last receipt / receipts",
 	}

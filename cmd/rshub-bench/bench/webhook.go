@@ -18,11 +18,17 @@ import (
 // loopback WebSub subscribers, against raw net/http POSTs of the same
 // bodies at the same concurrency to the same callback servers.
 type webhookBench struct {
-	cfg    Config
-	lg     *slog.Logger
-	hub    *hubProc
-	cbs    *callbacks
-	pub    *publisher
+	cfg Config
+	lg  *slog.Logger
+	hub *hubProc
+	cbs *callbacks
+	pub interface {
+		publish(context.Context, int) (time.Time, error)
+	}
+	// topic is the channel's topic: the hub's demo channel with fat
+	// pings, src's topic with thin ones
+	topic  string
+	src    *source
 	raw    *http.Client
 	nextID int
 	runs   int
@@ -58,10 +64,21 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 	if b.cbs, err = startCallbacks(cfg.Servers); err != nil {
 		return nil, err
 	}
-	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose}, lg); err != nil {
+	thin := cfg.Ping == PingThin
+	if b.hub, err = startHub(ctx, hubOptions{PerHost: cfg.PerHost, Verbose: cfg.Verbose, OpenTopics: thin}, lg); err != nil {
 		return nil, err
 	}
-	b.pub = newPublisher(b.hub)
+	if b.pub, b.topic = newPublisher(b.hub), b.hub.Topic; thin {
+		if b.src, err = startSource(); err != nil {
+			return nil, err
+		}
+		tp := newThinPublisher(b.hub, b.src)
+		// the first ping opens the channel (the hub's --open-topics)
+		if _, err := tp.publish(ctx, -1); err != nil {
+			return nil, fmt.Errorf("webhook: opening the thin-ping channel: %w", err)
+		}
+		b.pub, b.topic = tp, b.src.URL
+	}
 	sizes := sweepSizes(cfg)
 	most := sizes[len(sizes)-1]
 	// every sender keeps its connections: as many idle ones per callback
@@ -90,6 +107,9 @@ func (b *webhookBench) close() {
 	}
 	if b.cbs != nil {
 		b.cbs.close()
+	}
+	if b.src != nil {
+		b.src.close()
 	}
 }
 
@@ -133,7 +153,7 @@ func (b *webhookBench) subscribeAll(ctx context.Context) error {
 
 // subscribe posts subscriber i's subscribe form.
 func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int) error {
-	if err := subscribeForm(ctx, client, b.hub.URL, b.hub.Topic, b.cbs.url(i)); err != nil {
+	if err := subscribeForm(ctx, client, b.hub.URL, b.topic, b.cbs.url(i)); err != nil {
 		return fmt.Errorf("subscribe %d: %w", i, err)
 	}
 	return nil
@@ -302,7 +322,7 @@ func (b *webhookBench) publishHub(ctx context.Context, id int) (time.Time, error
 // returns once the POSTs are queued (waiting while the queue is full), as
 // a hub publish returns once the log holds the notification.
 func (b *webhookBench) publishRaw(p *senderPool) func(context.Context, int) (time.Time, error) {
-	link := topicLink(b.hub.URL, b.hub.Topic)
+	link := topicLink(b.hub.URL, b.topic)
 	return func(ctx context.Context, id int) (time.Time, error) {
 		sent := time.Now()
 		body := notification(id, sent, time.Date(2020, 1, 1, 0, 0, id, 0, time.UTC))
