@@ -76,7 +76,7 @@ func refusalTable() []refusalRow {
 		{ReasonTooLong, http.StatusBadRequest, "a topic, callback or Link URI over its documented length"},
 		{ReasonMode, http.StatusBadRequest, "`hub.mode` missing or not subscribe, unsubscribe or publish"},
 		{ReasonNoTopic, http.StatusBadRequest, "a publish ping with neither `hub.url` nor `hub.topic`"},
-		{ReasonTopic, http.StatusBadRequest, "a topic URI the hub cannot take (not absolute http(s), too long, numeric host)"},
+		{ReasonTopic, http.StatusBadRequest, "a topic URI the hub cannot take (not absolute http(s), too long, numeric host); a thin ping to the hub's URL for a Mercure topic (publish it through Mercure)"},
 		{ReasonSubscription, http.StatusBadRequest, "a subscription request's parameters (callback, lease, secret, filter, `rshub.*` options)"},
 		{ReasonCallbackRefused, http.StatusBadRequest, "a callback the SSRF policy refuses"},
 		{ReasonLinks, http.StatusBadRequest, "a fat ping without one Link rel=\"self\" and a Link rel=\"hub\" naming this hub"},

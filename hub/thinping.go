@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 	topics := make([]string, 0, len(given))
 	for _, raw := range given {
 		topic, err := topicOf("the topic", raw)
+		if err == nil {
+			err = h.notMercureTopic(topic)
+		}
 		if err != nil {
 			h.writeRefusal(w, err)
 			return
@@ -69,6 +73,19 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte(out.String()))
+}
+
+// notMercureTopic refuses a thin ping to the hub's URL for a Mercure topic
+// that is no URL (wire.MercureTopicURL): the hub would fetch its own URL,
+// which serves no document; such a channel takes its updates through the
+// Mercure face.
+func (h *Hub) notMercureTopic(topic string) error {
+	raw, ok := wire.MercureTopicOf(h.origin(), topic)
+	if !ok {
+		return nil
+	}
+	return refuse(ReasonTopic, "%s is the hub's URL for the Mercure topic %s, which has no document to fetch: publish it through Mercure (POST %s with topic and data)",
+		wire.Clip(topic), wire.Clip(strconv.Quote(raw)), h.origin()+wire.PathMercure)
 }
 
 // thinPing takes a thin ping to topic (normalised): the door step, then

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -92,5 +94,26 @@ func TestMercure_NoCursorSubscriberReceivesWhatIsPublishedAtOpen(t *testing.T) {
 			got = line == "id: "+body
 		}
 		s.resp.Body.Close()
+	}
+}
+
+// A thin ping (hub.mode=publish) to the hub's URL for a Mercure topic that
+// is no URL is refused with 400 topic saying to publish through Mercure:
+// the hub would fetch its own URL, which serves no document.
+func TestMercure_ThinPingToARawTopicsURLIsRefused(t *testing.T) {
+	h := startMercureHub(t, func(c *server.Config) { c.OpenTopics = true })
+	asURL := wire.MercureTopicURL(h.base, "orders")
+	h.mustPublish(h.token([]string{"publish"}, "exact", "orders"), "orders", "a text update")
+	for _, topic := range []string{asURL, wire.MercureTopicURL(h.base, "never-published")} {
+		form := url.Values{"hub.mode": {"publish"}, "hub.url": {topic}}
+		resp, err := http.PostForm(h.base+"/", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "Mercure topic") || !strings.Contains(string(b), "publish it through Mercure") {
+			t.Errorf("thin ping to %s: %d %s, want 400 saying to publish through Mercure", topic, resp.StatusCode, b)
+		}
 	}
 }
