@@ -73,3 +73,14 @@ func (k *keyedLocks[K]) size() int {
 	defer k.mu.Unlock()
 	return len(k.m)
 }
+
+// PrepareMercure makes the incoming record of a Mercure publish's data to
+// ch, with the checks a publish makes before its commit, and returns the
+// function that commits it, for tests that put something between the two.
+func (h *Hub) PrepareMercure(ctx context.Context, ch Channel, data []byte) (func() (PublishResult, error), error) {
+	in, err := h.mercureUpdate(ctx, ch, data)
+	if err != nil {
+		return nil, err
+	}
+	return func() (PublishResult, error) { return h.commit(ctx, in) }, nil
+}

@@ -92,6 +92,10 @@ type incoming struct {
 	// duplicate too, not only the channel's last one.
 	once  bool
 	after uint64
+	// text, for a Mercure update that is no ResourceSync document: refused
+	// at the commit when the channel's history holds a change
+	// notification (its publish checked before; one may have landed since).
+	text bool
 }
 
 // idempotencyKey identifies a notification by topic and exact bytes.
@@ -140,6 +144,9 @@ func (h *Hub) commit(ctx context.Context, in incoming) (res PublishResult, err e
 			if seq > 0 {
 				return PublishResult{Seq: seq, Duplicate: true}, nil
 			}
+		}
+		if in.text && !m.st.LastUntil.IsZero() {
+			return PublishResult{}, textRefused(historyHoldsChangeNotifications)
 		}
 		var gap *Gap
 		if in.rs {

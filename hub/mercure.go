@@ -178,9 +178,21 @@ func (h *Hub) mercureUpdate(ctx context.Context, ch Channel, data []byte) (incom
 	if why, err := h.carriesResourceSync(ctx, ch); err != nil {
 		return incoming{}, err
 	} else if why != "" {
-		return incoming{}, refuse(ReasonInvalid, "data is no ResourceSync document, and this channel carries ResourceSync documents (%s): publish a change notification (a sitemap <urlset> whose rs:md has capability=\"change-notification\"), or publish text to a topic of its own", why)
+		return incoming{}, textRefused(why)
 	}
-	return incoming{ch: ch, body: data, contentType: mercureText}, nil
+	return incoming{ch: ch, body: data, contentType: mercureText, text: true}, nil
+}
+
+// historyHoldsChangeNotifications is why a channel whose history holds a
+// change notification carries ResourceSync documents.
+const historyHoldsChangeNotifications = "its history holds change notifications"
+
+// textRefused refuses a Mercure update that is no ResourceSync document
+// on a channel that carries them, saying why (carriesResourceSync). The
+// publish checks before its commit, and the commit again under the
+// channel's lock, where its history is serialised (incoming.text).
+func textRefused(why string) error {
+	return refuse(ReasonInvalid, "data is no ResourceSync document, and this channel carries ResourceSync documents (%s): publish a change notification (a sitemap <urlset> whose rs:md has capability=\"change-notification\"), or publish text to a topic of its own", why)
 }
 
 // carriesResourceSync returns why ch carries ResourceSync documents, ""
@@ -205,7 +217,7 @@ func (h *Hub) carriesResourceSync(ctx context.Context, ch Channel) (string, erro
 		return "", unavailable("the state store", fmt.Errorf("channel state: %w", err))
 	}
 	if !st.LastUntil.IsZero() {
-		return "its history holds change notifications", nil
+		return historyHoldsChangeNotifications, nil
 	}
 	return "", nil
 }
