@@ -55,6 +55,11 @@ type Config struct {
 	// (the origin does not open the topic), and the hub answers as for a
 	// topic it does not serve.
 	OpenElsewhere func(ctx context.Context, topic string) error
+	// MercureOrigin is the origin (scheme and authority) of the URLs that
+	// stand for Mercure topics that are no URL (wire.MercureTopicURL): the
+	// hub URL's when empty. An edge hub gives its origin hub's, whose
+	// channels it serves, so a raw topic names one channel on both.
+	MercureOrigin string
 	// MaxOpenChannels bounds how many channels OpenTopics may create; every
 	// per-channel structure of the hub is bounded with it. Zero means
 	// DefaultMaxOpenChannels. Channels an operator creates are not counted
@@ -110,10 +115,12 @@ type Hub struct {
 	// originURL is the hub URL's scheme and authority, normalised
 	// (wire.NormalizeURL): where the paths of the wire layout start.
 	originURL string
-	logger    *slog.Logger // the slog logger; the notification log is cfg.Log
-	verifyq   chan verifyJob
-	obs       Observer
-	denials   sync.WaitGroup // denials sent in the background, joined by Run
+	// mercureOrigin is Config.MercureOrigin normalised, else originURL.
+	mercureOrigin string
+	logger        *slog.Logger // the slog logger; the notification log is cfg.Log
+	verifyq       chan verifyJob
+	obs           Observer
+	denials       sync.WaitGroup // denials sent in the background, joined by Run
 
 	mu        sync.Mutex
 	chanLocks keyedLocks[lockKey]      // serialises intake per channel, see chanlock.go
@@ -184,18 +191,19 @@ func New(cfg Config) (*Hub, error) {
 		obs = nopObserver{}
 	}
 	return &Hub{
-		cfg:       cfg,
-		hubURL:    u,
-		originURL: originOf(cfg.HubURL),
-		logger:    cfg.Logger,
-		obs:       obs,
-		verifyq:   make(chan verifyJob, 4096),
-		states:    map[string]*memState{},
-		dirty:     map[string]struct{}{},
-		chanCache: map[string]cachedChannel{},
-		fetched:   map[string]fetchMemo{},
-		topicOK:   map[string]time.Time{},
-		sweep:     newSweepState(cfg.Activator),
+		cfg:           cfg,
+		hubURL:        u,
+		originURL:     originOf(cfg.HubURL),
+		mercureOrigin: originOf(cmp.Or(cfg.MercureOrigin, cfg.HubURL)),
+		logger:        cfg.Logger,
+		obs:           obs,
+		verifyq:       make(chan verifyJob, 4096),
+		states:        map[string]*memState{},
+		dirty:         map[string]struct{}{},
+		chanCache:     map[string]cachedChannel{},
+		fetched:       map[string]fetchMemo{},
+		topicOK:       map[string]time.Time{},
+		sweep:         newSweepState(cfg.Activator),
 	}, nil
 }
 

@@ -111,7 +111,7 @@ func (h *Hub) mercurePublish(ctx context.Context, r *http.Request, rules access.
 	if err != nil {
 		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusUnauthorized, Reason: err.Error()})
 	}
-	if raw, _ := wire.MercureTopicOf(h.origin(), chTopic); !g.Allows(access.Publish, topic) && !g.Allows(access.Publish, raw) { // either spelling of a topic that is no URL
+	if raw, _ := wire.MercureTopicOf(h.mercureOrigin, chTopic); !g.Allows(access.Publish, topic) && !g.Allows(access.Publish, raw) { // either spelling of a topic that is no URL
 		return PublishResult{}, "", tokenRefusal(&access.Refusal{Status: http.StatusForbidden, Reason: "the token grants no publish on this topic"})
 	}
 	ch, err := h.lookupChannel(ctx, chTopic)
@@ -255,9 +255,13 @@ func (h *Hub) mercureChannelTopic(topic string) (string, error) {
 	if err := wire.CheckMercureString(topic, wire.MaxMercureTopic); err != nil {
 		return "", refuse(ReasonTopic, "topic %s: %v", wire.Clip(strconv.Quote(topic)), err)
 	}
-	return wire.MercureTopicURL(h.origin(), topic), nil
+	return wire.MercureTopicURL(h.mercureOrigin, topic), nil
 }
 
 // Origin returns the hub URL's scheme and authority, normalised
 // (wire.NormalizeURL): where the hub's own URLs start.
 func (h *Hub) Origin() string { return h.origin() }
+
+// MercureOrigin returns where the URLs of Mercure topics that are no URL
+// start (Config.MercureOrigin), normalised as Origin.
+func (h *Hub) MercureOrigin() string { return h.mercureOrigin }

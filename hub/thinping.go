@@ -80,12 +80,12 @@ func (h *Hub) handlePublishPing(w http.ResponseWriter, r *http.Request, form url
 // which serves no document; such a channel takes its updates through the
 // Mercure face.
 func (h *Hub) notMercureTopic(topic string) error {
-	raw, ok := wire.MercureTopicOf(h.origin(), topic)
+	raw, ok := wire.MercureTopicOf(h.mercureOrigin, topic)
 	if !ok {
 		return nil
 	}
 	return refuse(ReasonTopic, "%s is the hub's URL for the Mercure topic %s, which has no document to fetch: publish it through Mercure (POST %s with topic and data)",
-		wire.Clip(topic), wire.Clip(strconv.Quote(raw)), h.origin()+wire.PathMercure)
+		wire.Clip(topic), wire.Clip(strconv.Quote(raw)), h.mercureOrigin+wire.PathMercure)
 }
 
 // thinPing takes a thin ping to topic (normalised): the door step, then

@@ -48,9 +48,10 @@ type Config struct {
 	// Channels nil every channel is served.
 	Channels Channels
 	Readers  *access.Verifier
-	// Origin is the hub URL's scheme and authority (hub.Hub.Origin): the
-	// Mercure face reads the channel topics it made for Mercure topics
-	// that are no URL (wire.MercureTopicOf).
+	// Origin is where the hub's URLs for Mercure topics that are no URL
+	// start (hub.Hub.MercureOrigin: the hub URL's scheme and authority, an
+	// edge's origin hub's): the Mercure face reads the channel topics made
+	// for them (wire.MercureTopicOf).
 	Origin       string
 	SendQueue    int           // live frames buffered per connection, default 256
 	PingInterval time.Duration // default 30s; a client silent for 2× this is dropped

@@ -30,7 +30,8 @@ import (
 // origin's (jslog.Config.Upstream), so sequences, cursors and epochs are
 // the origin's. Everything else is the edge's own: channels, subscriptions,
 // webhook delivery, live sessions, pull-mode documents. It never appends:
-// publishes are forwarded to the origin's hub URL and the origin's answer
+// publishes are forwarded to the origin's hub URL (Mercure publishes to
+// its Mercure face) and the origin's answer
 // is the Source's (200 once the origin's log has the notification). With
 // the origin unreachable, publishes are refused with 503 and Retry-After,
 // /readyz says since when the mirror is stale, and the rest serves on.
@@ -207,8 +208,10 @@ func staleReason(st jslog.LinkState, domain string, channels uint64) error {
 }
 
 // upstreamIntake is an edge's hub URL: publishes (fat pings, publish
-// pings) go to the origin's hub URL, everything else to the edge's own
-// routes.
+// pings) go to the origin's hub URL, Mercure publishes (POST
+// wire.PathMercure) to the origin's Mercure face, which maps raw topics
+// with its own origin and checks tokens by its own rules; everything else
+// goes to the edge's own routes.
 type upstreamIntake struct {
 	path    string // the edge's hub URL path
 	maxBody int64
@@ -243,6 +246,9 @@ func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			u := *origin
+			if pr.In.URL.Path == wire.PathMercure { // the origin's Mercure face
+				u = url.URL{Scheme: origin.Scheme, Host: origin.Host, Path: wire.PathMercure}
+			}
 			pr.Out.URL, pr.Out.Host = &u, ""
 			for i, v := range pr.Out.Header.Values("Link") {
 				pr.Out.Header["Link"][i] = relink.Replace(v)
@@ -265,6 +271,11 @@ func newUpstreamIntake(hubURL, upstream string, maxBody int64, next http.Handler
 }
 
 func (u *upstreamIntake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == wire.PathMercure {
+		r.Body = http.MaxBytesReader(w, r.Body, u.maxBody)
+		u.proxy.ServeHTTP(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != u.path {
 		u.next.ServeHTTP(w, r)
 		return

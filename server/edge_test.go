@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rshub/rshub/hub"
+	"github.com/rshub/rshub/wire"
 )
 
 func TestCheckEdge_RefusesSettingsThatCannotWork(t *testing.T) {
@@ -104,5 +105,38 @@ func TestUpstreamIntake_ForwardsPublishesOnly(t *testing.T) {
 	w = serve("/hub", "application/xml", "<urlset/>")
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "not published") {
 		t.Fatalf("origin down: %d %v %q", w.Code, w.Header(), w.Body.String())
+	}
+}
+
+// An edge sends Mercure publishes (POST /.well-known/mercure) to the
+// origin's Mercure face, whatever the origin's hub URL path, and keeps
+// Mercure subscriptions (GET) at the edge.
+func TestUpstreamIntake_ForwardsMercurePublishes(t *testing.T) {
+	var forwarded []string
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		forwarded = append(forwarded, r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		_, _ = io.WriteString(w, "urn:id")
+	}))
+	defer origin.Close()
+	local := 0
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { local++; w.WriteHeader(http.StatusAccepted) })
+	in, err := newUpstreamIntake("http://edge.example/hub", origin.URL+"/ohub", 1024, next, hub.Refusals{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"topic": {"orders"}, "data": {"x"}}.Encode()
+	r := httptest.NewRequest(http.MethodPost, "http://edge.example"+wire.PathMercure, strings.NewReader(form))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Authorization", "Bearer tok")
+	w := httptest.NewRecorder()
+	in.ServeHTTP(w, r)
+	if want := wire.PathMercure + " Bearer tok " + form; w.Code != 200 || w.Body.String() != "urn:id" || len(forwarded) != 1 || forwarded[0] != want || local != 0 {
+		t.Fatalf("Mercure publish at the edge: %d %q, forwarded %q (want %q), local %d", w.Code, w.Body.String(), forwarded, want, local)
+	}
+	w = httptest.NewRecorder()
+	in.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://edge.example"+wire.PathMercure+"?match=orders", nil))
+	if w.Code != http.StatusAccepted || local != 1 || len(forwarded) != 1 {
+		t.Fatalf("Mercure subscription at the edge: %d, local %d, forwarded %q", w.Code, local, forwarded)
 	}
 }

@@ -119,8 +119,9 @@ func (p *process) buildHub(ctx context.Context) error {
 	}
 	p.subscribers, p.publishers = subscribers, publishers
 	var openElsewhere func(context.Context, string) error
-	if s.isEdge() { // its channels are the origin's: open topics there (edgetopics.go)
-		openElsewhere = newOriginTopics(s.Upstream, p.store).Open
+	var mercureOrigin string
+	if s.isEdge() { // its channels are the origin's: open topics there (edgetopics.go), raw Mercure topics are the origin's URLs
+		openElsewhere, mercureOrigin = newOriginTopics(s.Upstream, p.store).Open, s.Upstream
 	}
 	h, err := hub.New(hub.Config{
 		HubURL:                  p.hubURL,
@@ -132,6 +133,7 @@ func (p *process) buildHub(ctx context.Context) error {
 		AllowOverlap:            s.AllowOverlap,
 		OpenTopics:              s.OpenTopics,
 		OpenElsewhere:           openElsewhere,
+		MercureOrigin:           mercureOrigin,
 		MaxOpenChannels:         s.MaxOpenChannels,
 		MaxSubscriptions:        s.MaxSubscriptions,
 		MaxSubscriptionsPerHost: s.MaxSubscriptionsPerHost,
@@ -192,7 +194,7 @@ func (p *process) buildLive(context.Context) error {
 		Token:          p.cfg.WSToken,
 		Channels:       p.hub,
 		Readers:        p.hub.Subscribers(),
-		Origin:         p.hub.Origin(),
+		Origin:         p.hub.MercureOrigin(),
 		Tracer:         p.tracing.Tracer("live"),
 		Logger:         p.logger.With("component", "websocket"),
 		Refusals:       hub.Refusals{Count: p.obs.Rejected},
