@@ -2,7 +2,6 @@ package follow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -38,87 +37,80 @@ func (f *follower) poll(ctx context.Context) error {
 	if !f.plan.changes() {
 		return f.pollResourceList(ctx)
 	}
-	for attempt := 0; ; attempt++ {
-		refs, err := f.lists(ctx)
-		if err != nil {
-			return err
-		}
-		err = f.readLists(ctx, refs, attempt < rotationRereads)
-		if errors.Is(err, errRotated) {
-			continue // the open list moved on since the archive was read: read it again
-		}
-		if err != nil {
-			return err
-		}
-		f.prune(refs)
-		return nil
+	refs, open, err := f.lists(ctx)
+	if err != nil {
+		return err
 	}
+	if err := f.readLists(ctx, refs, open); err != nil {
+		return err
+	}
+	f.prune(refs)
+	return nil
 }
 
-// rotationRereads bounds how many times one poll reads the archive again
-// because the open list began after everything the archive named
-// (errRotated); after that, what is missing is a gap the hub records.
-const rotationRereads = 2
-
-// errRotated says the open Change List read begins after the end of
-// everything known: the Source closed a list into its archive between the
-// poll's read of the archive and its read of the open list, and the
-// closed list's tail is in an archive not read yet.
-var errRotated = errors.New("the open Change List began after the archive read")
-
-// lists returns the lists a poll may read: the archive's (or its pages'),
-// then the index's or the open Change List.
-func (f *follower) lists(ctx context.Context) ([]ListRef, error) {
-	anchor := f.seen.At
-	var refs []ListRef
-	if f.plan.Archive != "" {
-		ls, err := f.listing(ctx, f.plan.Archive)
-		if err != nil {
-			return nil, err
-		}
-		if ls.pages {
-			for _, page := range SelectLists(ls.refs, anchor, f.done) {
-				pl, err := f.listing(ctx, page.URL)
-				if err != nil {
-					return nil, err
-				}
-				refs = append(refs, pl.refs...)
-			}
-		} else {
-			refs = append(refs, ls.refs...)
-		}
-	}
+// lists returns the lists a poll may read, the archive's (or its pages')
+// first, then the index's or the open Change List, with the open Change
+// List already read when an archive sits beside it (nil otherwise). The
+// Source's current lists are read before its archive: a list the Source
+// closes into its archive meanwhile is then in the archive read after,
+// whole, and read before what the current lists held of it (then nothing
+// fresh). Read the other way round, a list closed between the two reads
+// would be in neither, and the open list's newer entries published first.
+func (f *follower) lists(ctx context.Context) ([]ListRef, *response, error) {
+	var current []ListRef
+	var open *response
 	switch {
 	case f.plan.Index != "":
 		ls, err := f.listing(ctx, f.plan.Index)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		refs = append(refs, ls.refs...)
+		current = ls.refs
 	case f.plan.ChangeList != "":
-		refs = append(refs, ListRef{URL: f.plan.ChangeList})
+		current = []ListRef{{URL: f.plan.ChangeList}}
+		if f.plan.Archive != "" {
+			resp, err := f.fetch.get(ctx, f.plan.ChangeList, true)
+			if err != nil {
+				return nil, nil, f.lost(f.plan.ChangeList, err)
+			}
+			open = &resp
+		}
 	}
-	return refs, nil
+	if f.plan.Archive == "" {
+		return current, open, nil
+	}
+	var refs []ListRef
+	ls, err := f.listing(ctx, f.plan.Archive)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ls.pages {
+		for _, page := range SelectLists(ls.refs, f.seen.At, f.done) {
+			pl, err := f.listing(ctx, page.URL)
+			if err != nil {
+				return nil, nil, err
+			}
+			refs = append(refs, pl.refs...)
+		}
+	} else {
+		refs = append(refs, ls.refs...)
+	}
+	// the archive's lists come first: SelectLists keeps a list's first
+	// mention, the archive's closed one over the index's open one
+	return append(refs, current...), open, nil
 }
 
-// readLists reads the lists of refs the channel may lack, oldest first.
-// With recheck, an open Change List beside an archive that begins after
-// the end of every list known, and would publish entries, is not read:
-// errRotated (a list closed into the archive since it was read).
-func (f *follower) readLists(ctx context.Context, refs []ListRef, recheck bool) error {
-	var archived time.Time // the end of the archive's lists
-	for _, r := range refs {
-		if r.Closed {
-			archived = maxTime(archived, r.Until)
-		}
-	}
+// readLists reads the lists of refs the channel may lack, oldest first;
+// open, when not nil, is the open Change List as lists read it.
+func (f *follower) readLists(ctx context.Context, refs []ListRef, open *response) error {
 	for _, r := range SelectLists(refs, f.seen.At, f.done) {
-		var after *time.Time // nil: no check
-		if recheck && !r.Closed && f.plan.Archive != "" && r.URL == f.plan.ChangeList {
-			known := maxTime(archived, f.covered, f.seen.At)
-			after = &known
+		if open != nil && !r.Closed && r.URL == f.plan.ChangeList {
+			if err := f.publishList(ctx, r, *open); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := f.readList(ctx, r, after); err != nil {
+		if err := f.readList(ctx, r); err != nil {
 			return err
 		}
 	}
@@ -168,17 +160,21 @@ func (f *follower) prune(refs []ListRef) {
 }
 
 // readList reads one Change List and publishes the entries the channel
-// does not hold. An open list is read again on every poll, conditionally;
-// a closed one is read to its end once, in full: a list the index newly
-// shows as closed may have changed since it was last read as open in a
-// way its validators do not tell.
-// A non-nil known asks for errRotated when the list begins after *known
-// and holds entries to publish (readLists).
-func (f *follower) readList(ctx context.Context, r ListRef, known *time.Time) error {
+// does not hold (publishList). An open list is read again on every poll,
+// conditionally; a closed one is read to its end once, in full: a list the
+// index newly shows as closed may have changed since it was last read as
+// open in a way its validators do not tell.
+func (f *follower) readList(ctx context.Context, r ListRef) error {
 	resp, err := f.fetch.get(ctx, r.URL, !r.Closed)
 	if err != nil {
 		return f.lost(r.URL, err)
 	}
+	return f.publishList(ctx, r, resp)
+}
+
+// publishList publishes the entries of the list r, read as resp, that the
+// channel does not hold.
+func (f *follower) publishList(ctx context.Context, r ListRef, resp response) error {
 	if !r.Closed {
 		f.noteAge(resp.maxAge)
 	}
@@ -192,9 +188,6 @@ func (f *follower) readList(ctx context.Context, r ListRef, known *time.Time) er
 		return err
 	}
 	batch := hub.Followed{Doc: doc, Entries: changefeed.Fresh(doc.Entries, f.seen)}
-	if known != nil && len(batch.Entries) > 0 && !guessedFrom && doc.MD.From.Time.After(*known) {
-		return errRotated
-	}
 	if len(batch.Entries) > 0 {
 		listFrom := doc.MD.From.Time
 		if guessedFrom {
