@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/hub/jslog"
@@ -39,23 +40,42 @@ type env struct {
 	store *kvstore.Store
 	clock *testenv.Clock
 	names map[string]string // topic → channel name
-	nc    *nats.Conn
+	nc    *nats.Conn        // to sharedNATS
+	ns    envNames
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	_, nc := testenv.NATS(t)
+	nc, err := sharedNATS.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	names := newEnvNames(t)
 	ctx := context.Background()
-	lg, err := jslog.Open(ctx, nc, jslog.Config{})
+	t.Cleanup(func() { // after the engine's own cleanup, registered later
+		js, err := jetstream.New(nc)
+		if err == nil {
+			err = names.deleteStreams(ctx, js)
+		}
+		if err != nil {
+			t.Errorf("env cleanup: %v", err)
+		}
+	})
+	lg, err := jslog.Open(ctx, nc, jslog.Config{Stream: names.stream, SubjectPrefix: names.subjectPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := kvstore.Open(ctx, nc, kvstore.Config{})
+	st, err := kvstore.Open(ctx, nc, kvstore.Config{Prefix: names.storePrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, log: lg, store: st, clock: &testenv.Clock{}, names: map[string]string{}, nc: nc}
+	return &env{t: t, log: lg, store: st, clock: &testenv.Clock{}, names: map[string]string{}, nc: nc, ns: names}
 }
+
+// storeConfig is the kvstore.Config of e's store, for a second store on
+// the same buckets.
+func (e *env) storeConfig() kvstore.Config { return kvstore.Config{Prefix: e.ns.storePrefix} }
 
 func (e *env) ctx() context.Context { return context.Background() }
 func loopbackPolicy(t testing.TB) netguard.Policy {

@@ -16,7 +16,7 @@ import (
 const (
 	phaseFast     = iota // answers after fastAnswer
 	phaseSlow            // answers after slowAnswer
-	phaseThrottle        // the first request is answered 429 Retry-After: 2, the others fast
+	phaseThrottle        // the first request is answered 429 Retry-After: 2 after fastAnswer, the others fast
 )
 
 // The host's own answer times, long beside what a busy machine adds to a
@@ -57,6 +57,10 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 		case p == phaseSlow:
 			time.Sleep(slowAnswer) // the host being slow, not synchronisation
 		case p == phaseThrottle && !throttled.Swap(true):
+			// as long as its other answers: an instant 429 would be the
+			// host's fastest answer, its base (hostadapt.go) for the next
+			// 5 to 10 s, and hold its limit that long once it recovers
+			time.Sleep(fastAnswer) // the host's work, not synchronisation
 			w.Header().Set("Retry-After", "2")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return

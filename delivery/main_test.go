@@ -27,5 +27,5 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(withSharedNATS(m.Run))
 }

@@ -143,18 +143,18 @@ func TestRate_PerHostAcrossSubscriptions(t *testing.T) {
 	const n = 8
 	e.publish(topic, "feed", 0, n)
 	cfg := e.fastConfig()
-	cfg.PerHostRate = 5
+	cfg.PerHostRate = 10
 	w, _ := e.start(cfg)
 
 	testenv.Eventually(t, wait, func() bool {
 		hs := w.Hosts()
-		return len(hs) == 1 && hs[0].Rate == 5 && hs[0].RateWaiting > 0
+		return len(hs) == 1 && hs[0].Rate == 10 && hs[0].RateWaiting > 0
 	}, "the host's rate and waiting deliveries shown: %+v", w.Hosts())
 	testenv.Eventually(t, wait, func() bool { return r.count() >= 2*n }, "%d deliveries, got %d", 2*n, r.count())
 	all := r.all()
-	// 16 deliveries at 5 a second: 3 s ideally
-	if s := span(all); s < 2900*time.Millisecond {
-		t.Errorf("%d deliveries to one host in %v, faster than its 5 a second", len(all), s)
+	// 16 deliveries at 10 a second: 1.5 s ideally
+	if s := span(all); s < 1450*time.Millisecond {
+		t.Errorf("%d deliveries to one host in %v, faster than its 10 a second", len(all), s)
 	}
 	for _, path := range []string{"/a", "/b"} {
 		var ds []delivery

@@ -102,7 +102,7 @@ func newFollowEnv(t *testing.T, n int) *followEnv {
 		f.subs = append(f.subs, e.subscribe(topic, fmt.Sprintf("http://127.0.0.1:1/cb/%d", i), ""))
 	}
 	var err error
-	if f.other, err = kvstore.Open(context.Background(), e.nc, kvstore.Config{}); err != nil {
+	if f.other, err = kvstore.Open(context.Background(), e.nc, e.storeConfig()); err != nil {
 		t.Fatal(err)
 	}
 	f.w = NewWebhooks(e.log, f.cs, e.fastConfig())

@@ -168,7 +168,7 @@ func TestWebhooks_SkipsRecordsRemovedByRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(ctx, "RSHUB")
+	st, err := js.Stream(ctx, e.ns.stream)
 	if err != nil {
 		t.Fatal(err)
 	}

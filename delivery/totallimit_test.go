@@ -16,6 +16,7 @@ import (
 // below its start, while they wait long; and starts again from its start
 // after an idle spell.
 func TestTotalAdapt_GrowsHoldsCutsAndRestarts(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(0, 0)
 	a := newTotalAdapt(2)
 	if a.slots() != 2*totalPerCore {
@@ -83,6 +84,7 @@ func TestTotalAdapt_GrowsHoldsCutsAndRestarts(t *testing.T) {
 // Hosts wait for room under the cap over all hosts in arrival order, and
 // a slot given back on one host goes to another host's waiter.
 func TestHostLimit_CapOverAllHosts(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(4, 1, 4, 0)
 	l.total = totalAdapt{start: 2, limit: 2}
 	ctx := context.Background()
@@ -124,6 +126,7 @@ func TestHostLimit_CapOverAllHosts(t *testing.T) {
 // A queue keeping its slot for its backlog gives it up once its turn is
 // over while another host waits for room under the cap over all hosts.
 func TestHostLimit_KeptSlotGivesWayToAStarvedHost(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(1, 1, 1, 0)
 	l.total = totalAdapt{start: 1, limit: 1}
 	// the hub's goroutines wait long for a core: the cap does not grow
@@ -157,6 +160,7 @@ func TestHostLimit_KeptSlotGivesWayToAStarvedHost(t *testing.T) {
 // Hosts waiting for room under the cap over all hosts take turns: a
 // host's next waiter queues behind the hosts that waited before it.
 func TestHostLimit_HostsTakeTurnsForTheCap(t *testing.T) {
+	t.Parallel()
 	l := newHostLimit(4, 1, 4, 0)
 	l.total = totalAdapt{start: 1, limit: 1}
 	l.probe.lag, l.probe.at = 2*schedSlow, time.Now().Add(time.Hour) // no growth
