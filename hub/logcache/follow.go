@@ -46,7 +46,7 @@ func (c *Cache) Run(ctx context.Context) error {
 	defer poll.Stop()
 	for {
 		changed := c.log.Changed() // taken before reading: no lost signal
-		if c.h.Report(ctx, opFollow, c.catchUp(ctx)) != nil {
+		if c.h.Report(ctx, opFollow, c.catchUpOrAgain(ctx)) != nil {
 			// an append (the log answers again) ends the wait: readiness
 			// follows the log, not the retry's pace
 			t := time.NewTimer(c.h.RetryIn(opFollow, loophealth.EngineRetry))
@@ -97,6 +97,71 @@ func (c *Cache) seed(ctx context.Context, positioned *bool) error {
 	c.wakeLocked() // waiters that took Changed before Run now read from memory
 	c.mu.Unlock()
 	return nil
+}
+
+// staleReadAfter is how long a read of catchUp may go without a record
+// before an append the log took meanwhile makes catchUpOrAgain ask again.
+const staleReadAfter = time.Second
+
+// catchUpOrAgain is catchUp, asked again when its read has brought no
+// record for staleReadAfter while the log took an append: a read made
+// while the stream had no leader (a NATS node lost) is never answered, and
+// waiting out its timeout would keep the cache, and the readiness that
+// follows it, stalled seconds after the log is back. A read that brings
+// records is never cut; what one cut absorbed stays, and the next goes on
+// after it.
+func (c *Cache) catchUpOrAgain(ctx context.Context) error {
+	for {
+		changed := c.log.Changed()
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.catchUp(rctx) }()
+		err, again := c.awaitRead(ctx, done, changed)
+		cancel()
+		if again {
+			<-done
+			continue
+		}
+		return err
+	}
+}
+
+// awaitRead waits for a catchUp's end (done); again reports that the read
+// brought nothing for staleReadAfter and the log changed (changed), so the
+// caller cuts it and asks again.
+func (c *Cache) awaitRead(ctx context.Context, done <-chan error, changed <-chan struct{}) (err error, again bool) {
+	t := time.NewTimer(staleReadAfter)
+	defer t.Stop()
+	last := c.last()
+	for {
+		select {
+		case err := <-done:
+			return err, false
+		case <-ctx.Done():
+			return <-done, false
+		case <-t.C:
+		}
+		if hi := c.last(); hi != last {
+			last = hi // records arrive: not stale
+			t.Reset(staleReadAfter)
+			continue
+		}
+		select {
+		case err := <-done:
+			return err, false
+		case <-changed:
+			return nil, true
+		case <-ctx.Done():
+			return <-done, false
+		}
+	}
+}
+
+// last is the last sequence the ring holds.
+func (c *Cache) last() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.hi
 }
 
 // catchUp reads every record after hi until the log has no more: with the
