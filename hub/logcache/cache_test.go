@@ -356,3 +356,21 @@ func TestNext_QuietChannelBeforeTheRingAnswersFromMemory(t *testing.T) {
 		t.Error("Next(never) after the follower's start reached the log")
 	}
 }
+
+// A follow read that is never answered (made while the stream had no
+// leader) is cut once the log takes an append while it brings nothing, and
+// asked again: the cache does not wait for the read's own end, which here
+// never comes.
+func TestRun_UnansweredReadIsAskedAgainAfterAnAppend(t *testing.T) {
+	log := newMemLog()
+	c := logcache.New(log, logcache.Config{})
+	start(t, c)
+	log.hang.Store(true)
+	appendAll(t, log, "a")
+	testenv.Eventually(t, 10*time.Second, func() bool { return !log.hang.Load() }, "the follower's read reaching the log")
+	seqs := appendAll(t, log, "b")
+	waitAbsorbed(t, c, seqs[0])
+	if ok, _, err := c.Health(); !ok {
+		t.Errorf("health after the read was asked again: %v", err)
+	}
+}

@@ -20,6 +20,9 @@ type memLog struct {
 	nexts   atomic.Int64
 	probes  atomic.Int64 // Next calls made with a test's context (ctxT), not the follower's
 	fail    atomic.Bool
+	// hang makes the follower's next read go unanswered until its context
+	// ends, as a read made while a stream has no leader does (once)
+	hang atomic.Bool
 }
 
 func newMemLog() *memLog { return &memLog{changed: make(chan struct{})} }
@@ -65,6 +68,10 @@ func (l *memLog) Next(ctx context.Context, channel string, seq uint64) (wire.Rec
 	}
 	if l.fail.Load() {
 		return wire.Record{}, fmt.Errorf("memlog: down")
+	}
+	if ctx.Value(probeKey{}) == nil && l.hang.CompareAndSwap(true, false) {
+		<-ctx.Done()
+		return wire.Record{}, fmt.Errorf("memlog: unanswered: %w", ctx.Err())
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
