@@ -123,13 +123,7 @@ func (ls *Sessions) admitMercure(w http.ResponseWriter, r *http.Request, rules a
 		}
 		req.grant, req.expires = g, g.Expires
 	}
-	ls.mu.Lock()
-	closed := ls.closed
-	ls.mu.Unlock()
-	if closed {
-		ls.cfg.Refusals.Refuse(w, hub.ReasonShuttingDown, "shutting down")
-	}
-	return req, !closed
+	return req, ls.admitOpen(w)
 }
 
 // mercureConn writes a session as a Mercure event stream: a record is an

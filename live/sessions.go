@@ -258,13 +258,19 @@ func (ls *Sessions) admit(w http.ResponseWriter, r *http.Request, events bool) (
 	if !ls.admitPrivate(w, r, &req) {
 		return req, false
 	}
+	return req, ls.admitOpen(w)
+}
+
+// admitOpen refuses a new session once the sessions are closed (the hub
+// is shutting down); it reports whether the session may start.
+func (ls *Sessions) admitOpen(w http.ResponseWriter) bool {
 	ls.mu.Lock()
 	closed := ls.closed
 	ls.mu.Unlock()
 	if closed {
 		ls.cfg.Refusals.Refuse(w, hub.ReasonShuttingDown, "shutting down")
 	}
-	return req, !closed
+	return !closed
 }
 
 // originAllowed applies AllowedOrigins; with none, the Origin must name the
