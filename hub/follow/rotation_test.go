@@ -18,35 +18,29 @@ func archived(base string, lists ...[3]string) string {
 	return b + `</urlset>`
 }
 
-// A Source that closes its open Change List into its archive between a
-// poll's read of the archive and its read of the open list: the open list
-// is read before the archive, so the next poll finds the closed list in the
-// archive and publishes its changes before the new open list's, with no gap. Before, the changes of the closed list were
-// lost without a gap: the new open list was published first, and the
-// closed list ended before the anchor it set.
-func TestFollower_ListClosedIntoTheArchiveDuringAPollIsRead(t *testing.T) {
+// rotatedDuringAPoll follows a Source with an archive and an open Change
+// List (open), polls once (want published: first), has the Source run
+// rotate right after the next read of its archive, and polls twice more.
+func rotatedDuringAPoll(t *testing.T, open, first string, rotate func(src *docSource, base string)) *rig {
+	t.Helper()
 	r := newRig(t)
 	ctx := context.Background()
 	base := r.srv.URL
 	r.src.set("/caps.xml", rsHead+`<rs:md capability="capabilitylist"/><url><loc>`+base+`/cl.xml</loc><rs:md capability="changelist"/></url><url><loc>`+base+`/arch.xml</loc><rs:md capability="changelist-archive"/></url></urlset>`)
 	r.src.set("/arch.xml", archived(base))
-	r.src.set("/cl.xml", cl(t0, ""))
+	r.src.set("/cl.xml", open)
 	f := newFollower(r.e, hub.Channel{Name: "c", Follow: base + "/caps.xml", PollInterval: "1s", Validation: hub.ValidationStrict})
 	if err := f.poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.hub.published(); got != "" {
-		t.Fatalf("an empty Source published %q", got)
+	if got := r.hub.published(); got != first {
+		t.Fatalf("published %q, want %q", got, first)
 	}
-
-	// the next read of the archive is the last before the rotation
 	var rotated atomic.Bool
 	r.src.mu.Lock()
 	r.src.served = func(path string) {
 		if path == "/arch.xml" && rotated.CompareAndSwap(false, true) {
-			r.src.set("/1.xml", cl(t0, t3, "a@"+t1, "b@"+t2, "c@"+t3))
-			r.src.set("/arch.xml", archived(base, [3]string{"/1.xml", t0, t3}))
-			r.src.set("/cl.xml", cl(t3, "", "d@"+t4))
+			rotate(r.src, base)
 		}
 	}
 	r.src.mu.Unlock()
@@ -58,6 +52,22 @@ func TestFollower_ListClosedIntoTheArchiveDuringAPollIsRead(t *testing.T) {
 	if !rotated.Load() {
 		t.Fatal("the Source never rotated: the test proves nothing")
 	}
+	return r
+}
+
+// A Source that closes its open Change List into its archive between a
+// poll's read of the archive and its read of the open list: the open list
+// is read before the archive, so the next poll finds the closed list in
+// the archive and publishes its changes before the new open list's, with
+// no gap. Before, the changes of the closed list were lost without a gap:
+// the new open list was published first, and the closed list ended before
+// the anchor it set.
+func TestFollower_ListClosedIntoTheArchiveDuringAPollIsRead(t *testing.T) {
+	r := rotatedDuringAPoll(t, cl(t0, ""), "", func(src *docSource, base string) {
+		src.set("/1.xml", cl(t0, t3, "a@"+t1, "b@"+t2, "c@"+t3))
+		src.set("/arch.xml", archived(base, [3]string{"/1.xml", t0, t3}))
+		src.set("/cl.xml", cl(t3, "", "d@"+t4))
+	})
 	if got, want := r.hub.published(), "a b c d"; got != want {
 		t.Errorf("published %q, want %q", got, want)
 	}
@@ -73,40 +83,11 @@ func TestFollower_ListClosedIntoTheArchiveDuringAPollIsRead(t *testing.T) {
 // before the new open list's changes. Before, the poll read the archive
 // first and published d before b and c.
 func TestFollower_ListClosedIntoTheArchiveInTheSameSecondKeepsTheOrder(t *testing.T) {
-	r := newRig(t)
-	ctx := context.Background()
-	base := r.srv.URL
-	r.src.set("/caps.xml", rsHead+`<rs:md capability="capabilitylist"/><url><loc>`+base+`/cl.xml</loc><rs:md capability="changelist"/></url><url><loc>`+base+`/arch.xml</loc><rs:md capability="changelist-archive"/></url></urlset>`)
-	r.src.set("/arch.xml", archived(base))
-	r.src.set("/cl.xml", cl(t0, "", "a@"+t1))
-	f := newFollower(r.e, hub.Channel{Name: "c", Follow: base + "/caps.xml", PollInterval: "1s", Validation: hub.ValidationStrict})
-	if err := f.poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := r.hub.published(); got != "a" {
-		t.Fatalf("published %q, want a", got)
-	}
-
-	// the Source closes its list into the archive right after the next
-	// read of the archive, in the second of its last change
-	var rotated atomic.Bool
-	r.src.mu.Lock()
-	r.src.served = func(path string) {
-		if path == "/arch.xml" && rotated.CompareAndSwap(false, true) {
-			r.src.set("/1.xml", cl(t0, t1, "a@"+t1, "b@"+t1, "c@"+t1))
-			r.src.set("/arch.xml", archived(base, [3]string{"/1.xml", t0, t1}))
-			r.src.set("/cl.xml", cl(t1, "", "d@"+t1))
-		}
-	}
-	r.src.mu.Unlock()
-	for range 2 {
-		if err := f.poll(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !rotated.Load() {
-		t.Fatal("the Source never rotated: the test proves nothing")
-	}
+	r := rotatedDuringAPoll(t, cl(t0, "", "a@"+t1), "a", func(src *docSource, base string) {
+		src.set("/1.xml", cl(t0, t1, "a@"+t1, "b@"+t1, "c@"+t1))
+		src.set("/arch.xml", archived(base, [3]string{"/1.xml", t0, t1}))
+		src.set("/cl.xml", cl(t1, "", "d@"+t1))
+	})
 	if got, want := r.hub.published(), "a b c d"; got != want {
 		t.Errorf("published %q, want %q", got, want)
 	}
