@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,26 +33,14 @@ type subscriptionsView struct {
 // when ""); it returns the status, the document and the header.
 func (h *mercureHub) getSubscriptions(path, token string) (int, subscriptionsView, http.Header) {
 	h.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, h.base+path, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	status, b, header := h.send(http.MethodGet, h.base+path, token, "", nil)
 	var v subscriptionsView
-	if resp.StatusCode == http.StatusOK {
+	if status == http.StatusOK {
 		if err := json.Unmarshal(b, &v); err != nil {
 			h.t.Fatalf("GET %s: %v: %s", path, err, b)
 		}
 	}
-	return resp.StatusCode, v, resp.Header
+	return status, v, header
 }
 
 // The subscription API lists this hub's open Mercure sessions, one

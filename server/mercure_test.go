@@ -82,11 +82,21 @@ func (h *mercureHub) notification(loc string) string {
 // the body and the header.
 func (h *mercureHub) publish(token string, form url.Values) (int, string, http.Header) {
 	h.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.aud, strings.NewReader(form.Encode()))
+	status, b, header := h.send(http.MethodPost, h.aud, token, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	return status, string(b), header
+}
+
+// send makes one request with token (none when "") and contentType (none
+// when ""); it returns the status, the body and the header.
+func (h *mercureHub) send(method, u, token, contentType string, body io.Reader) (int, []byte, http.Header) {
+	h.t.Helper()
+	req, err := http.NewRequest(method, u, body)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -96,7 +106,7 @@ func (h *mercureHub) publish(token string, form url.Values) (int, string, http.H
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header
+	return resp.StatusCode, b, resp.Header
 }
 
 // mustPublish publishes data to topic and returns the update's id.
