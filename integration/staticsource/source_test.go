@@ -191,10 +191,12 @@ func (s *fileSource) openPath() string {
 	return "/" + s.lists[len(s.lists)-1].path
 }
 
-func (s *fileSource) count() int {
+// count returns how many changes the Source wrote and how many lists it
+// closed so far.
+func (s *fileSource) count() (changes, rotations int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changes
+	return s.changes, s.rotations
 }
 
 // final is what the Source's lists hold: every change the hub must
