@@ -48,6 +48,7 @@ const minDials = 6
 // and started again: its subscriber ends with every acknowledged
 // notification, in order, at the origin's sequences.
 func TestEdge_CatchesUpAsTheOriginReturns(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)

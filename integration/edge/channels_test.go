@@ -279,6 +279,7 @@ func startEdgeExpectingExit(t *testing.T, origin *procHub, p *linkProxy, extra .
 // Channels created, changed and deleted at the origin reach a running
 // edge, also when they change while its link is cut (once it returns).
 func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -382,6 +383,7 @@ func TestEdgeChannels_OpenTopicsDeniedAsTheOriginWould(t *testing.T) {
 // says so; it picks up the origin's channel changes once the origin is
 // back.
 func TestEdge_StartedWhileTheOriginIsDown(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -422,6 +424,7 @@ func TestEdge_StartedWhileTheOriginIsDown(t *testing.T) {
 // at once saying what the origin needs, instead of waiting out its
 // startup timeout for an answer that cannot come.
 func TestEdge_OriginWithoutLeafListenerSaysSoAtOnce(t *testing.T) {
+	t.Parallel()
 	origin := startProcHub(t, "origin")
 	closed := testenv.FreePort(t) // nothing listens there
 	started := time.Now()
