@@ -222,6 +222,7 @@ func awaitDelivered(t *testing.T, r *receiver, n int, seq uint64, what string) {
 // admin API refuses channel writes, and an edge given a channels file
 // refuses to start, saying why.
 func TestEdgeChannels_TheOriginsChannelsAtTheEdge(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA, "chB", topicB))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -333,6 +334,7 @@ func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
 // hub URL (never a write to the origin's buckets): the edge's subscriber
 // gets what is published on it at the origin and through the edge.
 func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA), "--open-topics")
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p, "--open-topics")
@@ -362,6 +364,7 @@ func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
 // subscription to a topic the origin does not serve is denied, as the
 // origin would deny it, and no channel is created anywhere.
 func TestEdgeChannels_OpenTopicsDeniedAsTheOriginWould(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p, "--open-topics")
