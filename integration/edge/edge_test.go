@@ -11,7 +11,7 @@
 //
 // The measurement with a longer cut and another load:
 //
-//	go test ./integration/edge -run TestEdge -v -edge.cut=5m -edge.rate=50
+//	go test ./integration/edge -run TestEdge -v -parallel 1 -edge.cut=5m -edge.rate=50
 package edge_test
 
 import (
