@@ -222,6 +222,7 @@ func awaitDelivered(t *testing.T, r *receiver, n int, seq uint64, what string) {
 // admin API refuses channel writes, and an edge given a channels file
 // refuses to start, saying why.
 func TestEdgeChannels_TheOriginsChannelsAtTheEdge(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA, "chB", topicB))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -279,6 +280,7 @@ func startEdgeExpectingExit(t *testing.T, origin *procHub, p *linkProxy, extra .
 // Channels created, changed and deleted at the origin reach a running
 // edge, also when they change while its link is cut (once it returns).
 func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -332,6 +334,7 @@ func TestEdgeChannels_FollowTheOriginAcrossACut(t *testing.T) {
 // hub URL (never a write to the origin's buckets): the edge's subscriber
 // gets what is published on it at the origin and through the edge.
 func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA), "--open-topics")
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p, "--open-topics")
@@ -361,6 +364,7 @@ func TestEdgeChannels_OpenTopicsCreateAtTheOrigin(t *testing.T) {
 // subscription to a topic the origin does not serve is denied, as the
 // origin would deny it, and no channel is created anywhere.
 func TestEdgeChannels_OpenTopicsDeniedAsTheOriginWould(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "zed", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p, "--open-topics")
@@ -382,6 +386,7 @@ func TestEdgeChannels_OpenTopicsDeniedAsTheOriginWould(t *testing.T) {
 // says so; it picks up the origin's channel changes once the origin is
 // back.
 func TestEdge_StartedWhileTheOriginIsDown(t *testing.T) {
+	t.Parallel()
 	origin, leaf := originWithLeaf(t, writeChannels(t, "chA", topicA))
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))
 	edge := edgeOf(t, origin, p)
@@ -422,6 +427,7 @@ func TestEdge_StartedWhileTheOriginIsDown(t *testing.T) {
 // at once saying what the origin needs, instead of waiting out its
 // startup timeout for an answer that cannot come.
 func TestEdge_OriginWithoutLeafListenerSaysSoAtOnce(t *testing.T) {
+	t.Parallel()
 	origin := startProcHub(t, "origin")
 	closed := testenv.FreePort(t) // nothing listens there
 	started := time.Now()

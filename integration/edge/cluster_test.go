@@ -26,8 +26,12 @@ import (
 // and a leafnodes listener that advertises nothing, so that an edge dials
 // only the URLs it was given (here the test's proxies); its users are the
 // ones docs/usage.md gives (embednats.AuthorizationConf), the passwords
-// from the environment.
-const natsNodeConf = `server_name: n%d
+// the variables it names, set at the file's top (nats-server looks there
+// before the environment, which a parallel test cannot set).
+const natsNodeConf = `RSHUB_HUB_PASSWORD: hub-secret
+RSHUB_READ_PASSWORD: read-secret
+RSHUB_LEAF_PASSWORD: edge-link-secret
+server_name: n%d
 listen: 127.0.0.1:%d
 jetstream { store_dir: %q, domain: rshub }
 cluster { name: origin, listen: 127.0.0.1:%d, routes: [%s] }
@@ -49,11 +53,9 @@ func (p *linkProxy) active() int {
 // subscriber gets every acknowledged notification in order at the origin's
 // sequences.
 func TestEdge_OriginClusterProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hubBin, natsBin := bins.hub, bins.natsServer
-	t.Setenv("RSHUB_HUB_PASSWORD", "hub-secret") // the nodes' passwords (natsNodeConf)
-	t.Setenv("RSHUB_READ_PASSWORD", "read-secret")
-	t.Setenv("RSHUB_LEAF_PASSWORD", "edge-link-secret")
 	var client, route, leaf [3]int
 	var routes, natsURLs []string
 	for i := range 3 {

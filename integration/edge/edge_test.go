@@ -11,7 +11,7 @@
 //
 // The measurement with a longer cut and another load:
 //
-//	go test ./integration/edge -run TestEdge -v -edge.cut=5m -edge.rate=50
+//	go test ./integration/edge -run TestEdge -v -parallel 1 -edge.cut=5m -edge.rate=50
 package edge_test
 
 import (
@@ -174,6 +174,7 @@ func waitDelivered(t *testing.T, name string, r *receiver, e *events, acks []ack
 // with every acknowledged notification, in order, at the origin's
 // sequences; live sessions stay open; readiness says what is stale.
 func TestEdge_LinkCutUnderLoadLosesNothing(t *testing.T) {
+	t.Parallel()
 	chans := channelsFile(t)
 	leafPort := testenv.FreePort(t)
 	origin := newHub(t, "origin", func(c *server.Config) {

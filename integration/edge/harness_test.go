@@ -143,61 +143,69 @@ func (h *hubProc) awaitReadyz(code int, want string, timeout time.Duration) stri
 	return body
 }
 
-// linkProxy carries a leaf node link over TCP, counting its bytes, and can
-// cut it (every connection closed, none taken) and restore it.
+// linkProxy carries a leaf node link over TCP, counting its bytes and the
+// connections it takes (the edge's dials), and can cut it (every
+// connection closed, each new one taken and closed at once) and restore
+// it.
 type linkProxy struct {
 	t      *testing.T
 	addr   string
 	target string
 	bytes  atomic.Int64
+	// dials counts the connections taken, carried or not; carried those
+	// that reached the target.
+	dials, carried atomic.Int64
 
 	mu    sync.Mutex
 	ln    net.Listener
+	cut   bool
 	conns map[net.Conn]bool
 }
 
 func newProxy(t *testing.T, target string) *linkProxy {
-	p := &linkProxy{t: t, target: target, conns: map[net.Conn]bool{}}
-	p.listen("127.0.0.1:0")
-	t.Cleanup(p.Cut)
-	return p
-}
-
-// URL is the leaf URL an edge links to.
-func (p *linkProxy) URL() string { return "nats-leaf://" + p.addr }
-
-func (p *linkProxy) listen(addr string) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
+	p := &linkProxy{t: t, target: target, ln: ln, addr: ln.Addr().String(), conns: map[net.Conn]bool{}}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			p.dials.Add(1)
 			go p.carry(c)
 		}
 	}()
+	t.Cleanup(func() { ln.Close(); p.Cut() })
+	return p
 }
 
+// URL is the leaf URL an edge links to.
+func (p *linkProxy) URL() string { return "nats-leaf://" + p.addr }
+
 func (p *linkProxy) carry(c net.Conn) {
+	p.mu.Lock()
+	cut := p.cut
+	p.mu.Unlock()
+	if cut {
+		c.Close()
+		return
+	}
 	up, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
 		return
 	}
 	p.mu.Lock()
-	if p.ln == nil { // cut meanwhile
+	if p.cut { // cut meanwhile
 		p.mu.Unlock()
 		c.Close()
 		up.Close()
 		return
 	}
+	p.carried.Add(1)
 	p.conns[c], p.conns[up] = true, true
 	p.mu.Unlock()
 	pipe := func(dst, src net.Conn) {
@@ -221,22 +229,23 @@ func (p *linkProxy) carry(c net.Conn) {
 	go pipe(c, up)
 }
 
-// Cut closes the listener and every connection.
+// Cut closes every connection and takes each new one only to close it.
 func (p *linkProxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
+	p.cut = true
 	for c := range p.conns {
 		c.Close()
 	}
 	clear(p.conns)
 }
 
-// Restore listens again on the same address.
-func (p *linkProxy) Restore() { p.listen(p.addr) }
+// Restore carries new connections again.
+func (p *linkProxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
 
 // receiver is a webhook subscriber: it answers verification and records
 // each delivered notification's number and log sequence, in arrival order.

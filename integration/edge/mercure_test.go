@@ -22,6 +22,7 @@ import (
 // matching the raw string at the origin and at the edge (which reads it
 // with its origin's URL) both receive the update.
 func TestEdgeMercure_RawTopicsAreTheOrigins(t *testing.T) {
+	t.Parallel()
 	k := accesstest.NewSecret(t)
 	const aud = "https://hub.example/.well-known/mercure" // one audience for the origin and its edges
 	keys := []string{"--publisher-jwt-key", k.Secret, "--mercure-audience", aud}

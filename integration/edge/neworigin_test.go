@@ -84,6 +84,7 @@ func (l *sseLog) snapshot() []string {
 // the new log's notifications under the new epoch, never one of them
 // under the former epoch.
 func TestEdge_NewOriginLogIsNoticed(t *testing.T) {
+	t.Parallel()
 	chans := writeChannels(t, "chA", topicA)
 	origin, leaf := originWithLeaf(t, chans)
 	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", leaf))

@@ -11,9 +11,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// leafReconnect is how soon a leaf node dials its remote again after the
-// link failed.
-const leafReconnect = time.Second
+// LeafReconnect is how soon a leaf node dials its remote again after the
+// link failed (after a failed dial, the NATS server adds up to as much).
+const LeafReconnect = time.Second
 
 // serverName names the server after its JetStream domain: two servers
 // linked as leaf nodes must not share a name.
@@ -60,7 +60,7 @@ func leafOptions(opts *server.Options, cfg Config) error {
 			}
 			urls = append(urls, u)
 		}
-		opts.LeafNode.ReconnectInterval = leafReconnect
+		opts.LeafNode.ReconnectInterval = LeafReconnect
 		opts.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: urls}}
 	}
 	return nil
