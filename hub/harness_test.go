@@ -23,6 +23,15 @@ func newFixture(t *testing.T, opts ...fixtureOpt) *fixture {
 	}, nil)}
 }
 
+// in is f for subtest t: the same hub, log and store, failing t. Subtests
+// that each bring their own origin and channel share one fixture this way
+// instead of each starting a NATS server and a hub.
+func (f *fixture) in(t *testing.T) *fixture {
+	g := *f.Fixture
+	g.T = t
+	return &fixture{&g}
+}
+
 func mustReq(method, u string) *http.Request {
 	r, err := http.NewRequest(method, u, nil)
 	if err != nil {

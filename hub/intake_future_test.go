@@ -23,7 +23,7 @@ func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func TestFatPing_FutureTimesRefused(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	past := now.Add(-time.Hour)
-	for _, tc := range []struct {
+	cases := []struct {
 		name   string
 		skew   time.Duration // Config.MaxClockSkew; 0 = the default
 		body   string
@@ -41,10 +41,19 @@ func TestFatPing_FutureTimesRefused(t *testing.T) {
 		{"UntilBeyondDefaultSkew", 0, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(6*time.Minute))), 400,
 			[]string{"root rs:md until", "5m0s"}},
 		{"LargerSkewConfigured", time.Hour, hubtest.Notif("change-notification", rfc(past), rfc(now.Add(30*time.Minute))), 200, nil},
-	} {
+	}
+	// one hub per skew; each case publishes to a channel of its own
+	hubs := map[time.Duration]*fixture{}
+	for _, tc := range cases {
+		if hubs[tc.skew] == nil {
+			hubs[tc.skew] = newFixture(t, func(c *hub.Config) { c.MaxClockSkew = tc.skew })
+		}
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, func(c *hub.Config) { c.MaxClockSkew = tc.skew })
-			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			f := hubs[tc.skew].in(t)
+			before := f.LastSeq()
+			ch := f.Channel(hub.Channel{Topic: openTopic + tc.name, Trust: hub.TrustOpen})
 			status, resp := f.PostXML(tc.body, hubtest.Links(ch.Topic, f.URL))
 			if status != tc.status {
 				t.Fatalf("got %d %q, want %d", status, resp, tc.status)
@@ -54,8 +63,8 @@ func TestFatPing_FutureTimesRefused(t *testing.T) {
 					t.Errorf("answer %q does not name %q", resp, w)
 				}
 			}
-			if stored := f.LastSeq() != 0; stored != (tc.status == 200) {
-				t.Fatalf("log holds %d records after a %d", f.LastSeq(), status)
+			if stored := f.LastSeq() != before; stored != (tc.status == 200) {
+				t.Fatalf("log holds %d records after a %d, %d before", f.LastSeq(), status, before)
 			}
 		})
 	}
@@ -84,6 +93,7 @@ func TestFatPing_FarFutureUntilDoesNotBlockTheChannel(t *testing.T) {
 // document is at fault: 502, nothing stored.
 func TestThinPing_FutureChangeListRefused(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
+	shared := newFixture(t) // each case has its own origin and channel
 	for _, tc := range []struct {
 		name, root, entry string
 		want              string
@@ -93,7 +103,8 @@ func TestThinPing_FutureChangeListRefused(t *testing.T) {
 		{"RootUntil", `from="` + t0 + `" until="9999-01-01T00:00:00Z"`, t1, "root rs:md until"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := shared.in(t)
+			before := f.LastSeq()
 			body := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
 				`<rs:md capability="changelist" ` + tc.root + `/>` +
 				fmt.Sprintf(`<url><loc>http://example.com/r1</loc><rs:md change="created" datetime="%s"/></url></urlset>`, tc.entry)
@@ -107,8 +118,8 @@ func TestThinPing_FutureChangeListRefused(t *testing.T) {
 			if status != 502 || !strings.Contains(resp, "rule future") || !strings.Contains(resp, tc.want) || !strings.Contains(resp, "5m0s") {
 				t.Fatalf("%d %q, want 502 naming rule future, %q and the limit", status, resp, tc.want)
 			}
-			if f.LastSeq() != 0 {
-				t.Fatalf("log holds %d records", f.LastSeq())
+			if f.LastSeq() != before {
+				t.Fatalf("log holds %d records, %d before", f.LastSeq(), before)
 			}
 			st, _ := f.Hub.ChannelState(context.Background(), ch.Topic)
 			if !st.LastUntil.IsZero() {

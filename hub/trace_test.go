@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -32,8 +33,15 @@ func traced() (fixtureOpt, *tracetest.SpanRecorder) {
 // spanNamed returns the one ended span called name.
 func spanNamed(t *testing.T, rec *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
 	t.Helper()
+	return spanNamedAfter(t, rec, name, 0)
+}
+
+// spanNamedAfter returns the one span called name among those ended after
+// the first n.
+func spanNamedAfter(t *testing.T, rec *tracetest.SpanRecorder, name string, n int) sdktrace.ReadOnlySpan {
+	t.Helper()
 	var found []sdktrace.ReadOnlySpan
-	for _, s := range rec.Ended() {
+	for _, s := range rec.Ended()[n:] {
 		if s.Name() == name {
 			found = append(found, s)
 		}
@@ -112,7 +120,11 @@ func TestIntake_TraceContextStoredWithTheRecord(t *testing.T) {
 // well-formed is never stored; without a tracer the record has no trace
 // context, with one the intake starts a trace of its own.
 func TestIntake_MalformedTraceparentIsDropped(t *testing.T) {
-	for _, bad := range []string{
+	// two hubs, without and with a tracer; each case has a channel of its own
+	plain := newFixture(t)
+	opt, spans := traced()
+	withTracer := newFixture(t, opt)
+	for i, bad := range []string{
 		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01", // upper case
 		"00-00000000000000000000000000000000-00f067aa0ba902b7-01", // zero trace id
 		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", // version ff
@@ -120,8 +132,8 @@ func TestIntake_MalformedTraceparentIsDropped(t *testing.T) {
 		"<script>alert(1)</script>",
 	} {
 		t.Run("no tracer", func(t *testing.T) {
-			f := newFixture(t)
-			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			f := plain.in(t)
+			ch := f.Channel(hub.Channel{Topic: openTopic + strconv.Itoa(i), Trust: hub.TrustOpen})
 			if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", bad, "tracestate", sourceTS); s != 200 {
 				t.Fatalf("%d %q", s, resp)
 			}
@@ -130,14 +142,14 @@ func TestIntake_MalformedTraceparentIsDropped(t *testing.T) {
 			}
 		})
 		t.Run("tracer", func(t *testing.T) {
-			opt, spans := traced()
-			f := newFixture(t, opt)
-			ch := f.Channel(hub.Channel{Topic: openTopic, Trust: hub.TrustOpen})
+			f := withTracer.in(t)
+			ch := f.Channel(hub.Channel{Topic: openTopic + strconv.Itoa(i), Trust: hub.TrustOpen})
+			ended := len(spans.Ended())
 			if s, resp := f.PostXML(hubtest.Notif("change-notification", t0, t1), hubtest.Links(ch.Topic, f.URL), "traceparent", bad); s != 200 {
 				t.Fatalf("%d %q", s, resp)
 			}
 			r := storedRecord(t, f, ch.Name)
-			intake := spanNamed(t, spans, "rshub.intake")
+			intake := spanNamedAfter(t, spans, "rshub.intake", ended)
 			if intake.Parent().IsValid() || parseTP(t, r.TraceParent).SpanID() != intake.SpanContext().SpanID() {
 				t.Fatalf("%q: intake parent %v, stored %q", bad, intake.Parent(), r.TraceParent)
 			}

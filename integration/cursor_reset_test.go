@@ -51,6 +51,7 @@ func liveEpoch(t *testing.T, hubURL string) (string, uint64) {
 // directory has another epoch, and an event id of the first hub presented
 // to it gets the reset instead of a silent resume.
 func TestCursorReset_AheadOrFromARebuiltLog(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := startDashHub(t)
 	topic := h.url + "topics/demo"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

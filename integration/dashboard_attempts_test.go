@@ -24,6 +24,7 @@ import (
 // redrives the dead letter from the same dialog and watches the next
 // delivery succeed there.
 func TestDashboard_AttemptLogShowsWhyAndRedrives(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := startDashHub(t)
 	books := h.putChannel(t, "books")
 	var down atomic.Bool

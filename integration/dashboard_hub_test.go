@@ -195,6 +195,7 @@ func (c *dashCallback) got(body []byte) bool {
 // confirmation), and the Source's notification is accepted. A reset to a
 // typed instant, and one the hub refuses, go the same way.
 func TestDashboard_ContinuityAnchorReset(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := startDashHub(t)
 	books := h.putChannel(t, "books")
 	t0 := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)

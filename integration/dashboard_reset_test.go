@@ -16,6 +16,7 @@ import (
 // old log: the hub answers with a reset, and the page clears its feed,
 // says so, and shows the new log's notifications, never mixing the two.
 func TestDashboard_FeedResetsWhenTheHubsLogIsRebuilt(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	for _, transport := range []string{"websocket", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			h := newRestartableHub(t)

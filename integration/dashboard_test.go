@@ -20,6 +20,7 @@ import (
 // its dead letter, fix the callback, click redrive and see the dead letter
 // delivered and gone.
 func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := startDashHub(t)
 	books := h.putChannel(t, "books")
 	demo := h.putChannel(t, "demo") // the --demo channel, read back with its topic
@@ -115,6 +116,7 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 // feed replays the most recent notifications. The WebSocket endpoint needs
 // its own token here, which the page gets from the dashboard API.
 func TestDashboard_ThroughputHistoryOnPageLoad(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := startDashHub(t, func(c *server.Config) { c.WSToken = "ws-only-token" })
 	const perChannel = 40
 	t0 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)

@@ -129,6 +129,7 @@ func TestFollowCompat_LenientSource(t *testing.T) {
 // the window between them is a gap the hub shows (follow status, the
 // channel's continuity, rshub_gaps_total) and the notifications carry.
 func TestFollowCompat_SourceRestartResetsItsHistory(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	for _, mode := range []struct {
 		name string
 		mode pullsource.Mode

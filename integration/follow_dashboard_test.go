@@ -15,6 +15,7 @@ import (
 // (a Source restarted without its history and without an archive), with
 // its window in the cell's title.
 func TestFollowDashboard_ShowsTheGapOfARestartedSource(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	src := startFollowSource(t, pullsource.Config{Mode: pullsource.ModeSimulator})
 	h := startFollowHub(t)
 	rcv := newFollowReceiver(t)

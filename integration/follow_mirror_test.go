@@ -85,6 +85,7 @@ func startMirror(t *testing.T, h followHub, src *followSource, topic, channel st
 // Source ends byte for byte equal to the Source, across rotations, a Source
 // restart and Source errors.
 func TestFollow_MirrorEndsByteForByteEqualToAPullOnlySource(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	src := startFollowSource(t, pullsource.Config{RotateEvery: 4})
 	h := startFollowHub(t)
 	rcv := newFollowReceiver(t)

@@ -128,6 +128,21 @@ func (h followHub) do(t *testing.T, method, path string, body any) (int, []byte)
 	return resp.StatusCode, out
 }
 
+// show returns the body of GET path, or why there is none: for a failure's
+// message, which may be made after the test that started h ended (and h
+// stopped), so it does not fail a test itself.
+func (h followHub) show(path string) string {
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(h.url, "/")+path, nil)
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
+}
+
 // startFollowHub starts a hub for the follow tests, with options applied
 // after the tests' settings.
 func startFollowHub(t *testing.T, options ...func(*server.Config)) followHub {
@@ -166,9 +181,7 @@ func followChannel(t *testing.T, h followHub, ch map[string]any, rcv *followRece
 	name, _ := ch["name"].(string)
 	waitFor(t, 10*time.Second, "the follower polled the Source", func() bool { return h.followStatus(t, name).Polls > 0 })
 	rcv.hubView = func() string {
-		_, chv := h.do(t, http.MethodGet, "/admin/channels/"+name, nil)
-		_, subs := h.do(t, http.MethodGet, "/admin/subscriptions", nil)
-		return fmt.Sprintf("the hub's channel: %s; its subscriptions: %s", chv, subs)
+		return fmt.Sprintf("the hub's channel: %s; its subscriptions: %s", h.show("/admin/channels/"+name), h.show("/admin/subscriptions"))
 	}
 	return got.Topic
 }
@@ -212,6 +225,7 @@ func holdsExactly(t *testing.T, want []pullsource.Change, rcv *followReceiver, g
 }
 
 func TestFollow_SubscriberEndsWithTheSourceHistoryAcrossRotationsRestartsAndErrors(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	src := startFollowSource(t, pullsource.Config{RotateEvery: 4})
 	h := startFollowHub(t)
 	rcv := newFollowReceiver(t)

@@ -96,6 +96,7 @@ func TestFramework_WebSubOneNotificationPerRotationAcrossHubRestart(t *testing.T
 	if testing.Short() {
 		t.Skip("builds and runs a hub process")
 	}
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	root := t.TempDir()
 	bin, err := testproc.Build(root, "hub", "./cmd/hub")
 	if err != nil {

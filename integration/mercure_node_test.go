@@ -111,5 +111,6 @@ func TestMercure_NodeEventSourceGetsEveryUpdateOnceAcrossHubSIGKILL(t *testing.T
 	if testing.Short() {
 		t.Skip("builds and runs a hub process and Node.js")
 	}
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	mercureAcrossRestart(t, subscribeInNode)
 }

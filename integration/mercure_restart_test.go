@@ -183,6 +183,7 @@ func TestMercure_BrowserEventSourceGetsEveryUpdateOnceAcrossHubSIGKILL(t *testin
 	if testing.Short() {
 		t.Skip("builds and runs a hub process and Chromium")
 	}
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	mercureAcrossRestart(t, subscribeInBrowser)
 }
 

@@ -137,6 +137,7 @@ func (p *noWebSocketProxy) sawLastEventID(seq string) bool {
 // with Last-Event-ID and shows what was published meanwhile, each
 // notification once.
 func TestDashboard_FallsBackToEventsAndResumesAfterHubRestart(t *testing.T) {
+	t.Parallel() // waits far more than it computes: runs beside the other such tests
 	h := newRestartableHub(t)
 	h.start()
 	topic := h.url + "topics/demo"

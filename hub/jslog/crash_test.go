@@ -46,6 +46,7 @@ func TestCrash_AcknowledgedAppendsSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test re-executes the test binary")
 	}
+	t.Parallel() // beside the mirror tests, which mostly wait
 	for _, policy := range []embednats.SyncPolicy{embednats.SyncDefault, embednats.SyncAlways} {
 		t.Run("sync="+policy.String(), func(t *testing.T) { crashOnce(t, policy) })
 	}

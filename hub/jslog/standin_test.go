@@ -16,20 +16,26 @@ import (
 	"github.com/rshub/rshub/wire"
 )
 
-var outage = flag.Duration("jslog.outage", 40*time.Second, "how long the origin stays down in TestMirror_ResumesAsTheOriginReturns")
+var outage = flag.Duration("jslog.outage", 25*time.Second, "how long the origin stays down in TestMirror_ResumesAsTheOriginReturns")
 
-// A mirror resumes as soon as its origin is back after an outage longer
-// than the NATS server's wait for its mirror consumer request (30 s): the
-// stand-in answered the requests the origin could not, so the mirror's
-// server had none in flight when the leaf link returned and restarted the
-// mirror then, instead of after the wait and its backoff. The resume is
-// measured from the moment the origin's JetStream answers over the link
-// again, not from a wall-clock origin: the check is that the mirror holds
-// the records appended after the outage within a few seconds of that.
+// A mirror resumes as soon as its origin is back after an outage during
+// which its server asked the origin for the mirror's consumer: the NATS
+// server sees the mirror stalled 10 to 20 s after its last message and
+// waits 30 s for the answer (standin.go), and a leaf link that returns
+// while that request is in flight does not restart the mirror. The stand-in
+// answered the request the origin could not, so the mirror's server had
+// none in flight when the link returned and restarted the mirror then. The
+// outage (25 s once the link is seen down) ends inside that wait: the
+// request went by 20 s and is answered by nobody before 40 s, so without
+// the stand-in the mirror resumes some 20 s late and the test fails. The
+// resume is measured from the moment the origin's JetStream answers over
+// the link again, not from a wall-clock origin: the check is that the
+// mirror holds the records appended after the outage within 10 s of that.
 func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out an outage of the origin")
 	}
+	t.Parallel() // waits out the outage; uses no CPU meanwhile
 	originDir := t.TempDir()
 	origin := startServer(t, embednats.Config{DataDir: originDir, Domain: "origin", LeafListen: "127.0.0.1:0", Access: hubAccess()})
 	leaf := origin.LeafURL()
@@ -54,8 +60,11 @@ func TestMirror_ResumesAsTheOriginReturns(t *testing.T) {
 	}, "the mirror resumes")
 	resumed := time.Since(answered)
 	t.Logf("the mirror resumed %v after the origin answered over the link again (outage %v)", resumed.Round(time.Millisecond), *outage)
-	if resumed > 5*time.Second {
-		t.Fatalf("the mirror resumed %v after the origin answered again; want within 5 s", resumed)
+	// without the stand-in it resumes 20 s or more after (the rest of the
+	// 30 s wait and a 10 s retry backoff); 10 s leaves a busy machine as
+	// much room on the other side
+	if resumed > 10*time.Second {
+		t.Fatalf("the mirror resumed %v after the origin answered again; want within 10 s", resumed)
 	}
 }
 

@@ -50,6 +50,7 @@ func TestRun_QuickScenariosDeliverEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts hubs and a child process")
 	}
+	t.Parallel() // mostly waits on loopback I/O, as the cluster test does
 	cfg := Quick(Defaults())
 	cfg.FleetCommand = []string{os.Args[0], "-test.run=^$"}
 	cfg.FleetEnv = []string{fleetEnv}

@@ -202,13 +202,12 @@ func buildClusterBinaries(ctx context.Context, dir, src string) (clusterBinaries
 	if err != nil {
 		return b, err
 	}
+	// one go build links both at once: into dir, named hub and nats-server
 	b.hub, b.nats = filepath.Join(dir, "hub"), filepath.Join(dir, "nats-server")
-	for bin, pkg := range map[string]string{b.hub: "./cmd/hub", b.nats: "github.com/nats-io/nats-server/v2"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return b, fmt.Errorf("cluster: go build %s: %w\n%s", pkg, err, out)
-		}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/hub", "github.com/nats-io/nats-server/v2")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return b, fmt.Errorf("cluster: go build cmd/hub and nats-server: %w\n%s", err, out)
 	}
 	return b, nil
 }

@@ -110,8 +110,13 @@ func TestRun_ClusterQuickDeliversEverythingInOrder(t *testing.T) {
 			t.Skip("redis-server is not installed")
 		}
 	}
+	t.Parallel() // mostly waits on its processes, as the quick scenarios do
 	cfg := Quick(Defaults())
 	cfg.Scenarios = []string{ScenarioCluster}
+	// smaller than --quick: each idle window and the takeover's wait are a
+	// claim TTL or a window long, and 500 subscriptions over 10 channels
+	// still put every hub's shards through the kill and the join
+	cfg.ClusterSubscriptions, cfg.ClusterClaimTTL, cfg.ClusterIdle = 500, 3*time.Second, time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lg := slog.New(slog.NewTextHandler(io.Discard, nil))

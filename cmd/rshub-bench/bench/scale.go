@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -116,11 +117,13 @@ func (b *scaleBench) startHub(ctx context.Context, channels int) (_ *scaleHub, e
 }
 
 func (b *scaleBench) close() {
+	var wg sync.WaitGroup // each hub child takes a second or two to stop
 	for _, h := range []*scaleHub{b.big, b.alike, b.base} {
 		if h != nil {
-			h.close()
+			wg.Go(h.close)
 		}
 	}
+	wg.Wait()
 	if b.rx != nil {
 		b.rx.close()
 	}
