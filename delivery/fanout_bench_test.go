@@ -207,6 +207,7 @@ func engineUnderBench(b *testing.B, e *env, c fanOut, callbacks []string, body [
 		wg.Go(func() { _ = cache.Run(ctx) })
 		wg.Go(func() { _ = tries.Run(ctx) })
 		log, cfg.Attempts = cache, tries
+		e.log.OnAppend(cache.Offer) // the appends reach the cache as the hub's do (server/engines.go)
 	}
 	w, _ := e.startOn(log, cfg)
 	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == len(callbacks) })
