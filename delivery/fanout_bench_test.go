@@ -82,6 +82,11 @@ type fanOut struct {
 	// workers, when set, is the plain sender's workers over all hosts
 	// instead of 64 per host
 	workers int
+	// half (paced) waits after each notification reached every
+	// subscription as long as that took before the next append: half the
+	// rate the engine (or sender) keeps up with, every host going quiet
+	// between notifications, as in rshub-bench's half-rate phase
+	half bool
 }
 
 // benchFanOut runs the case c of BenchmarkWebhooks_FanOut.
@@ -90,12 +95,20 @@ func benchFanOut(b *testing.B, c fanOut) {
 	e := newEnv(b)
 	e.channel(topic, "feed")
 	var got atomic.Int64
-	// paced, the first receipt of each notification: the delivery that
-	// takes the count past the last one's
-	firsts := make([]atomic.Int64, b.N)
+	// paced, when each receipt came: the n-th is of the notification
+	// n/subs, as one notification reaches every subscription before the
+	// next is appended
+	var receipts []atomic.Int64
+	if paced {
+		receipts = make([]atomic.Int64, b.N*subs)
+	}
+	reached := make(chan struct{}, b.N) // half: a notification reached every subscription
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := got.Add(1); paced && (n-1)%int64(subs) == 0 && int((n-1)/int64(subs)) < len(firsts) {
-			firsts[(n-1)/int64(subs)].Store(time.Now().UnixNano())
+		if n := got.Add(1); n <= int64(len(receipts)) {
+			receipts[n-1].Store(time.Now().UnixNano())
+			if c.half && n%int64(subs) == 0 {
+				reached <- struct{}{}
+			}
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
@@ -125,7 +138,14 @@ func benchFanOut(b *testing.B, c fanOut) {
 	for i := 0; i < b.N; i++ {
 		appended[i] = time.Now()
 		publish(ctx, i)
-		if paced {
+		if c.half {
+			select {
+			case <-reached:
+			case <-time.After(time.Minute):
+				b.Fatalf("notification %d not delivered to every subscription within a minute", i)
+			}
+			time.Sleep(time.Since(appended[i])) // the rate, not synchronisation
+		} else if paced {
 			testenv.Eventually(b, time.Minute, func() bool { return got.Load() >= int64((i+1)*subs) })
 		}
 	}
@@ -134,13 +154,36 @@ func benchFanOut(b *testing.B, c fanOut) {
 	b.ReportMetric(float64(b.N*subs)/time.Since(start).Seconds(), "deliveries/s")
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N*subs), "cpu-µs/delivery")
 	if paced {
-		in := make([]time.Duration, b.N)
-		for i := range in {
-			in[i] = time.Duration(firsts[i].Load() - appended[i].UnixNano())
-		}
-		slices.Sort(in)
-		b.ReportMetric(float64(in[len(in)/2].Microseconds())/1000, "ms-first-receipt")
+		reportReceipts(b, receipts, appended, subs, c.half)
 	}
+}
+
+// reportReceipts reports the median first receipt of a notification after
+// its append and, with all, the median and 99th percentile of every
+// receipt after its notification's append and the median spread of a
+// notification's receipts (first to last); receipts[n] is when the n-th
+// came, of the notification n/subs.
+func reportReceipts(b *testing.B, receipts []atomic.Int64, appended []time.Time, subs int, all bool) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	firsts, spreads := make([]time.Duration, len(appended)), make([]time.Duration, len(appended))
+	every := make([]time.Duration, 0, len(receipts))
+	for i, at := range appended {
+		first, last := receipts[i*subs].Load(), receipts[(i+1)*subs-1].Load()
+		firsts[i], spreads[i] = time.Duration(first-at.UnixNano()), time.Duration(last-first)
+		for n := i * subs; n < (i+1)*subs; n++ {
+			every = append(every, time.Duration(receipts[n].Load()-at.UnixNano()))
+		}
+	}
+	slices.Sort(firsts)
+	b.ReportMetric(ms(firsts[len(firsts)/2]), "ms-first-receipt")
+	if !all {
+		return
+	}
+	slices.Sort(spreads)
+	slices.Sort(every)
+	b.ReportMetric(ms(every[len(every)/2]), "ms-p50-receipt")
+	b.ReportMetric(ms(every[len(every)*99/100]), "ms-p99-receipt")
+	b.ReportMetric(ms(spreads[len(spreads)/2]), "ms-spread")
 }
 
 // engineUnderBench subscribes the callbacks and starts the engine as c
@@ -164,6 +207,7 @@ func engineUnderBench(b *testing.B, e *env, c fanOut, callbacks []string, body [
 		wg.Go(func() { _ = cache.Run(ctx) })
 		wg.Go(func() { _ = tries.Run(ctx) })
 		log, cfg.Attempts = cache, tries
+		e.log.OnAppend(cache.Offer) // the appends reach the cache as the hub's do (server/engines.go)
 	}
 	w, _ := e.startOn(log, cfg)
 	testenv.Eventually(b, time.Minute, func() bool { c, _ := w.StateCounts(); return c[StateActive] == len(callbacks) })

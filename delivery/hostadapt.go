@@ -10,7 +10,10 @@ import (
 //
 // How quickly a host answers is judged by its answer time smoothed over
 // about the last 8 answers (srtt) against its fastest answer of the last
-// 5 to 10 s (base), the time an answer takes when nothing waits:
+// 5 to 10 s (base), the time an answer takes when nothing waits (not a
+// 429 or 503, which a rate limiter in front of a host may answer at once
+// without doing the work: taken as the base, it would make every ordinary
+// answer after it look queued and hold the limit down for 5 to 10 s):
 //
 //   - srtt within three times the base plus queueSlack: the host answers
 //     quickly (a distant host's answers vary by that much without a queue).
@@ -101,7 +104,7 @@ type hostAdapt struct {
 // that the limit grows only when it is what holds delivery back.
 // retryAfter > 0 pauses the host until now+retryAfter.
 func (a *hostAdapt) observe(sig signal, rtt time.Duration, retryAfter time.Duration, saturated bool, now time.Time, b bounds) {
-	if rtt > 0 && sig != signalNone {
+	if rtt > 0 && sig == signalFast {
 		a.noteAnswer(rtt, now)
 	}
 	switch sig {

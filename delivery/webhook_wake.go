@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/rshub/rshub/hub/logcache"
@@ -117,14 +118,23 @@ func (x *wakeIndex) wakeAll(l *hostLimit, sc *wakeScratch) {
 
 // wake signals the queues listed and lines those to be lined with line
 // (hostLimit.line), wakeChunk at a time, leaving the scratch empty and
-// holding no queue.
+// holding no queue. Once the first chunk is lined it yields its core
+// (runtime.Gosched): the goroutines given a slot for it are ready on the
+// dispatcher's core, and on a hub whose cores are busy they would
+// otherwise wait there until every queue is woken, half a millisecond
+// and more for a thousand on 2 cores, before the first POST goes out.
 func (sc *wakeScratch) wake(line func(...lineJob)) {
+	lined := false
 	for i, q := range sc.qs {
 		if j, ok := q.wakeUnlined(); ok {
 			sc.jobs = append(sc.jobs, j)
 		}
 		if len(sc.jobs) > 0 && (len(sc.jobs) == wakeChunk || i == len(sc.qs)-1) {
 			line(sc.jobs...)
+			if !lined {
+				lined = true
+				runtime.Gosched() // the first chunk's POSTs go out now
+			}
 			clear(sc.jobs)
 			sc.jobs = sc.jobs[:0]
 		}
