@@ -61,7 +61,7 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 			b.close()
 		}
 	}()
-	if b.cbs, err = startCallbacks(cfg.Servers); err != nil {
+	if b.cbs, err = startCallbacks(cfg.Servers, 0); err != nil {
 		return nil, err
 	}
 	thin := cfg.Ping == PingThin
