@@ -120,6 +120,9 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	// logged as read: a later failure (a restart) loses the run's samples
+	b.lg.Info("subscribe-memory: RSS", "subscriptions", n, "before", rss0, "after", rss1, "per subscription", perConn(rss0, rss1, n),
+		"settled per subscription", perConn(settled0, settled1, n), "heap+stack per subscription", perConn(m0.HeapStack, m1.HeapStack, n))
 	wait := b.cfg.MemWait.String()
 	out := []sample{
 		{Name: "RSS per subscription " + wait + " after verification", Unit: "B", Better: "lower",

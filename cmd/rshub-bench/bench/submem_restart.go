@@ -94,6 +94,7 @@ func (b *subMemBench) restart(ctx context.Context, r *subMemRun, kill bool) ([]s
 		return nil, err
 	}
 	rss := procRSS(h.pid())
+	b.lg.Info("subscribe-memory: RSS after the restart", "after", how, "rss", rss, "per subscription", perConn(r.rss0, rss, n))
 	if err := b.heapProfile(ctx, h, "restart-"+map[bool]string{false: "stop", true: "kill"}[kill]); err != nil {
 		return nil, err
 	}
