@@ -150,6 +150,7 @@ func TestParseFlags_RefusesBadSettings(t *testing.T) {
 		{"--runs", "0"},
 		{"--notifications", "1"},
 		{"--duration-cap", "10ms"},
+		{"--mem-restart", "--mem-subscriptions", "1001", "--mem-channels", "100"},
 		{"extra"},
 	} {
 		if _, _, err := ParseFlags(args, io.Discard); err == nil {

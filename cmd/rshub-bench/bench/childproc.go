@@ -90,14 +90,28 @@ func (p *childProc) kill() {
 }
 
 // close ends the child by closing its stdin, killing it if it lingers.
-func (p *childProc) close() {
+func (p *childProc) close() { p.stop(30 * time.Second) }
+
+// stop closes the child's stdin and waits up to limit for it to end, then
+// kills it; it tells whether it had to.
+func (p *childProc) stop(limit time.Duration) (killed bool) {
 	_ = p.in.Close()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+		return false
+	case <-time.After(limit):
 		p.kill()
 		<-done
+		return true
 	}
+}
+
+// killNow kills the child with SIGKILL, giving it no chance to stop
+// cleanly, and waits for it to end.
+func (p *childProc) killNow() {
+	p.kill()
+	_ = p.in.Close()
+	_ = p.cmd.Wait()
 }

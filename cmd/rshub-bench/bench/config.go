@@ -119,6 +119,10 @@ type Config struct {
 	// verification its hub's RSS is read.
 	MemSubscriptions, MemChannels int
 	MemWait                       time.Duration
+	// MemRestart has the subscribe-memory scenario restart its hub after
+	// the RSS reading, cleanly and after a kill, and time each restart
+	// until every queue delivers (submem_restart.go).
+	MemRestart bool
 
 	// ClusterSubscriptions and ClusterChannels size the cluster scenario;
 	// ClusterClaimTTL is its hubs' --claim-ttl and ClusterIdle the window
@@ -237,6 +241,7 @@ func ParseFlags(args []string, out io.Writer) (c Config, fleet bool, err error) 
 	fs.IntVar(&c.MemSubscriptions, "mem-subscriptions", d.MemSubscriptions, "subscribe-memory: subscriptions taken through the subscribe form and verified, spread evenly over --mem-channels")
 	fs.IntVar(&c.MemChannels, "mem-channels", d.MemChannels, "subscribe-memory: open channels seeded into the hub's store")
 	fs.DurationVar(&c.MemWait, "mem-wait", d.MemWait, "subscribe-memory: how long after the hub serves, and after every queue is delivering, its RSS is read")
+	fs.BoolVar(&c.MemRestart, "mem-restart", false, "subscribe-memory: then stop the hub child cleanly, start it again on the same store and time until every queue is active and every subscriber received one notification published to each channel, its RSS after; the same after kill -9 (--mem-subscriptions must be a multiple of --mem-channels)")
 	fs.IntVar(&c.ClusterSubscriptions, "cluster-subscriptions", d.ClusterSubscriptions, "cluster: webhook subscriptions shared by the three hubs, spread evenly over --cluster-channels")
 	fs.IntVar(&c.ClusterChannels, "cluster-channels", d.ClusterChannels, "cluster: channels; each takeover and join round publishes one notification to each")
 	fs.DurationVar(&c.ClusterClaimTTL, "cluster-claim-ttl", d.ClusterClaimTTL, "cluster: the hubs' --claim-ttl (their --reconcile is a fifth of it)")
@@ -428,6 +433,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("--mem-channels must be 1 to 100000, got %d", c.MemChannels)
 	case c.MemSubscriptions < c.MemChannels || c.MemSubscriptions > 1000000:
 		return fmt.Errorf("--mem-subscriptions must be --mem-channels to 1000000, got %d", c.MemSubscriptions)
+	case c.MemRestart && c.MemSubscriptions%c.MemChannels != 0:
+		return fmt.Errorf("--mem-restart needs --mem-subscriptions a multiple of --mem-channels, got %d and %d", c.MemSubscriptions, c.MemChannels)
 	case c.MemWait < 0 || c.MemWait > 10*time.Minute:
 		return fmt.Errorf("--mem-wait must be 0 to 10m, got %v", c.MemWait)
 	case c.ClusterChannels < 1 || c.ClusterChannels > 100000:

@@ -104,9 +104,15 @@ func estimate(cfg Config, name string) (setup, perRun time.Duration) {
 		return scaleEstimate(cfg)
 	case ScenarioSubscribeMemory:
 		// per run: a hub seeded with the channels and started, two waits,
-		// two settles, the subscriptions verified (at most subMemLimit)
+		// two settles, the subscriptions verified (at most subMemLimit);
+		// with --mem-restart two restarts
 		verify := work(cfg.MemSubscriptions, refSubscribeRate, subMemLimit(cfg))
-		return refServersStart, refHubStart + work(cfg.MemChannels, refSeedRate, 0) + 2*cfg.MemWait + 2*refSettle + verify
+		run := refHubStart + work(cfg.MemChannels, refSeedRate, 0) + 2*cfg.MemWait + 2*refSettle + verify
+		if cfg.MemRestart {
+			// two restarts, each a start, a sweep and a wait
+			run += 2 * (refHubStart + work(cfg.MemSubscriptions, refDeliveryRate, subMemRestartLimit(cfg)) + cfg.MemWait)
+		}
+		return refServersStart, run
 	case ScenarioCluster:
 		return clusterEstimate(cfg)
 	}

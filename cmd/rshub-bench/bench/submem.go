@@ -29,7 +29,7 @@ type subMemBench struct {
 }
 
 func newSubMemBench(_ context.Context, cfg Config, lg *slog.Logger) (*subMemBench, error) {
-	cbs, err := startCallbacks(cfg.Servers)
+	cbs, err := startCallbacks(cfg.Servers, cfg.MemChannels)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +37,10 @@ func newSubMemBench(_ context.Context, cfg Config, lg *slog.Logger) (*subMemBenc
 }
 
 func (b *subMemBench) close() { b.cbs.close() }
+
+// subMemVerifyTail bounds the wait for every queue to be active once every
+// subscribe form was accepted (unless --duration-cap is longer).
+const subMemVerifyTail = 5 * time.Minute
 
 // subMemLimit bounds one run's subscribing and verifying: the larger of
 // --duration-cap and 20 subscriptions a second.
@@ -71,11 +75,13 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	defer h.close() // removes dir
+	r := &subMemRun{h: h, hc: hc, plan: plan}
+	defer func() { r.h.close() }() // removes dir
 	if err := sleepCtx(ctx, b.cfg.MemWait); err != nil {
 		return nil, err
 	}
 	rss0 := procRSS(h.pid())
+	r.rss0 = rss0
 	if err := b.heapProfile(ctx, h, "before"); err != nil {
 		return nil, err
 	}
@@ -95,10 +101,11 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		return nil
 	})
 	if err == nil {
-		err = waitActiveQueues(sctx, h.URL, n, subMemLimit(b.cfg))
+		// the forms are in: what is left is the verifications queued
+		err = waitActiveQueues(sctx, h.URL, n, max(b.cfg.DurationCap, subMemVerifyTail))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("subscribe-memory: %d of %d verified within %v: %w", b.cbs.verified.Load(), n, subMemLimit(b.cfg), err)
+		return nil, fmt.Errorf("subscribe-memory: %d of %d verified (a verified subscription the hub failed to store is not active: see its log): %w", b.cbs.verified.Load(), n, err)
 	}
 	took := time.Since(t0)
 	b.lg.Info("subscribe-memory: verified and delivering", "subscriptions", n, "took", took.Round(time.Millisecond))
@@ -113,8 +120,11 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	// logged as read: a later failure (a restart) loses the run's samples
+	b.lg.Info("subscribe-memory: RSS", "subscriptions", n, "before", rss0, "after", rss1, "per subscription", perConn(rss0, rss1, n),
+		"settled per subscription", perConn(settled0, settled1, n), "heap+stack per subscription", perConn(m0.HeapStack, m1.HeapStack, n))
 	wait := b.cfg.MemWait.String()
-	return []sample{
+	out := []sample{
 		{Name: "RSS per subscription " + wait + " after verification", Unit: "B", Better: "lower",
 			Target: &Target{Kind: TargetHubMax, Value: 4096}, Hub: perConn(rss0, rss1, n), Ceiling: math.NaN()},
 		{Name: "hub RSS " + wait + " after serving / after verification", Unit: "MiB", Better: "info", Hub: mib(rss1), Ceiling: mib(rss0)},
@@ -122,7 +132,12 @@ func (b *subMemBench) run(ctx context.Context) ([]sample, error) {
 		{Name: "heap+stack per subscription, settled", Unit: "B", Better: "info", Hub: perConn(m0.HeapStack, m1.HeapStack, n), Ceiling: math.NaN()},
 		{Name: "goroutines per subscription", Unit: "1", Better: "info", Hub: float64(m1.Goroutines-m0.Goroutines) / float64(n), Ceiling: math.NaN()},
 		{Name: "subscriptions verified per second", Unit: "1/s", Better: "info", Hub: Rate(n, took), Ceiling: math.NaN()},
-	}, nil
+	}
+	if !b.cfg.MemRestart {
+		return out, nil
+	}
+	restarts, err := b.restarts(ctx, r)
+	return append(out, restarts...), err
 }
 
 // heapProfile has h write a heap profile to
@@ -149,8 +164,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 func subMemNotes(cfg Config) []string {
-	return []string{
+	notes := []string{
 		fmt.Sprintf("subscribe-memory: per run a fresh hub child process with %d open channels seeded into its store takes %d subscriptions through its subscribe form (%d at a time, spread evenly over the channels, callbacks on %d loopback servers) and verifies each with a GET; 'RSS per subscription %v after verification' = (VmRSS %v after every queue is delivering − VmRSS %v after the hub served with none) / subscriptions, read from /proc with no collection forced; 'settled' after runtime.GC in the child, less the free heap it keeps mapped",
 			cfg.MemChannels, cfg.MemSubscriptions, subMemWorkers, cfg.Servers, cfg.MemWait, cfg.MemWait, cfg.MemWait),
 	}
+	if cfg.MemRestart {
+		notes = append(notes, fmt.Sprintf("subscribe-memory --mem-restart: then the hub child is stopped (stdin closed: its clean shutdown) and started again on the same store, later killed with SIGKILL and started again; each time from the start: serving, its gauge %s reaching every subscription, and, publishing one notification to every channel once it does (%d publishers), every subscriber's receipt of its channel's; RSS per subscription %v after that sweep, against the first hub's with none",
+			activeQueuesGauge, scaleSweepWorkers, cfg.MemWait))
+	}
+	return notes
 }

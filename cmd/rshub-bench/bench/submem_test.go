@@ -13,8 +13,10 @@ import (
 
 // TestRun_SubscribeMemoryVerifiesEverySubscriptionAndReadsRSS runs the
 // subscribe-memory scenario at a small size with the test binary as the
-// hub child: every subscription must be verified and delivering, and the
-// figures present. Their size is not checked (the machine is shared).
+// hub child, with --mem-restart: every subscription must be verified and
+// delivering, and after each restart receive its channel's notification
+// (the scenario fails otherwise), and the figures present. Their size is
+// not checked (the machine is shared).
 func TestRun_SubscribeMemoryVerifiesEverySubscriptionAndReadsRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a hub child process")
@@ -22,6 +24,7 @@ func TestRun_SubscribeMemoryVerifiesEverySubscriptionAndReadsRSS(t *testing.T) {
 	cfg := Quick(Defaults())
 	cfg.Scenarios = []string{ScenarioSubscribeMemory}
 	cfg.MemSubscriptions, cfg.MemChannels, cfg.MemWait = 300, 30, 200*time.Millisecond
+	cfg.MemRestart = true
 	cfg.HubCommand = []string{os.Args[0], "-test.run=^$"}
 	cfg.HubEnv = []string{hubEnv}
 	cfg.HubHeapProfile = t.TempDir() + "/heap"
@@ -45,7 +48,14 @@ func TestRun_SubscribeMemoryVerifiesEverySubscriptionAndReadsRSS(t *testing.T) {
 	if rate := figures["subscriptions verified per second"]; !(rate.Hub > 0) {
 		t.Errorf("verified per second %v, want positive", rate.Hub)
 	}
-	for _, when := range []string{"before", "after"} {
+	for _, how := range []string{"a clean stop", "kill -9"} {
+		active := figures["after "+how+": start → every queue active (hub's gauge)"]
+		swept := figures["after "+how+": start → every subscriber received the sweep"]
+		if !(active.Hub > 0) || !(swept.Hub >= active.Hub) || active.Target == nil || active.Target.Value != 60 {
+			t.Errorf("restart after %s: every queue active %+v, every receipt %+v; want positive, in that order, the first with the 60 s goal", how, active, swept)
+		}
+	}
+	for _, when := range []string{"before", "after", "restart-stop", "restart-kill"} {
 		if _, err := os.Stat(cfg.HubHeapProfile + ".submem.1." + when); err != nil {
 			t.Errorf("no heap profile %s the subscriptions: %v", when, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,7 +62,7 @@ func newWebhookBench(ctx context.Context, cfg Config, lg *slog.Logger) (_ *webho
 			b.close()
 		}
 	}()
-	if b.cbs, err = startCallbacks(cfg.Servers); err != nil {
+	if b.cbs, err = startCallbacks(cfg.Servers, 0); err != nil {
 		return nil, err
 	}
 	thin := cfg.Ping == PingThin
@@ -160,10 +161,11 @@ func (b *webhookBench) subscribe(ctx context.Context, client *http.Client, i int
 }
 
 // subscribeForm posts one subscribe form to hubURL, retrying while the
-// hub's verification queue is full.
+// hub refuses it with 503 (its verification queue full, its store slow).
 func subscribeForm(ctx context.Context, client *http.Client, hubURL, topic, callback string) error {
 	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {callback}}
-	for attempt := 0; ; attempt++ {
+	var waited time.Duration
+	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, hubURL, strings.NewReader(form.Encode()))
 		if err != nil {
 			return err
@@ -177,13 +179,28 @@ func subscribeForm(ctx context.Context, client *http.Client, hubURL, topic, call
 		switch {
 		case resp.StatusCode == http.StatusAccepted:
 			return nil
-		case resp.StatusCode == http.StatusServiceUnavailable && attempt < 50:
-			time.Sleep(200 * time.Millisecond)
+		case resp.StatusCode == http.StatusServiceUnavailable && waited < subscribeRetryFor:
+			// as a subscriber would: again after Retry-After (or a moment)
+			d := subscribeRetry
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+				d = time.Duration(s) * time.Second
+			}
+			waited += d
+			if err := sleepCtx(ctx, d); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("hub answered %d: %s", resp.StatusCode, msg)
 		}
 	}
 }
+
+// A subscribe form the hub refuses with 503 is sent again after its
+// Retry-After, or subscribeRetry without one, for at most subscribeRetryFor.
+const (
+	subscribeRetry    = 200 * time.Millisecond
+	subscribeRetryFor = 2 * time.Minute
+)
 
 // run measures once: hub and every sender of the sweep at full speed,
 // then the hub and the fastest sender at half of the hub's maximum.
