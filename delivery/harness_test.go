@@ -140,8 +140,11 @@ func (e *env) fastConfig() Config {
 		Reconcile: 50 * time.Millisecond,
 		ClaimTTL:  30 * time.Second, // renewed every 5 s, each claim given as long: a busy machine lets no lease lapse
 		Grace:     time.Second,
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Clock:     e.clock.Now,
+		// Cursors stored within 10 ms, not the default second: most tests
+		// wait for a stored cursor.
+		CursorFlush: 10 * time.Millisecond,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Clock:       e.clock.Now,
 	}
 }
 
@@ -149,8 +152,15 @@ func (e *env) fastConfig() Config {
 func (e *env) start(cfg Config) (*Webhooks, func()) { return e.startOn(e.log, cfg) }
 
 // startOn is start with the engine reading log.
-func (e *env) startOn(log hub.Log, cfg Config) (*Webhooks, func()) {
-	w := NewWebhooks(log, e.store, cfg)
+func (e *env) startOn(log hub.Log, cfg Config) (*Webhooks, func()) { return e.run(log, e.store, cfg) }
+
+// startWith is start with the engine using store.
+func (e *env) startWith(store Store, cfg Config) (*Webhooks, func()) { return e.run(e.log, store, cfg) }
+
+// run runs an engine on log and store until the returned stop is called
+// (or the test ends).
+func (e *env) run(log hub.Log, store Store, cfg Config) (*Webhooks, func()) {
+	w := NewWebhooks(log, store, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

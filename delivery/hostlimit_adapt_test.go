@@ -16,7 +16,7 @@ import (
 const (
 	phaseFast     = iota // answers after fastAnswer
 	phaseSlow            // answers after slowAnswer
-	phaseThrottle        // the first request is answered 429 Retry-After: 2 after fastAnswer, the others fast
+	phaseThrottle        // the first request is answered 429 Retry-After: 1 after fastAnswer, the others fast
 )
 
 // The host's own answer times, long beside what a busy machine adds to a
@@ -61,7 +61,7 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 			// host's fastest answer, its base (hostadapt.go) for the next
 			// 5 to 10 s, and hold its limit that long once it recovers
 			time.Sleep(fastAnswer) // the host's work, not synchronisation
-			w.Header().Set("Retry-After", "2")
+			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		default:
@@ -117,7 +117,7 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	mu.Lock()
 	within := 0
 	for _, at := range arrived {
-		if at.After(paused.Add(-2*time.Second)) && at.Before(paused) {
+		if at.After(paused.Add(-time.Second)) && at.Before(paused) {
 			within++
 		}
 	}
@@ -125,7 +125,7 @@ func TestHostLimit_AdaptsToTheHost(t *testing.T) {
 	// the limit was at most 3 slots, growing by a fraction of one per
 	// answer since; without the pause a fast host gets hundreds
 	if within > 4 {
-		t.Errorf("%d requests reached the host within the 2 s its 429 asked for, want only those in flight (at most 4)", within)
+		t.Errorf("%d requests reached the host within the 1 s its 429 asked for, want only those in flight (at most 4)", within)
 	}
 
 	testenv.Eventually(t, wait, func() bool { return limit().Limit >= 6 }, "a recovered host's concurrency grows again")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rshub/rshub/internal/faultlog"
 	"github.com/rshub/rshub/internal/testenv"
 	"github.com/rshub/rshub/wire"
 )
@@ -134,10 +135,18 @@ func TestWebhooks_LogAndStoreOutageUnderLoadLosesNothing(t *testing.T) {
 		testenv.Eventually(t, wait, func() bool { return e.cursor(id).Seq == last }, "cursor of %s stored", id)
 	}
 	t.Logf("outage refused %d calls", o.Refused())
-	out := logs.String()
+	// Failures of the outage's, not the store's answers a loaded machine
+	// makes late (a claim round past its deadline is a failure of its own).
+	lines := strings.Split(logs.String(), "\n")
 	for _, op := range []string{opShard, opMembers, opLog, opList} {
-		if n := strings.Count(out, op+" failed"); n > len(ids) {
-			t.Errorf("%q failure logged %d times, want once per queue at most (%d refused calls)", op, n, o.Refused())
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, op+" failed") && strings.Contains(l, faultlog.ErrOutage.Error()) {
+				n++
+			}
+		}
+		if n > len(ids) {
+			t.Errorf("%q failure logged %d times for the outage, want once per queue at most (%d refused calls)", op, n, o.Refused())
 		}
 	}
 }
