@@ -17,6 +17,7 @@ func (c *countingObserver) Published(string, int, time.Duration) { c.published++
 func (c *countingObserver) Rejected(string)                      { c.rejected++ }
 func (c *countingObserver) Verified(string, bool)                { c.verified++ }
 func (c *countingObserver) GapRecorded(string)                   { c.gaps++ }
+func (c *countingObserver) Unstored(string)                      {}
 
 func TestObservers_FanOutEveryEvent(t *testing.T) {
 	a, b := &countingObserver{}, &countingObserver{}
