@@ -110,6 +110,9 @@ func (r *Rate) Verified(string, bool) {}
 // GapRecorded does nothing: the admin API lists gaps.
 func (r *Rate) GapRecorded(string) {}
 
+// Unstored does nothing.
+func (r *Rate) Unstored(string) {}
+
 // Throughput is a snapshot of a Rate, as GET /dashboard/api/throughput
 // returns it: one count per second, oldest first, the last one for the
 // second End (still counting).

@@ -128,3 +128,4 @@ func (c *publishCounter) Published(string, int, time.Duration) { c.n.Add(1) }
 func (c *publishCounter) Rejected(string)                      {}
 func (c *publishCounter) Verified(string, bool)                {}
 func (c *publishCounter) GapRecorded(string)                   {}
+func (c *publishCounter) Unstored(string)                      {}

@@ -88,6 +88,11 @@ type Config struct {
 	Home string
 	// VerifyWorkers bounds concurrent verifications (default 32).
 	VerifyWorkers int
+	// StoreRetry is how long, on the clock Now, the store write of a
+	// verified subscribe or unsubscribe request is retried before the hub
+	// gives up and denies the subscribe (subscribe_store.go). Zero means
+	// DefaultStoreRetry (30 s).
+	StoreRetry time.Duration
 	// Subscribers and Publishers verify the tokens of private channels'
 	// readers and publishers (package access); nil verifies none, so a
 	// private channel is then served to no one and takes publishes only

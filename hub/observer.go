@@ -13,6 +13,10 @@ type Observer interface {
 	Verified(mode string, ok bool)
 	// GapRecorded is called when a notification leaves a gap.
 	GapRecorded(channel string)
+	// Unstored is called when the store did not take a verified
+	// subscribe or unsubscribe request within Config.StoreRetry; a
+	// subscribe is then denied.
+	Unstored(mode string)
 }
 
 type nopObserver struct{}
@@ -21,3 +25,4 @@ func (nopObserver) Published(string, int, time.Duration) {}
 func (nopObserver) Rejected(string)                      {}
 func (nopObserver) Verified(string, bool)                {}
 func (nopObserver) GapRecorded(string)                   {}
+func (nopObserver) Unstored(string)                      {}

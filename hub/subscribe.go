@@ -256,51 +256,11 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 		logger.Info("verification of intent failed; state unchanged", "reason", why)
 		return
 	}
-	id := SubscriptionID(j.topic, j.callback)
 	if j.mode == "unsubscribe" {
-		if err := h.dropSubscription(ctx, id); err != nil {
-			logger.Error("unsubscribe", "err", err)
-			return
-		}
-		if err := h.dropLegacy(ctx, j.givenID, id); err != nil {
-			logger.Error("unsubscribe", "err", err)
-			return
-		}
-		logger.Info("unsubscribed")
+		h.applyUnsubscribe(ctx, logger, j)
 		return
 	}
-	now := h.cfg.Now().UTC()
-	sub, err := h.cfg.Store.Subscription(ctx, id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		sub = Subscription{ID: id, Topic: j.topic, Callback: j.callback, Created: now, StartSeq: startSeq}
-	case err != nil:
-		logger.Error("subscribe: load", "err", err)
-		return
-	}
-	sub.Channel = ch.Name
-	sub.Secret = j.secret
-	sub.Scheme = j.scheme
-	sub.Filter = j.filter
-	sub.Coalesce = j.coalesce
-	sub.Rate = j.rate
-	sub.Format = format
-	sub.Authorized = j.door.Authorized
-	sub.Lease = j.lease
-	sub.Verified = now
-	sub.Expires = Expiry(now, j.lease)
-	sub.State = SubActive
-	if err := h.cfg.Store.PutSubscription(ctx, sub); err != nil {
-		logger.Error("subscribe: store", "err", err)
-		return
-	}
-	if h.cfg.Activator != nil {
-		h.cfg.Activator.Activate(sub)
-	}
-	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
-		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
-	}
-	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+	h.applySubscribe(ctx, logger, j, ch, format, startSeq)
 }
 
 // dropSubscription deletes the subscription id, if it exists, and stops

@@ -23,6 +23,7 @@ type reasons struct {
 func (r *reasons) Published(string, int, time.Duration) {}
 func (r *reasons) Verified(string, bool)                {}
 func (r *reasons) GapRecorded(string)                   {}
+func (r *reasons) Unstored(string)                      {}
 func (r *reasons) Rejected(reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -11,12 +11,13 @@ import (
 )
 
 // countingObserver counts the events it sees.
-type countingObserver struct{ published, rejected, verified, gaps int }
+type countingObserver struct{ published, rejected, verified, gaps, unstored int }
 
 func (c *countingObserver) Published(string, int, time.Duration) { c.published++ }
 func (c *countingObserver) Rejected(string)                      { c.rejected++ }
 func (c *countingObserver) Verified(string, bool)                { c.verified++ }
 func (c *countingObserver) GapRecorded(string)                   { c.gaps++ }
+func (c *countingObserver) Unstored(string)                      { c.unstored++ }
 
 func TestObservers_FanOutEveryEvent(t *testing.T) {
 	a, b := &countingObserver{}, &countingObserver{}
@@ -25,8 +26,9 @@ func TestObservers_FanOutEveryEvent(t *testing.T) {
 	o.Rejected("x")
 	o.Verified("subscribe", true)
 	o.GapRecorded("demo")
+	o.Unstored("subscribe")
 	for _, c := range []*countingObserver{a, b} {
-		if *c != (countingObserver{1, 1, 1, 1}) {
+		if *c != (countingObserver{1, 1, 1, 1, 1}) {
 			t.Errorf("observer saw %+v, want one of each", *c)
 		}
 	}

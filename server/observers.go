@@ -32,3 +32,9 @@ func (o observers) GapRecorded(channel string) {
 		x.GapRecorded(channel)
 	}
 }
+
+func (o observers) Unstored(mode string) {
+	for _, x := range o {
+		x.Unstored(mode)
+	}
+}

@@ -92,6 +92,7 @@ type Metrics struct {
 	publishTime   prometheus.Histogram
 	rejects       *prometheus.CounterVec
 	verifications *prometheus.CounterVec
+	unstored      *prometheus.CounterVec
 	gaps          *prometheus.CounterVec
 	deliveries    *prometheus.CounterVec
 	// delivered counts deliveries' usual outcome without looking its
@@ -114,12 +115,13 @@ func New(src Sources) *Metrics {
 	m.publishTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_publish_duration_seconds", Help: "Time from intake to durable append.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	m.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_publish_rejects_total", Help: "Refused requests at every door (the hub URL, hosted topics, live sessions, pull-mode documents, an edge's forwarder), by reason (docs/usage.md, Refusals)."}, []string{"reason"})
 	m.verifications = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_verifications_total", Help: "Verifications of intent, by mode and result."}, []string{"mode", "result"})
+	m.unstored = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_subscription_store_failures_total", Help: "Verified subscribe and unsubscribe requests the store did not take within the retry time (hub.Config.StoreRetry), by mode; each such subscribe was denied to its subscriber (hub.mode=denied)."}, []string{"mode"})
 	m.gaps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_gaps_total", Help: "Gaps recorded in channel histories, by channel."}, []string{"channel"})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rshub_deliveries_total", Help: "Webhook delivery attempts, by outcome (delivered, failed, gone, dead_letter)."}, []string{"outcome"})
 	m.delivered = m.deliveries.WithLabelValues("delivered")
 	m.deliveryTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_delivery_duration_seconds", Help: "Duration of webhook POSTs.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
 	m.deliveryLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rshub_delivery_lag_seconds", Help: "Time from a notification's receipt by the hub to its successful delivery.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)})
-	for _, c := range []prometheus.Collector{m.publishes, m.publishBytes, m.publishTime, m.rejects, m.verifications, m.gaps, m.deliveries, m.deliveryTime, m.deliveryLag} {
+	for _, c := range []prometheus.Collector{m.publishes, m.publishBytes, m.publishTime, m.rejects, m.verifications, m.unstored, m.gaps, m.deliveries, m.deliveryTime, m.deliveryLag} {
 		f(c)
 	}
 	f(collectors.NewGoCollector())
@@ -165,6 +167,10 @@ func (m *Metrics) Verified(mode string, ok bool) {
 	}
 	m.verifications.WithLabelValues(mode, res).Inc()
 }
+
+// Unstored counts a verified request the store did not take
+// (hub.Observer).
+func (m *Metrics) Unstored(mode string) { m.unstored.WithLabelValues(mode).Inc() }
 
 // GapRecorded counts a gap (hub.Observer).
 func (m *Metrics) GapRecorded(channel string) { m.gaps.WithLabelValues(channel).Inc() }

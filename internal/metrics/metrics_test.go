@@ -29,6 +29,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 	m.Published("demo", 50, time.Millisecond)
 	m.Rejected("invalid")
 	m.Verified("subscribe", true)
+	m.Unstored("subscribe")
 	m.GapRecorded("demo")
 	m.Attempted("delivered", 2*time.Millisecond, 5*time.Millisecond)
 	m.Attempted("failed", time.Millisecond, 0)
@@ -42,6 +43,7 @@ func TestMetrics_ExposesCountersAndGauges(t *testing.T) {
 		`rshub_publish_bytes_total 150`,
 		`rshub_publish_rejects_total{reason="invalid"} 1`,
 		`rshub_verifications_total{mode="subscribe",result="ok"} 1`,
+		`rshub_subscription_store_failures_total{mode="subscribe"} 1`,
 		`rshub_gaps_total{channel="demo"} 1`,
 		`rshub_deliveries_total{outcome="delivered"} 1`,
 		`rshub_deliveries_total{outcome="failed"} 1`,
