@@ -68,7 +68,7 @@ func (q *queue) runFor(ctx context.Context, cu *catchUp, sub hub.Subscription, c
 		cu.on = true
 		q.logger.Info("backlog over the coalescing threshold; catching up with coalesced notifications", "seq", rec.Seq, "threshold", threshold)
 	}
-	run, err := logcache.CoalesceLog(ctx, q.w.log, channel, rec.Seq, logcache.CoalesceOptions{MaxEntries: q.w.cfg.Coalesce.MaxEntries, Filter: sub.Filter})
+	run, err := logcache.CoalesceLog(ctx, q.w.reads, channel, rec.Seq, logcache.CoalesceOptions{MaxEntries: q.w.cfg.Coalesce.MaxEntries, Filter: sub.Filter})
 	if errors.Is(err, logcache.ErrNotCoalescible) {
 		q.logger.Warn("run delivered one notification at a time", "from", run.First, "to", run.Last, "err", err)
 		cu.quietUntil = run.Last + 1
@@ -97,7 +97,7 @@ func (q *queue) backlogOver(ctx context.Context, channel string, seq uint64, thr
 		return false, last, nil // fewer sequences than the threshold, whatever their channel
 	}
 	n := 0
-	err = logcache.ReadRange(ctx, q.w.log, channel, seq, last, true, func(wire.Record) error {
+	err = logcache.ReadRange(ctx, q.w.reads, channel, seq, last, true, func(wire.Record) error {
 		if n++; n > threshold {
 			return errRunEnd
 		}

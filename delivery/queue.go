@@ -281,7 +281,7 @@ func (q *queue) loop(ctx context.Context, st *runState) (reason stopReason, kept
 			q.logger.Info("lease ended; delivery stopped", "expires", sub.Expires)
 			return stopExpired, hostSlot{}
 		}
-		rec, err := w.log.Next(ctx, channel, st.cursor.Seq+1)
+		rec, err := w.reads.Next(ctx, channel, st.cursor.Seq+1)
 		if q.h.Report(ctx, opLog, reached(err)) != nil {
 			q.dropSlot() // no slot held while waiting (queue_park.go)
 			if !q.h.Backoff(ctx, opLog, 0) {

@@ -100,6 +100,9 @@ type Config struct {
 	// tracer, which still carries a record's trace context to the POST.
 	Tracer trace.Tracer
 	Clock  func() time.Time // default time.Now; timers still run on real time
+	// logReads caps the queues' log reads in flight (readlimit.go); 0 is
+	// defaultLogReads. Set by tests.
+	logReads int
 }
 
 // Default settings of Config.
@@ -160,6 +163,7 @@ func (nopObserver) Attempted(string, time.Duration, time.Duration) {}
 // cut short is made again later.
 type Webhooks struct {
 	log      hub.Log
+	reads    *readGate // log, as the queues read it: reads in flight capped (readlimit.go)
 	store    Store
 	cfg      Config
 	logger   *slog.Logger
@@ -244,6 +248,7 @@ func NewWebhooks(log hub.Log, store Store, cfg Config) *Webhooks {
 	h := loophealth.New(lg)
 	return &Webhooks{
 		log:         log,
+		reads:       newReadGate(log, cfg.logReads),
 		store:       store,
 		cfg:         cfg,
 		logger:      lg,

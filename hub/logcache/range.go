@@ -22,7 +22,7 @@ type headerRangeReader interface {
 // underlying log's headers-only read when it has one and the run starts
 // before the ring (records may then come without Body); Range otherwise.
 func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
-	if hl, ok := c.log.(headerRangeReader); ok && !c.holds(channel, from) {
+	if hl, ok := c.log.(headerRangeReader); ok && !c.Holds(channel, from) {
 		return hl.RangeHeaders(ctx, channel, from, to, fn)
 	}
 	return c.Range(ctx, channel, from, to, fn)
@@ -35,14 +35,17 @@ func (c *Cache) RangeHeaders(ctx context.Context, channel string, from, to uint6
 // before the ring; otherwise record by record through the cache.
 func (c *Cache) Range(ctx context.Context, channel string, from, to uint64, fn func(wire.Record) error) error {
 	// a run the ring holds from its start is read from memory
-	if rl, ok := c.log.(rangeReader); ok && !c.holds(channel, from) {
+	if rl, ok := c.log.(rangeReader); ok && !c.Holds(channel, from) {
 		return rl.Range(ctx, channel, from, to, fn)
 	}
 	return hub.Walk(ctx, c, channel, from, to, fn)
 }
 
-// holds reports whether the ring holds channel's records from seq on.
-func (c *Cache) holds(channel string, seq uint64) bool {
+// Holds reports whether the ring holds channel's records from seq on:
+// Range from seq, and Next unless a record appended through the cache is
+// not absorbed yet, are then answered from memory. A reader that bounds
+// its reads of the underlying log needs no room for those.
+func (c *Cache) Holds(channel string, seq uint64) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.state == stateReady && c.recs.len() > 0 && c.clearLocked(channel, seq)
