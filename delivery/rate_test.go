@@ -152,8 +152,12 @@ func TestRate_PerHostAcrossSubscriptions(t *testing.T) {
 	}, "the host's rate and waiting deliveries shown: %+v", w.Hosts())
 	testenv.Eventually(t, wait, func() bool { return r.count() >= 2*n }, "%d deliveries, got %d", 2*n, r.count())
 	all := r.all()
-	// 16 deliveries at 10 a second: 1.5 s ideally
-	if s := span(all); s < 1450*time.Millisecond {
+	// 16 deliveries at 10 a second: 1.5 s between the first and the last
+	// send. Receipts are timed, and a busy machine can delay the first
+	// more than the last (1.444 s was seen at load 25), so the floor sits
+	// between the host's rate and the next wrong answer: a rate per
+	// subscription instead of per host (2 × 10 a second) takes 0.75 s.
+	if s := span(all); s < 1100*time.Millisecond {
 		t.Errorf("%d deliveries to one host in %v, faster than its 10 a second", len(all), s)
 	}
 	for _, path := range []string{"/a", "/b"} {
