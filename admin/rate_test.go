@@ -28,6 +28,9 @@ func TestAdmin_PatchSubscriptionRate(t *testing.T) {
 	if sub.Rate != 5 {
 		t.Fatalf("stored rate %v, want 5", sub.Rate)
 	}
+	// the subscription is stored active before the verification hands it
+	// to the engine: a PATCH in between is followed by that older copy
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(f.Active.Activated()) > 0 }, "the subscription handed to the engine")
 	get := func() hub.Subscription {
 		t.Helper()
 		code, body := f.adminDo(http.MethodGet, "/admin/subscriptions/"+sub.ID, "")
