@@ -223,7 +223,7 @@ func TestDashboard_ManySubscriptionsLoadOnePageFailingFirst(t *testing.T) {
 	}
 
 	// Load more: a second page.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#subs-more"))); err != nil {
+	if err := chromedp.Do(ctx, browsertest.Click("#subs-more")); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the second page", 20*time.Second, rows+` >= 200`)

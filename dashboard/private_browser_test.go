@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rshub/rshub/internal/browsertest"
+
 	"github.com/rshub/rshub/access/accesstest"
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
@@ -114,8 +116,8 @@ func TestDashboard_FollowFormCreatesAPrivateChannel(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#follow-name"), "pulled"),
 		chromedp.SendKeys(chromedp.CSS("#follow-url"), "http://127.0.0.1:1/.well-known/resourcesync"),
-		chromedp.Click(chromedp.CSS("#follow-private")),
-		chromedp.Click(chromedp.CSS("#follow-form button[type=submit]")),
+		browsertest.Click("#follow-private"),
+		browsertest.Click("#follow-form button[type=submit]"),
 	); err != nil {
 		t.Fatal(err)
 	}

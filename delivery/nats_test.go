@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -31,14 +32,41 @@ func withSharedNATS(run func() int) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	srv, err := embednats.Start(embednats.Config{DataDir: dir})
+	// the server's warnings and errors go to the test output: a failed
+	// stream create says its cause only there
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := embednats.Start(embednats.Config{DataDir: dir, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "delivery tests:", err)
 		return 1
 	}
 	defer srv.Shutdown()
+	if err := keepStreamsDir(srv); err != nil {
+		fmt.Fprintln(os.Stderr, "delivery tests:", err)
+		return 1
+	}
 	sharedNATS = srv
 	return run()
+}
+
+// keepStreamsDir creates a file stream that lives as long as srv. The
+// server removes an account's streams directory in the background once
+// its last stream is deleted, and a stream created at that moment fails
+// ("could not create storage directory … no such file or directory"):
+// envs of tests running at once delete and create streams all the time.
+func keepStreamsDir(srv *embednats.Server) error {
+	nc, err := srv.Connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	_, err = js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "KEEP_STREAMS_DIR", Subjects: []string{"keep-streams-dir"}, Storage: jetstream.FileStorage})
+	return err
 }
 
 // envNames are the names of one env's log stream, log subjects and store

@@ -103,7 +103,7 @@ func (w *Webhooks) post(ctx context.Context, q *queue, t **target, sub hub.Subsc
 			err = ue.Err
 		}
 		if timedOut(err) || errors.Is(err, context.Canceled) { // the request's own timeout: ctx is live
-			err = timeoutError{after: time.Since(sent)}
+			err = timeoutError{after: w.send.spent(time.Since(sent))}
 		}
 		return attempt{err: fmt.Errorf("delivery: POST %s: %w", wire.Clip(sub.Callback), err)}
 	}
@@ -210,6 +210,21 @@ func (s sender) requestTimeout() time.Duration {
 		return s.timeout
 	}
 	return 0
+}
+
+// spent is how long a request that timed out after took, as its error
+// says it: the request's limit when it ran to it (a busy machine notices
+// the timer late, and the subscriber was given exactly the limit), else
+// the time it took (a dial that timed out sooner).
+func (s sender) spent(took time.Duration) time.Duration {
+	limit := s.timeout
+	if s.rt == nil {
+		limit = s.client.Timeout
+	}
+	if limit > 0 && took > limit {
+		return limit
+	}
+	return took
 }
 
 func (s sender) do(req *http.Request) (*http.Response, error) {

@@ -123,3 +123,14 @@ func (h *Hub) lockChannel(ctx context.Context, key lockKey) (func(), error) {
 	}
 	return unlock, nil
 }
+
+// lockSub takes the lock of subscription id, waiting at most until ctx
+// ends, and returns the function that releases it. It is held from
+// reading the subscription in the store to handing what was written to
+// the delivery engine (Activator), so two changes of one subscription at
+// once (a verification and an operator's rate, say) neither lose a write
+// nor leave the engine with the older copy. A holder takes no other
+// subscription's lock.
+func (h *Hub) lockSub(ctx context.Context, id string) (func(), error) {
+	return h.subLocks.lock(ctx, id)
+}

@@ -84,3 +84,14 @@ func (h *Hub) PrepareMercure(ctx context.Context, ch Channel, data []byte) (func
 	}
 	return func() (PublishResult, error) { return h.commit(ctx, in) }, nil
 }
+
+// SubscriptionLockRefs is how many hold or wait for the lock of
+// subscription id (lockSub), for tests.
+func (h *Hub) SubscriptionLockRefs(id string) int {
+	h.subLocks.mu.Lock()
+	defer h.subLocks.mu.Unlock()
+	if l := h.subLocks.m[id]; l != nil {
+		return l.refs
+	}
+	return 0
+}

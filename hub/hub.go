@@ -129,6 +129,7 @@ type Hub struct {
 
 	mu        sync.Mutex
 	chanLocks keyedLocks[lockKey]      // serialises intake per channel, see chanlock.go
+	subLocks  keyedLocks[string]       // serialises changes per subscription, see lockSub
 	states    map[string]*memState     // working channel states, see state.go; bounded, see evict.go
 	dirty     map[string]struct{}      // topics of states changed since their last flush
 	chanCache map[string]cachedChannel // channel definitions, see chancache.go
@@ -239,6 +240,11 @@ func (h *Hub) DeleteChannel(ctx context.Context, ch Channel) error {
 // background (WebSub §5.2: a hub may deny a subscription at any time),
 // which Run waits for before it returns.
 func (h *Hub) DenySubscription(ctx context.Context, s Subscription, reason string) error {
+	unlock, err := h.lockSub(ctx, s.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := h.cfg.Store.DeleteSubscription(ctx, s.ID); err != nil {
 		return err
 	}

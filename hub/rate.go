@@ -54,6 +54,11 @@ func (h *Hub) SetOperatorRate(ctx context.Context, id string, rate float64) (Sub
 			return Subscription{}, err
 		}
 	}
+	unlock, err := h.lockSub(ctx, id)
+	if err != nil {
+		return Subscription{}, err
+	}
+	defer unlock()
 	sub, err := h.cfg.Store.Subscription(ctx, id)
 	if err != nil {
 		return Subscription{}, err

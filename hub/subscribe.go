@@ -266,6 +266,11 @@ func (h *Hub) runVerify(ctx context.Context, j verifyJob) {
 // dropSubscription deletes the subscription id, if it exists, and stops
 // its deliveries.
 func (h *Hub) dropSubscription(ctx context.Context, id string) error {
+	unlock, err := h.lockSub(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := h.cfg.Store.DeleteSubscription(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}

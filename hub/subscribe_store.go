@@ -77,9 +77,14 @@ func (h *Hub) retryStore(ctx context.Context, logger *slog.Logger, op string, fn
 // when the store does not take it (see above), denies it.
 func (h *Hub) applySubscribe(ctx context.Context, logger *slog.Logger, j verifyJob, ch Channel, format string, startSeq uint64) {
 	id := SubscriptionID(j.topic, j.callback)
+	unlock, err := h.lockSub(ctx, id)
+	if err != nil {
+		h.denyUnstored(ctx, logger, j, id, err)
+		return
+	}
 	now := h.cfg.Now().UTC()
 	var sub Subscription
-	err := h.retryStore(ctx, logger, "subscribe: store", func(ctx context.Context) error {
+	err = h.retryStore(ctx, logger, "subscribe: store", func(ctx context.Context) error {
 		var err error
 		sub, err = h.cfg.Store.Subscription(ctx, id)
 		switch {
@@ -103,12 +108,14 @@ func (h *Hub) applySubscribe(ctx context.Context, logger *slog.Logger, j verifyJ
 		return h.cfg.Store.PutSubscription(ctx, sub)
 	})
 	if err != nil {
+		unlock()
 		h.denyUnstored(ctx, logger, j, id, err)
 		return
 	}
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Activate(sub)
 	}
+	unlock()
 	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
 		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
 	}

@@ -263,6 +263,11 @@ func (h *Hub) sweepListed(ctx context.Context, subs []Subscription) []sweepCand 
 func (h *Hub) sweepOne(ctx context.Context, s Subscription, now time.Time, fresh bool) time.Time {
 	switch {
 	case s.State == SubActive && now.After(s.Expires):
+		unlock, err := h.lockSub(ctx, s.ID)
+		if err != nil {
+			return now
+		}
+		defer unlock()
 		if !fresh { // a renewal verified since the listing must win
 			cur, err := h.cfg.Store.Subscription(ctx, s.ID)
 			if errors.Is(err, ErrNotFound) {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rshub/rshub/internal/browsertest"
+
 	"github.com/rshub/rshub/hub"
 )
 
@@ -59,7 +61,7 @@ func TestDashboard_AttemptLogShowsWhyAndRedrives(t *testing.T) {
 	// Find it by its callback and open its attempts.
 	b.run("search the callback", chromedp.SendKeys(chromedp.CSS("#subs-search"), "maintenance-hook"))
 	b.waitFor("the one match", 20*time.Second, `document.querySelectorAll("#subs tbody tr[data-sub-id]:not(.deadletters)").length === 1`)
-	b.run("open its attempts", chromedp.Click(chromedp.CSS(subRow+" button.attempts")))
+	b.run("open its attempts", browsertest.Click(subRow+" button.attempts"))
 	b.waitFor("the three failed attempts", 20*time.Second, fmt.Sprintf(`document.querySelector("#attempts").dataset.subId === %q &&
 		document.querySelectorAll('#att-table tbody tr[data-status="503"]').length === 3`, subID))
 	why := b.text("#att-why")
@@ -94,7 +96,7 @@ func TestDashboard_AttemptLogShowsWhyAndRedrives(t *testing.T) {
 	// The callback is back: redrive the dead letter from the dialog.
 	down.Store(false)
 	b.waitFor("the dead letter in the dialog", 10*time.Second, `!!document.querySelector("#att-dead .dl button.redrive")`)
-	b.run("click redrive", chromedp.Click(chromedp.CSS("#att-dead .dl button.redrive")))
+	b.run("click redrive", browsertest.Click("#att-dead .dl button.redrive"))
 	b.waitFor("the dead letter gone", 15*time.Second, `!document.querySelector("#att-dead .dl") && document.querySelector("#att-dead").textContent === "no dead letters"`)
 	b.waitFor("the redrive confirmed", 5*time.Second, `document.querySelector("#toast").textContent.startsWith("Delivered seq")`)
 
@@ -103,7 +105,7 @@ func TestDashboard_AttemptLogShowsWhyAndRedrives(t *testing.T) {
 	b.waitFor("the delivery on top", 20*time.Second, `document.querySelector("#att-table tbody tr:first-child").dataset.status === "204" &&
 		document.querySelector("#att-why").textContent.startsWith("Delivering")`)
 	b.screenshot("attempts_2_delivering")
-	b.run("close the dialog", chromedp.Click(chromedp.CSS("#att-close")))
+	b.run("close the dialog", browsertest.Click("#att-close"))
 	b.waitFor("the dialog closed", 5*time.Second, `document.querySelector("#attempts").hidden`)
 
 	if errs := b.pageErrors(); len(errs) > 0 {

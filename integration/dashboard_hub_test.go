@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rshub/rshub/internal/browsertest"
+
 	"github.com/rshub/rshub/server"
 	"github.com/rshub/rshub/server/servertest"
 )
@@ -229,7 +231,7 @@ func TestDashboard_ContinuityAnchorReset(t *testing.T) {
 	b.run("open the dashboard", chromedp.Navigate(strings.TrimSuffix(h.url, "/")+"/dashboard/#token="+h.token))
 	b.waitFor("the books channel with its last until", 20*time.Second,
 		fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "2025-03-14 09:20:00Z"`, row+" td:nth-child(5)"))
-	b.run("click Anchor…", chromedp.Click(chromedp.CSS(row+" button.continuity")))
+	b.run("click Anchor…", browsertest.Click(row+" button.continuity"))
 	b.waitFor("the dialog showing the anchor", 10*time.Second, `(() => {
 		const d = document.querySelector("#continuity");
 		return !d.hidden && d.dataset.loaded === "true" && d.dataset.channel === "books" &&
@@ -240,14 +242,14 @@ func TestDashboard_ContinuityAnchorReset(t *testing.T) {
 	b.screenshot("5_continuity_anchor")
 
 	// Reset asks first; until confirmed nothing changes.
-	b.run("click Reset anchor…", chromedp.Click(chromedp.CSS("#cont-reset")))
+	b.run("click Reset anchor…", browsertest.Click("#cont-reset"))
 	b.waitFor("the confirmation", 5*time.Second, `!document.querySelector("#cont-confirm").hidden &&
 		document.querySelector("#cont-confirm-text").textContent.includes("anchor of books from 2025-03-14 09:20:00Z to none")`)
 	if !anchored() {
 		t.Fatal("the anchor was reset before the confirmation")
 	}
 	b.screenshot("6_continuity_confirm")
-	b.run("confirm", chromedp.Click(chromedp.CSS("#cont-confirm-button")))
+	b.run("confirm", browsertest.Click("#cont-confirm-button"))
 	b.waitFor("the anchor cleared", 10*time.Second, `document.querySelector("#cont-confirm").hidden &&
 		document.querySelector("#cont-anchor").textContent.startsWith("none") &&
 		document.querySelector("#cont-last-reset").textContent.includes("2025-03-14 09:20:00Z → none (at seq `+fmt.Sprint(seq)+`)") &&
@@ -266,19 +268,19 @@ func TestDashboard_ContinuityAnchorReset(t *testing.T) {
 		{"9999-12-31T23:59:59Z", `document.querySelector("#cont-error").textContent.includes("in the future") && document.querySelector("#cont-anchor").textContent === "2025-03-14 09:10:00Z"`},
 		{"2025-03-14T09:30:00Z", `document.querySelector("#cont-anchor").textContent === "2025-03-14 09:30:00Z" && document.querySelector("#toast").textContent === "Continuity anchor of books set to 2025-03-14 09:30:00Z"`},
 	} {
-		b.run("reopen the dialog", chromedp.Click(chromedp.CSS("#cont-close")), chromedp.Click(chromedp.CSS(row+" button.continuity")))
+		b.run("reopen the dialog", browsertest.Click("#cont-close"), browsertest.Click(row+" button.continuity"))
 		b.waitFor("the dialog loaded", 10*time.Second, `document.querySelector("#continuity").dataset.loaded === "true" && document.querySelector("#cont-anchor").textContent === "2025-03-14 09:10:00Z"`)
-		b.run("type "+tc.until+" and reset", chromedp.SendKeys(chromedp.CSS("#cont-until"), tc.until), chromedp.Click(chromedp.CSS("#cont-reset")))
+		b.run("type "+tc.until+" and reset", chromedp.SendKeys(chromedp.CSS("#cont-until"), tc.until), browsertest.Click("#cont-reset"))
 		b.waitFor("the confirmation naming "+tc.until, 5*time.Second,
 			fmt.Sprintf(`document.querySelector("#cont-confirm-text").textContent.includes("must start at %s")`, tc.until))
-		b.run("confirm", chromedp.Click(chromedp.CSS("#cont-confirm-button")))
+		b.run("confirm", browsertest.Click("#cont-confirm-button"))
 		b.waitFor("the outcome of "+tc.until, 10*time.Second, tc.want)
 	}
 	h.publish(t, books, t0.Add(30*time.Minute), t0.Add(40*time.Minute), dashEntry{"https://library.example.org/books/persuasion", "created"})
 	if status, resp := h.post(t, books, dashNotification(t0.Add(10*time.Minute), t0.Add(20*time.Minute))); status != http.StatusConflict {
 		t.Fatalf("before the new anchor: %d %s, want 409", status, resp)
 	}
-	b.run("close the dialog", chromedp.Click(chromedp.CSS("#cont-close")))
+	b.run("close the dialog", browsertest.Click("#cont-close"))
 	b.waitFor("the dialog closed", 5*time.Second, `document.querySelector("#continuity").hidden`)
 	b.screenshot("7_continuity_reset")
 	if errs := b.pageErrors(); len(errs) > 0 {

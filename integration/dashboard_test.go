@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rshub/rshub/internal/browsertest"
+
 	"github.com/rshub/rshub/hub"
 	"github.com/rshub/rshub/server"
 )
@@ -40,7 +42,7 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 	b.run("see the token form", chromedp.WaitVisible(chromedp.CSS("#login-token")))
 	b.run("type a wrong token",
 		chromedp.SendKeys(chromedp.CSS("#login-token"), "not-the-token"),
-		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		browsertest.Click("#login-form button[type=submit]"))
 	b.waitFor("the refusal", 10*time.Second, `!document.querySelector("#login").hidden && document.querySelector("#login-error").textContent.includes("refused")`)
 
 	// A token in the URL fragment is taken, kept in sessionStorage and
@@ -85,7 +87,7 @@ func TestDashboard_LiveFeedFailingSubscriptionAndRedrive(t *testing.T) {
 
 	// Fixed callback, redrive clicked: delivered, the dead letter goes.
 	cb.setStatus(http.StatusNoContent)
-	b.run("click redrive", chromedp.Click(chromedp.CSS(dlRow+" .dl button.redrive")))
+	b.run("click redrive", browsertest.Click(dlRow+" .dl button.redrive"))
 	b.waitFor("the dead letter gone", 15*time.Second,
 		fmt.Sprintf(`!document.querySelector(%q) && document.querySelector(%q).textContent === "0"`, dlRow, subRow+" td:nth-child(6)"))
 	b.waitFor("the redrive confirmed", 5*time.Second, `document.querySelector("#toast").textContent.startsWith("Delivered seq")`)

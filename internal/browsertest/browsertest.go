@@ -5,7 +5,9 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +55,29 @@ func Start(t testing.TB, timeout time.Duration) context.Context {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
+}
+
+// Click clicks the first visible element matching the CSS selector sel
+// with the mouse, as chromedp.Click does, and tries again when the page
+// replaced that element between finding it and clicking it. A page that
+// re-renders a table as data arrives does that, and DevTools then answers
+// "Could not find node with given id" before any mouse event is sent, so
+// trying again never clicks twice.
+func Click(sel string) chromedp.Action[chromedp.Void] {
+	const tries = 5
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range tries {
+			if _, err = chromedp.Click(chromedp.CSS(sel))(ctx, t); !staleNode(err) {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, fmt.Errorf("click %s: replaced %d times in a row: %w", sel, tries, err)
+	}
+}
+
+// staleNode reports whether err is DevTools saying a node it was asked
+// about is no longer in the document.
+func staleNode(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Could not find node with given id")
 }
