@@ -21,14 +21,23 @@ type receipts struct {
 	first, last []time.Duration
 	count       int // distinct (receiver, notification) receipts
 	dups        int
-	stray       int       // receipts of ids outside the measurement or unknown receivers
-	end         time.Time // the latest receipt of all
-	done        chan struct{}
+	// newest is each receiver's latest notification received (id-base),
+	// -1 before its first; reordered counts the distinct receipts of an
+	// older notification than that
+	newest    []int
+	reordered int
+	stray     int       // receipts of ids outside the measurement or unknown receivers
+	end       time.Time // the latest receipt of all
+	done      chan struct{}
 }
 
 func newReceipts(receivers, base, n int) *receipts {
+	newest := make([]int, receivers)
+	for i := range newest {
+		newest[i] = -1
+	}
 	return &receipts{
-		receivers: receivers, base: base, n: n,
+		receivers: receivers, base: base, n: n, newest: newest,
 		got:   make([]bool, receivers*n),
 		lat:   make([]time.Duration, 0, receivers*n),
 		first: make([]time.Duration, n),
@@ -55,6 +64,10 @@ func (r *receipts) record(receiver, id int, sent, now time.Time) {
 		return
 	}
 	r.got[i] = true
+	if k < r.newest[receiver] {
+		r.reordered++
+	}
+	r.newest[receiver] = max(r.newest[receiver], k)
 	d := now.Sub(sent)
 	r.lat = append(r.lat, d)
 	if f := r.first[k]; f == 0 || d < f {
@@ -89,17 +102,26 @@ func (r *receipts) wait(ctx context.Context, limit time.Duration) error {
 
 // tally is what a measurement's receipts add up to.
 type tally struct {
-	Count   int       // distinct receipts
-	Want    int       // receipts expected
-	Dups    int       // repeated receipts (at-least-once redeliveries)
-	Stray   int       // receipts outside the measurement
-	Last    time.Time // when the last distinct receipt arrived
-	Latency Latencies // publish→receipt over distinct receipts
+	Count int // distinct receipts
+	Want  int // receipts expected
+	Dups  int // repeated receipts (at-least-once redeliveries)
+	// Reordered counts receipts of a notification older than one the
+	// receiver already had
+	Reordered int
+	Stray     int       // receipts outside the measurement
+	Last      time.Time // when the last distinct receipt arrived
+	Latency   Latencies // publish→receipt over distinct receipts
 	// First is publish→first receipt over the notifications any
 	// receiver got: how long a fan-out takes to start; Spread is first
 	// receipt→last receipt over the same: how long it takes once started
 	First, Spread Latencies
 }
+
+// misfits counts the receipts a hub must not make: repeats, receipts of
+// a notification older than one the receiver had, and strays (a
+// notification of an earlier measurement, an unknown receiver). The
+// receipts still missing fail the measurement before (receipts.wait).
+func (t tally) misfits() int { return t.Dups + t.Reordered + t.Stray }
 
 func (r *receipts) tally() tally {
 	r.mu.Lock()
@@ -112,7 +134,7 @@ func (r *receipts) tally() tally {
 			spread = append(spread, r.last[k]-d)
 		}
 	}
-	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Stray: r.stray, Last: r.end,
+	return tally{Count: r.count, Want: r.want(), Dups: r.dups, Reordered: r.reordered, Stray: r.stray, Last: r.end,
 		Latency: Summarize(append([]time.Duration(nil), r.lat...)), First: Summarize(first), Spread: Summarize(spread)}
 }
 

@@ -36,3 +36,27 @@ func TestReceipts_TallyCountsAndFirstReceipts(t *testing.T) {
 		t.Fatalf("latency p50 %s, last %s", got.Latency.P50, got.Last)
 	}
 }
+
+// A receiver that gets a notification older than one it already had counts
+// as out of order, once per such receipt; each receiver's order is its own.
+func TestReceipts_OutOfOrderPerReceiver(t *testing.T) {
+	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rc := newReceipts(2, 0, 3)
+	rc.record(0, 0, sent, sent)
+	rc.record(0, 2, sent, sent)
+	rc.record(0, 1, sent, sent) // after 2: out of order
+	rc.record(1, 1, sent, sent)
+	rc.record(1, 2, sent, sent)
+	rc.record(1, 0, sent, sent) // after 2: out of order
+	rc.record(1, 0, sent, sent) // a repeat, not counted again as out of order
+	got := rc.tally()
+	if got.Reordered != 2 || got.Dups != 1 || got.misfits() != 3 {
+		t.Fatalf("reordered %d dups %d misfits %d, want 2, 1 and 3", got.Reordered, got.Dups, got.misfits())
+	}
+	in := newReceipts(1, 0, 2)
+	in.record(0, 0, sent, sent)
+	in.record(0, 1, sent, sent)
+	if got := in.tally(); got.misfits() != 0 {
+		t.Fatalf("receipts in order: misfits %d, want 0", got.misfits())
+	}
+}
