@@ -50,7 +50,7 @@ func (s *Source) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(content)
 		return
 	}
-	body, closed, ok := s.document(r.URL.Path)
+	body, start, closed, ok := s.document(r.URL.Path)
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -58,7 +58,7 @@ func (s *Source) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
 	w.Header().Set("ETag", etag)
-	w.Header().Set("Last-Modified", s.start.Format(http.TimeFormat))
+	w.Header().Set("Last-Modified", start.Format(http.TimeFormat))
 	w.Header().Set("Content-Type", "application/xml")
 	if closed {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -95,11 +95,17 @@ const (
 	ns      = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
 )
 
-// document renders the document at path and reports whether it is a
-// closed list.
-func (s *Source) document(path string) (body []byte, closed, ok bool) {
+// document renders the document at path, with the start of the history
+// (its Last-Modified), and reports whether it is a closed list.
+func (s *Source) document(path string) (body []byte, start time.Time, closed, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	body, closed, ok = s.documentLocked(path)
+	return body, s.start, closed, ok
+}
+
+// documentLocked is document's body; s.mu is held.
+func (s *Source) documentLocked(path string) (body []byte, closed, ok bool) {
 	var b bytes.Buffer
 	b.WriteString(xmlHead)
 	switch path {
