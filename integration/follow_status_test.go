@@ -89,6 +89,11 @@ func TestFollowStatus_EveryHubOfAClusterShowsTheOwnersStatus(t *testing.T) {
 						`#follows tr[data-channel="shared"] td:nth-child(8)`))
 				}
 			})
+			// a failure below shows what hub-b holds, not the stopped hub-a
+			rcv.hubView = func() string {
+				return fmt.Sprintf("hub-b's channel: %s; its follow status: %s; its subscriptions: %s; its readiness: %s",
+					b.show("/admin/channels/shared"), b.show("/admin/follow"), b.show("/admin/subscriptions"), b.show("/readyz"))
+			}
 			src.src.Change(4)
 			caughtUp(t, src.src, rcv, "followed by hub-b once hub-a stopped")
 			waitFor(t, 10*time.Second, "hub-b's own status", func() bool {
