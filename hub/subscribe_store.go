@@ -77,11 +77,26 @@ func (h *Hub) retryStore(ctx context.Context, logger *slog.Logger, op string, fn
 // when the store does not take it (see above), denies it.
 func (h *Hub) applySubscribe(ctx context.Context, logger *slog.Logger, j verifyJob, ch Channel, format string, startSeq uint64) {
 	id := SubscriptionID(j.topic, j.callback)
-	unlock, err := h.lockSub(ctx, id)
+	sub, err := h.storeVerified(ctx, logger, j, id, ch, format, startSeq)
 	if err != nil {
 		h.denyUnstored(ctx, logger, j, id, err)
 		return
 	}
+	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
+		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
+	}
+	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+}
+
+// storeVerified writes subscription id as j's verified request asks,
+// retrying the store (retryStore), and hands it to the delivery engine,
+// all under the subscription's lock (lockSub).
+func (h *Hub) storeVerified(ctx context.Context, logger *slog.Logger, j verifyJob, id string, ch Channel, format string, startSeq uint64) (Subscription, error) {
+	unlock, err := h.lockSub(ctx, id)
+	if err != nil {
+		return Subscription{}, err
+	}
+	defer unlock()
 	now := h.cfg.Now().UTC()
 	var sub Subscription
 	err = h.retryStore(ctx, logger, "subscribe: store", func(ctx context.Context) error {
@@ -108,18 +123,12 @@ func (h *Hub) applySubscribe(ctx context.Context, logger *slog.Logger, j verifyJ
 		return h.cfg.Store.PutSubscription(ctx, sub)
 	})
 	if err != nil {
-		unlock()
-		h.denyUnstored(ctx, logger, j, id, err)
-		return
+		return Subscription{}, err
 	}
 	if h.cfg.Activator != nil {
 		h.cfg.Activator.Activate(sub)
 	}
-	unlock()
-	if err := h.dropLegacy(ctx, j.givenID, id); err != nil { // replaced by sub
-		logger.Error("subscribe: the subscription under the request's spelling", "err", err)
-	}
-	logger.Info("subscribed", "lease", j.lease, "expires", sub.Expires)
+	return sub, nil
 }
 
 // denyUnstored ends a verified subscribe the store did not take: it
